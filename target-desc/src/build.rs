@@ -1,0 +1,1245 @@
+//! Validation and resolution: from parsed description files to [`TargetTables`].
+//!
+//! This is the one place that decides what a description means. The proc macro and the
+//! runtime loader both call [`build`], so they cannot disagree. Order of work:
+//! names (types, categories, features, SMs, opcodes, codes, intrinsics, knobs), then
+//! register classes per SM, then the rules: each rule covers a set of
+//! `(key, type)` cells on a set of SMs; per cell and SM the most specific covering rule
+//! wins (its SM set is a strict subset of every other covering rule's). Equally specific
+//! rules that disagree, duplicates, and rules that never win are errors.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use crate::error::{closest, DescError, DescErrorKind, DescResult};
+use crate::rules::{self, ActionSpec, Condition, Name, RuleStmt, RuleTable, Statement};
+use crate::signature;
+use crate::syntax::{self, ClassMember, Sections};
+use crate::tables::*;
+use crate::yaml_lines;
+
+/// One description file: the path shown to users and its text.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub display: String,
+    pub text: Arc<str>,
+}
+
+fn leak<T>(items: Vec<T>) -> &'static [T] {
+    Box::leak(items.into_boxed_slice())
+}
+
+fn leak_str(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+/// A set of SMs as a bit set over their index in the description (at most 128).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct SmSet(u128);
+
+impl SmSet {
+    fn contains(self, sm: usize) -> bool {
+        self.0 >> sm & 1 == 1
+    }
+    fn is_subset(self, other: SmSet) -> bool {
+        self.0 & !other.0 == 0
+    }
+    fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// An entry of any YAML section with where it was written.
+struct Located<T> {
+    file: usize,
+    line: usize,
+    item: T,
+}
+
+struct Builder {
+    files: Vec<SourceFile>,
+    rules: Vec<RuleInfo>,
+    types: Vec<TypeInfo>,
+    type_index: HashMap<String, usize>,
+    categories: Vec<CategoryInfo>,
+    features: Vec<FeatureInfo>,
+    sm_names: Vec<String>,
+    sm_sets_by_sm: Vec<SmSet>,
+    sm_features: Vec<BTreeSet<u8>>,
+    all_sms: SmSet,
+    sets: HashMap<String, (Vec<Name>, usize, usize)>,
+}
+
+impl Builder {
+    fn file(&self, index: usize) -> &SourceFile {
+        &self.files[index]
+    }
+
+    fn err(&self, kind: DescErrorKind, file: usize, line: usize, column: usize) -> DescError {
+        let f = self.file(file);
+        DescError { kind, file: f.display.clone(), line, column, text: Some(f.text.clone()) }
+    }
+
+    /// An error at `token` inside the item starting at `line`.
+    fn err_at(&self, kind: DescErrorKind, file: usize, line: usize, token: &str) -> DescError {
+        let (line, column) = yaml_lines::find_token(&self.file(file).text, line, 8, token);
+        self.err(kind, file, line, column)
+    }
+
+    fn source(&self, file: usize, line: usize) -> SourceLoc {
+        SourceLoc { file: leak_str(&self.file(file).display), line: line as u32 }
+    }
+
+    fn add_rule(&mut self, file: usize, line: usize, text: &str) -> DescResult<u16> {
+        let index = self.rules.len();
+        if index > u16::MAX as usize {
+            return Err(self.err(DescErrorKind::Invalid("too many rules (at most 65536)".into()), file, line, 1));
+        }
+        self.rules.push(RuleInfo { source: self.source(file, line), text: leak_str(text) });
+        Ok(index as u16)
+    }
+
+    fn type_id(&self, name: &str) -> Option<u8> {
+        self.type_index.get(name).map(|&i| self.types[i].id)
+    }
+
+    fn unknown(&self, what: &'static str, name: &str, candidates: Vec<&str>) -> DescErrorKind {
+        DescErrorKind::Unknown { what, name: name.to_string(), suggestions: closest(name, candidates) }
+    }
+
+    /// Evaluates a condition to the set of SMs where it holds.
+    fn eval(&self, cond: &Condition, file: usize) -> DescResult<SmSet> {
+        Ok(match cond {
+            Condition::Atom(name) => {
+                if let Some(f) = self.features.iter().position(|f| f.name == name.text) {
+                    let mut set = 0u128;
+                    for (sm, feats) in self.sm_features.iter().enumerate() {
+                        if feats.contains(&(f as u8)) {
+                            set |= 1 << sm;
+                        }
+                    }
+                    SmSet(set)
+                } else if let Some(sm) = self.sm_names.iter().position(|s| *s == name.text) {
+                    // An SM name stands for the SM and every SM that implies it.
+                    let mut set = 0u128;
+                    for (other, reach) in self.sm_sets_by_sm.iter().enumerate() {
+                        if reach.contains(sm) {
+                            set |= 1 << other;
+                        }
+                    }
+                    SmSet(set)
+                } else {
+                    let candidates: Vec<&str> = self
+                        .features
+                        .iter()
+                        .map(|f| f.name)
+                        .chain(self.sm_names.iter().map(String::as_str))
+                        .collect();
+                    return Err(self.err(self.unknown("SM or feature", &name.text, candidates), file, name.line, name.column));
+                }
+            }
+            Condition::Not(inner) => SmSet(!self.eval(inner, file)?.0 & self.all_sms.0),
+            Condition::And(items) => {
+                let mut set = self.all_sms;
+                for c in items {
+                    set = SmSet(set.0 & self.eval(c, file)?.0);
+                }
+                set
+            }
+            Condition::Or(items) => {
+                let mut set = SmSet(0);
+                for c in items {
+                    set = SmSet(set.0 | self.eval(c, file)?.0);
+                }
+                set
+            }
+        })
+    }
+
+    /// Expands `$set` references in a rule's name list.
+    fn expand_names(&self, names: &[Name], file: usize) -> DescResult<Vec<Name>> {
+        let mut out = Vec::new();
+        for name in names {
+            if name.is_set() {
+                match self.sets.get(&name.text) {
+                    Some((items, _, _)) => out.extend(items.iter().map(|i| Name { line: name.line, column: name.column, ..i.clone() })),
+                    None => {
+                        let candidates: Vec<&str> = self.sets.keys().map(String::as_str).collect();
+                        return Err(self.err(self.unknown("set", &name.text, candidates), file, name.line, name.column));
+                    }
+                }
+            } else {
+                out.push(name.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    fn sm_list(&self, set: SmSet) -> String {
+        let names: Vec<&str> =
+            (0..self.sm_names.len()).filter(|&i| set.contains(i)).map(|i| self.sm_names[i].as_str()).collect();
+        names.join(", ")
+    }
+}
+
+fn parse_ptx_version(text: &str) -> Option<u16> {
+    let (major, minor) = text.trim().split_once('.')?;
+    let major: u16 = major.parse().ok()?;
+    let minor: u16 = minor.parse().ok()?;
+    (minor < 10).then_some(major * 10 + minor)
+}
+
+/// Reads the YAML of one file; an empty or comment-only file has no sections.
+fn parse_yaml<T: for<'de> serde::Deserialize<'de> + Default>(file: &SourceFile) -> DescResult<T> {
+    if file.text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#') || l.trim() == "---") {
+        return Ok(T::default());
+    }
+    serde_yaml::from_str(&file.text).map_err(|e| {
+        let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+        // serde_yaml appends "at line X column Y"; the location is already in front.
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        DescError { kind: DescErrorKind::Yaml(message), file: file.display.clone(), line, column, text: Some(file.text.clone()) }
+    })
+}
+
+impl Default for syntax::Manifest {
+    fn default() -> Self {
+        syntax::Manifest { target: String::new(), files: Vec::new() }
+    }
+}
+
+/// Builds the tables from a manifest and the files it lists (in manifest order).
+pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetTables> {
+    let manifest_syntax: syntax::Manifest = parse_yaml(&manifest)?;
+    let mut all_files = vec![manifest];
+    all_files.extend(files);
+    let mut b = Builder {
+        files: all_files,
+        rules: Vec::new(),
+        types: Vec::new(),
+        type_index: HashMap::new(),
+        categories: Vec::new(),
+        features: Vec::new(),
+        sm_names: Vec::new(),
+        sm_sets_by_sm: Vec::new(),
+        sm_features: Vec::new(),
+        all_sms: SmSet(0),
+        sets: HashMap::new(),
+    };
+
+    // Parse every file first so syntax errors come before meaning errors.
+    let mut sections: Vec<(usize, Sections)> = Vec::new();
+    let mut rule_files: Vec<(usize, Vec<Statement>)> = Vec::new();
+    for index in 1..b.files.len() {
+        let file = b.file(index).clone();
+        if file.display.ends_with(".rules") {
+            rule_files.push((index, rules::parse_file(&file.text, &file.display).map_err(|mut e| {
+                e.text = Some(file.text.clone());
+                e
+            })?));
+        } else {
+            sections.push((index, parse_yaml(&file)?));
+        }
+    }
+
+    macro_rules! gather {
+        ($field:ident, $path:expr) => {{
+            let mut out = Vec::new();
+            for (file, s) in sections.iter_mut() {
+                let lines = yaml_lines::item_lines(&b.files[*file].text, &$path);
+                let items = std::mem::take(&mut s.$field);
+                let count = items.len();
+                for (i, item) in items.into_iter().enumerate() {
+                    let line = if lines.len() == count { lines[i] } else { yaml_lines::key_line(&b.files[*file].text, &$path).unwrap_or(1) };
+                    out.push(Located { file: *file, line, item });
+                }
+            }
+            out
+        }};
+    }
+
+    let value_types = gather!(value_types, ["value_types"]);
+    let categories = gather!(categories, ["categories"]);
+    let features = gather!(features, ["features"]);
+    let sms = gather!(sms, ["sms"]);
+    let opcodes = gather!(opcodes, ["opcodes"]);
+    let cond_codes = gather!(condition_codes, ["condition_codes"]);
+    let intrinsics = gather!(intrinsics, ["intrinsics"]);
+    let knobs = gather!(knobs, ["knobs"]);
+    let classes = gather!(register_classes, ["register_classes"]);
+    let mut remat = None;
+    let mut scheduling = None;
+    for (file, s) in sections.iter_mut() {
+        if let Some(r) = s.remat.take() {
+            let line = yaml_lines::key_line(&b.files[*file].text, &["remat"]).unwrap_or(1);
+            if let Some(Located { file: f0, line: l0, .. }) = &remat {
+                let first = format!("{}:{}", b.file(*f0).display, l0);
+                return Err(b.err(DescErrorKind::Duplicate { what: "section", name: "remat".into(), first }, *file, line, 1));
+            }
+            remat = Some(Located { file: *file, line, item: r });
+        }
+        if let Some(r) = s.scheduling.take() {
+            let line = yaml_lines::key_line(&b.files[*file].text, &["scheduling"]).unwrap_or(1);
+            if let Some(Located { file: f0, line: l0, .. }) = &scheduling {
+                let first = format!("{}:{}", b.file(*f0).display, l0);
+                return Err(b.err(DescErrorKind::Duplicate { what: "section", name: "scheduling".into(), first }, *file, line, 1));
+            }
+            scheduling = Some(Located { file: *file, line, item: r });
+        }
+    }
+
+    // ---- value types ----
+    let mut seen_ids: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut pending_vectors = Vec::new();
+    for Located { file, line, item } in &value_types {
+        let (file, line) = (*file, *line);
+        if let Some(&(f0, l0)) = seen_ids.get(&item.id) {
+            let first = format!("{}:{}", b.file(f0).display, l0);
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "type id", name: item.id.to_string(), first }, file, line, "id"));
+        }
+        seen_ids.insert(item.id, (file, line));
+        if item.id == 0 || item.id as usize >= MAX_VT_SLOTS {
+            return Err(b.err_at(
+                DescErrorKind::Invalid(format!(
+                    "type id {} is out of range: ids must be between 1 and {} (the condition-code table packs 8 types per word, {CC_STRIDE} words per code)",
+                    item.id,
+                    MAX_VT_SLOTS - 1
+                )),
+                file,
+                line,
+                &item.id.to_string(),
+            ));
+        }
+        if let Some(&i) = b.type_index.get(&item.name) {
+            let first = b.types[i].source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "type", name: item.name.clone(), first }, file, line, &item.name));
+        }
+        let kind = match item.kind.as_str() {
+            "int" => TypeKind::Int,
+            "float" => TypeKind::Float,
+            "vector" => TypeKind::Vector,
+            "pointer" => TypeKind::Pointer,
+            other => {
+                return Err(b.err_at(
+                    b.unknown("type kind", other, vec!["int", "float", "vector", "pointer"]),
+                    file,
+                    line,
+                    other,
+                ))
+            }
+        };
+        let missing = |what: &str| {
+            b.err_at(DescErrorKind::Invalid(format!("a {} type needs `{what}`", item.kind)), file, line, &item.name)
+        };
+        let (bits, lanes, addrspace) = match kind {
+            TypeKind::Int | TypeKind::Float => (item.bits.ok_or_else(|| missing("bits"))?, 1, 0),
+            TypeKind::Pointer => (item.bits.unwrap_or(64), 1, item.addrspace.ok_or_else(|| missing("addrspace"))?),
+            TypeKind::Vector => {
+                item.elem.as_ref().ok_or_else(|| missing("elem"))?;
+                (0, item.lanes.ok_or_else(|| missing("lanes"))?, 0)
+            }
+        };
+        let info = TypeInfo {
+            id: item.id as u8,
+            name: leak_str(&item.name),
+            kind,
+            bits: bits as u16,
+            elem: item.id as u8,
+            lanes: lanes as u16,
+            addrspace: addrspace as u16,
+            source: b.source(file, line),
+        };
+        b.type_index.insert(item.name.clone(), b.types.len());
+        if kind == TypeKind::Vector {
+            pending_vectors.push((b.types.len(), file, line, item.elem.clone().unwrap_or_default()));
+        }
+        b.types.push(info);
+    }
+    for (index, file, line, elem) in pending_vectors {
+        let Some(&e) = b.type_index.get(&elem) else {
+            let candidates: Vec<&str> = b.types.iter().map(|t| t.name).collect();
+            return Err(b.err_at(b.unknown("type", &elem, candidates), file, line, &elem));
+        };
+        let element = b.types[e];
+        if !matches!(element.kind, TypeKind::Int | TypeKind::Float) {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("vector element `{elem}` must be a scalar integer or float type")), file, line, &elem));
+        }
+        let t = &mut b.types[index];
+        t.elem = element.id;
+        t.bits = element.bits * t.lanes;
+    }
+    let vt_slots = b.types.iter().map(|t| t.id as usize + 1).max().unwrap_or(1);
+
+    // ---- categories ----
+    for Located { file, line, item } in &categories {
+        if let Some(c) = b.categories.iter().find(|c| c.name == item.name) {
+            let first = c.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "category", name: item.name.clone(), first }, *file, *line, &item.name));
+        }
+        let source = b.source(*file, *line);
+        b.categories.push(CategoryInfo { name: leak_str(&item.name), help: leak_str(&item.help), source });
+    }
+    let category_index = |b: &Builder, name: &str, file: usize, line: usize, what: &'static str| -> DescResult<u8> {
+        b.categories.iter().position(|c| c.name == name).map(|i| i as u8).ok_or_else(|| {
+            b.err_at(b.unknown(what, name, b.categories.iter().map(|c| c.name).collect()), file, line, name)
+        })
+    };
+
+    // ---- features ----
+    for Located { file, line, item } in &features {
+        if let Some(f) = b.features.iter().find(|f| f.name == item.name) {
+            let first = f.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "feature", name: item.name.clone(), first }, *file, *line, &item.name));
+        }
+        let min_ptx = match &item.ptx {
+            None => 0,
+            Some(v) => parse_ptx_version(v).ok_or_else(|| {
+                b.err_at(DescErrorKind::Invalid(format!("PTX version `{v}` is not of the form MAJOR.MINOR")), *file, *line, v)
+            })?,
+        };
+        let source = b.source(*file, *line);
+        b.features.push(FeatureInfo { name: leak_str(&item.name), help: leak_str(&item.help), min_ptx, source });
+    }
+    if b.features.len() > 255 {
+        return Err(b.err(DescErrorKind::Invalid("too many features (at most 255)".into()), features[255].file, features[255].line, 1));
+    }
+
+    // ---- SM graph ----
+    if sms.len() > 128 {
+        return Err(b.err(DescErrorKind::Invalid("too many SMs (at most 128)".into()), sms[128].file, sms[128].line, 1));
+    }
+    for Located { file, line, item } in &sms {
+        if let Some(i) = b.sm_names.iter().position(|n| *n == item.name) {
+            let first = format!("{}:{}", b.file(sms[i].file).display, sms[i].line);
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "SM", name: item.name.clone(), first }, *file, *line, &item.name));
+        }
+        if !item.name.starts_with("sm_") {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("SM name `{}` must start with `sm_`", item.name)), *file, *line, &item.name));
+        }
+        b.sm_names.push(item.name.clone());
+    }
+    let mut implies: Vec<Vec<usize>> = Vec::new();
+    for Located { file, line, item } in &sms {
+        let mut edges = Vec::new();
+        for target in &item.implies {
+            match b.sm_names.iter().position(|n| n == target) {
+                Some(t) => edges.push(t),
+                None => {
+                    let candidates = b.sm_names.iter().map(String::as_str).collect();
+                    return Err(b.err_at(b.unknown("SM", target, candidates), *file, *line, target));
+                }
+            }
+        }
+        for feature in &item.provides {
+            if !b.features.iter().any(|f| f.name == *feature) {
+                let candidates = b.features.iter().map(|f| f.name).collect();
+                return Err(b.err_at(b.unknown("feature", feature, candidates), *file, *line, feature));
+            }
+        }
+        implies.push(edges);
+    }
+    // Cycle check by depth-first search, reporting the cycle's path.
+    fn visit(sm: usize, implies: &[Vec<usize>], state: &mut [u8], path: &mut Vec<usize>) -> Option<Vec<usize>> {
+        state[sm] = 1;
+        path.push(sm);
+        for &next in &implies[sm] {
+            if state[next] == 1 {
+                let start = path.iter().position(|&p| p == next).unwrap_or(0);
+                let mut cycle = path[start..].to_vec();
+                cycle.push(next);
+                return Some(cycle);
+            }
+            if state[next] == 0 {
+                if let Some(c) = visit(next, implies, state, path) {
+                    return Some(c);
+                }
+            }
+        }
+        path.pop();
+        state[sm] = 2;
+        None
+    }
+    let mut state = vec![0u8; sms.len()];
+    for sm in 0..sms.len() {
+        if state[sm] == 0 {
+            if let Some(cycle) = visit(sm, &implies, &mut state, &mut Vec::new()) {
+                let text: Vec<&str> = cycle.iter().map(|&i| b.sm_names[i].as_str()).collect();
+                let last = cycle[cycle.len() - 2];
+                let target = &b.sm_names[cycle[cycle.len() - 1]];
+                return Err(b.err_at(DescErrorKind::SmCycle(text.join(" implies ")), sms[last].file, sms[last].line, target));
+            }
+        }
+    }
+    // Reachability (reflexive, transitive) and feature closure.
+    for sm in 0..sms.len() {
+        let mut set = 0u128;
+        let mut stack = vec![sm];
+        while let Some(s) = stack.pop() {
+            if set >> s & 1 == 0 {
+                set |= 1 << s;
+                stack.extend(&implies[s]);
+            }
+        }
+        b.sm_sets_by_sm.push(SmSet(set));
+        let mut feats = BTreeSet::new();
+        for (other, Located { item, .. }) in sms.iter().enumerate() {
+            if set >> other & 1 == 1 {
+                for f in &item.provides {
+                    feats.insert(b.features.iter().position(|x| x.name == *f).unwrap_or(0) as u8);
+                }
+            }
+        }
+        b.sm_features.push(feats);
+        b.all_sms.0 |= 1 << sm;
+    }
+
+    // ---- opcodes ----
+    let mut opcode_infos: Vec<OpcodeInfo> = Vec::new();
+    for Located { file, line, item } in &opcodes {
+        let (file, line) = (*file, *line);
+        if item.id as usize >= OPCODE_STRIDE {
+            return Err(b.err_at(
+                DescErrorKind::Invalid(format!(
+                    "opcode id {} is out of range: ids must be below {OPCODE_STRIDE} (the action table's row stride)",
+                    item.id
+                )),
+                file,
+                line,
+                &item.id.to_string(),
+            ));
+        }
+        if let Some(o) = opcode_infos.iter().find(|o| o.name == item.name) {
+            let first = o.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "opcode", name: item.name.clone(), first }, file, line, &item.name));
+        }
+        if let Some(o) = opcode_infos.iter().find(|o| o.id as u32 == item.id) {
+            let first = format!("{} ({})", o.source, o.name);
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "opcode id", name: item.id.to_string(), first }, file, line, &item.id.to_string()));
+        }
+        let signature = build_signature(&b, &item.sig, &item.types, file, line)?;
+        let props = build_props(&b, &item.props, file, line)?;
+        let mut cats = Vec::new();
+        for c in &item.categories {
+            cats.push(category_index(&b, c, file, line, "category")?);
+        }
+        let flags: Vec<&'static str> = item.flags.iter().map(|f| leak_str(f)).collect();
+        if let Some(index) = item.type_operand {
+            let typed = signature.operands.get(index as usize).is_some_and(|o| matches!(o.kind, OperandKind::TypeVar(_) | OperandKind::Fixed(_)));
+            if !typed {
+                return Err(b.err_at(
+                    DescErrorKind::Invalid(format!("type_operand {index} of `{}` is not a value operand of `{}`", item.name, item.sig)),
+                    file,
+                    line,
+                    "type_operand",
+                ));
+            }
+        }
+        opcode_infos.push(OpcodeInfo {
+            id: item.id as u16,
+            name: leak_str(&item.name),
+            signature,
+            props,
+            categories: leak(cats),
+            flags: leak(flags),
+            type_operand: item.type_operand.map(|i| i as u8),
+            source: b.source(file, line),
+        });
+    }
+
+    // ---- condition codes ----
+    let mut cc_infos: Vec<CondCodeInfo> = Vec::new();
+    for Located { file, line, item } in &cond_codes {
+        if item.id >= 64 {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("condition code id {} is out of range (below 64)", item.id)), *file, *line, &item.id.to_string()));
+        }
+        if let Some(c) = cc_infos.iter().find(|c| c.name == item.name || c.id as u32 == item.id) {
+            let first = c.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "condition code", name: item.name.clone(), first }, *file, *line, &item.name));
+        }
+        cc_infos.push(CondCodeInfo {
+            id: item.id as u8,
+            name: leak_str(&item.name),
+            int_form: item.int.as_deref().map(leak_str),
+            float_form: item.float.as_deref().map(leak_str),
+            source: b.source(*file, *line),
+        });
+    }
+    let cc_slots = cc_infos.iter().map(|c| c.id as usize + 1).max().unwrap_or(0);
+
+    // ---- intrinsics ----
+    let mut intrinsic_infos: Vec<IntrinsicInfo> = Vec::new();
+    for Located { file, line, item } in &intrinsics {
+        if let Some(i) = intrinsic_infos.iter().find(|i| i.name == item.name) {
+            let first = i.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "intrinsic", name: item.name.clone(), first }, *file, *line, &item.name));
+        }
+        let signature = build_signature(&b, &item.sig, &item.types, *file, *line)?;
+        let props = build_props(&b, &item.props, *file, *line)?;
+        intrinsic_infos.push(IntrinsicInfo { name: leak_str(&item.name), signature, props, source: b.source(*file, *line) });
+    }
+
+    // ---- knobs ----
+    let mut knob_infos: Vec<KnobInfo> = Vec::new();
+    for Located { file, line, item } in &knobs {
+        let (file, line) = (*file, *line);
+        if let Some(k) = knob_infos.iter().find(|k| k.name == item.name) {
+            let first = k.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "knob", name: item.name.clone(), first }, file, line, &item.name));
+        }
+        let wrong = |expected: &str| {
+            b.err_at(
+                DescErrorKind::Invalid(format!(
+                    "knob `{}` has type {} but its default {} is not {expected}",
+                    item.name,
+                    item.ty,
+                    serde_yaml::to_string(&item.default).unwrap_or_default().trim()
+                )),
+                file,
+                line,
+                "default",
+            )
+        };
+        use serde_yaml::Value;
+        let default = match (item.ty.as_str(), &item.default) {
+            ("bool", Value::Bool(v)) => KnobValue::Bool(*v),
+            ("bool", _) => return Err(wrong("true or false")),
+            ("int", Value::Number(n)) if n.as_i64().is_some() => KnobValue::Int(n.as_i64().unwrap_or(0)),
+            ("int", _) => return Err(wrong("an integer")),
+            ("string", Value::String(s)) => KnobValue::Str(leak_str(s)),
+            ("string", _) => return Err(wrong("a string")),
+            ("list", Value::Sequence(items)) => {
+                let mut out = Vec::new();
+                for i in items {
+                    match i {
+                        Value::String(s) => out.push(leak_str(s)),
+                        _ => return Err(wrong("a list of strings")),
+                    }
+                }
+                KnobValue::List(leak(out))
+            }
+            ("list", _) => return Err(wrong("a list of strings")),
+            ("enum", Value::String(s)) if item.choices.contains(s) => KnobValue::Str(leak_str(s)),
+            ("enum", _) => return Err(wrong(&format!("one of its choices ({})", item.choices.join(", ")))),
+            (other, _) => {
+                return Err(b.err_at(b.unknown("knob type", other, vec!["bool", "int", "string", "list", "enum"]), file, line, other))
+            }
+        };
+        knob_infos.push(KnobInfo {
+            name: leak_str(&item.name),
+            default,
+            choices: leak(item.choices.iter().map(|c| leak_str(c)).collect()),
+            help: leak_str(&item.help),
+            component: leak_str(&item.component),
+            source: b.source(file, line),
+        });
+    }
+    let knob_list = |b: &Builder, names: &[String], file: usize, line: usize| -> DescResult<&'static [u16]> {
+        let mut out = Vec::new();
+        for n in names {
+            match knob_infos.iter().position(|k| k.name == n) {
+                Some(i) => out.push(i as u16),
+                None => {
+                    let (l, _) = yaml_lines::find_token(&b.file(file).text, line, 200, n);
+                    return Err(b.err_at(b.unknown("knob", n, knob_infos.iter().map(|k| k.name).collect()), file, l, n));
+                }
+            }
+        }
+        Ok(leak(out))
+    };
+
+    // ---- remat ----
+    let remat_info = match &remat {
+        None => RematInfo { excluded_categories: &[], excluded_opcodes: &[], knobs: &[], source: SourceLoc { file: "", line: 0 } },
+        Some(Located { file, line, item }) => {
+            let mut cats = Vec::new();
+            for c in &item.non_rematerializable {
+                let (l, _) = yaml_lines::find_token(&b.file(*file).text, *line, 50, c);
+                cats.push(category_index(&b, c, *file, l, "remat category")?);
+            }
+            let mut excluded: Vec<u16> = opcode_infos
+                .iter()
+                .filter(|o| o.categories.iter().any(|c| cats.contains(c)))
+                .map(|o| o.id)
+                .collect();
+            excluded.sort();
+            RematInfo {
+                excluded_categories: leak(cats),
+                excluded_opcodes: leak(excluded),
+                knobs: knob_list(&b, &item.knobs, *file, *line)?,
+                source: b.source(*file, *line),
+            }
+        }
+    };
+
+    // ---- scheduling ----
+    let scheduling_info = match &scheduling {
+        None => SchedulingInfo { priorities: &[], latency_classes: &[], default_latency_class: 0, knobs: &[] },
+        Some(Located { file, line, item }) => {
+            let file = *file;
+            let text = b.file(file).text.clone();
+            let class_lines = yaml_lines::item_lines(&text, &["scheduling", "latency_classes"]);
+            let mut classes = Vec::new();
+            for (i, c) in item.latency_classes.iter().enumerate() {
+                let l = class_lines.get(i).copied().unwrap_or(*line);
+                let mut cats = Vec::new();
+                for cat in &c.categories {
+                    cats.push(category_index(&b, cat, file, l, "category")?);
+                }
+                classes.push(LatencyClass { name: leak_str(&c.name), latency: c.latency, categories: leak(cats), source: b.source(file, l) });
+            }
+            let default_latency_class = match classes.iter().position(|c| c.name == item.default_latency_class) {
+                Some(i) => i as u8,
+                None => {
+                    let l = yaml_lines::key_line(&text, &["scheduling", "default_latency_class"]).unwrap_or(*line);
+                    let name = &item.default_latency_class;
+                    return Err(b.err_at(b.unknown("latency class", name, classes.iter().map(|c| c.name).collect()), file, l, name));
+                }
+            };
+            let prio_lines = yaml_lines::item_lines(&text, &["scheduling", "priorities"]);
+            let mut priorities = Vec::new();
+            for (i, p) in item.priorities.iter().enumerate() {
+                let l = prio_lines.get(i).copied().unwrap_or(*line);
+                if p.start > p.end {
+                    return Err(b.err_at(DescErrorKind::Invalid(format!("priority window `{}` starts after it ends ({} > {})", p.name, p.start, p.end)), file, l, "start"));
+                }
+                let mut cats = Vec::new();
+                for cat in &p.categories {
+                    cats.push(category_index(&b, cat, file, l, "category")?);
+                }
+                priorities.push(PriorityEntry {
+                    name: leak_str(&p.name),
+                    start: p.start,
+                    end: p.end,
+                    priority: p.priority,
+                    window: p.window,
+                    categories: leak(cats),
+                    source: b.source(file, l),
+                });
+            }
+            let knob_line = yaml_lines::key_line(&text, &["scheduling", "knobs"]).unwrap_or(*line);
+            SchedulingInfo {
+                priorities: leak(priorities),
+                latency_classes: leak(classes),
+                default_latency_class,
+                knobs: knob_list(&b, &item.knobs, file, knob_line)?,
+            }
+        }
+    };
+
+    // ---- register classes, per SM ----
+    let n_sms = sms.len();
+    let mut type_class = vec![vec![NO_CLASS; vt_slots]; n_sms];
+    let mut type_sources: Vec<BTreeMap<u8, u16>> = vec![BTreeMap::new(); n_sms];
+    let mut class_infos: Vec<RegisterClassInfo> = Vec::new();
+    for Located { file, line, item } in &classes {
+        let (file, line) = (*file, *line);
+        if let Some(c) = class_infos.iter().find(|c| c.name == item.name) {
+            let first = c.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "register class", name: item.name.clone(), first }, file, line, &item.name));
+        }
+        let class_index = class_infos.len() as u8;
+        let class_set = match &item.when {
+            None => b.all_sms,
+            Some(text) => {
+                let (l, c) = yaml_lines::find_token(&b.file(file).text, line, 8, text.split_whitespace().next().unwrap_or(text));
+                let cond = rules::parse_condition(text, &b.file(file).display, l, c).map_err(|mut e| {
+                    e.text = Some(b.file(file).text.clone());
+                    e
+                })?;
+                b.eval(&cond, file)?
+            }
+        };
+        let mut members = Vec::new();
+        for member in &item.types {
+            let (name, when) = match member {
+                ClassMember::Plain(n) => (n, None),
+                ClassMember::Gated { ty, when } => (ty, Some(when)),
+            };
+            let (member_line, _) = yaml_lines::find_token(&b.file(file).text, line, 12, name);
+            let Some(vt) = b.type_id(name) else {
+                let candidates = b.types.iter().map(|t| t.name).collect();
+                return Err(b.err_at(b.unknown("type", name, candidates), file, member_line, name));
+            };
+            let set = match when {
+                None => class_set,
+                Some(text) => {
+                    let (l, c) = yaml_lines::find_token(&b.file(file).text, member_line, 2, text.split_whitespace().next().unwrap_or(text));
+                    let cond = rules::parse_condition(text, &b.file(file).display, l, c).map_err(|mut e| {
+                        e.text = Some(b.file(file).text.clone());
+                        e
+                    })?;
+                    SmSet(b.eval(&cond, file)?.0 & class_set.0)
+                }
+            };
+            let rule = b.add_rule(file, member_line, &format!("{} ({}): {}", item.name, item.prefix, name))?;
+            for sm in 0..n_sms {
+                if set.contains(sm) {
+                    let existing = type_class[sm][vt as usize];
+                    if existing != NO_CLASS {
+                        let other = class_infos.get(existing as usize).map(|c| c.name).unwrap_or(&item.name);
+                        return Err(b.err_at(
+                            DescErrorKind::Invalid(format!(
+                                "type `{name}` would be in two register classes on {} ({other} and {})",
+                                b.sm_names[sm], item.name
+                            )),
+                            file,
+                            member_line,
+                            name,
+                        ));
+                    }
+                    type_class[sm][vt as usize] = class_index;
+                    type_sources[sm].insert(vt, rule);
+                }
+            }
+            members.push(vt);
+        }
+        if item.pressure_weight == 0 || item.pressure_weight > 255 {
+            return Err(b.err_at(DescErrorKind::Invalid("pressure_weight must be between 1 and 255".into()), file, line, "pressure_weight"));
+        }
+        class_infos.push(RegisterClassInfo {
+            name: leak_str(&item.name),
+            prefix: leak_str(&item.prefix),
+            ptx_type: leak_str(&item.ptx_type),
+            members: leak(members),
+            pressure_weight: item.pressure_weight as u8,
+            source: b.source(file, line),
+        });
+    }
+
+    // ---- rules ----
+    let resolved = resolve_rules(&mut b, &rule_files, &opcode_infos, &cc_infos, &type_class)?;
+
+    // ---- assemble ----
+    let mut sm_tables = Vec::new();
+    for (sm, Located { file, line, item }) in sms.iter().enumerate() {
+        let min_ptx = parse_ptx_version(&item.ptx).ok_or_else(|| {
+            b.err_at(DescErrorKind::Invalid(format!("PTX version `{}` is not of the form MAJOR.MINOR", item.ptx)), *file, *line, &item.ptx)
+        })?;
+        let mut cc_words = Vec::with_capacity(cc_slots * CC_STRIDE);
+        for cc in 0..cc_slots {
+            cc_words.extend_from_slice(&pack_cc_nibbles(&resolved.cc_nibbles[sm][cc]));
+        }
+        sm_tables.push(SmTables {
+            name: leak_str(&item.name),
+            min_ptx,
+            implies: leak(implies[sm].iter().map(|&i| i as u8).collect()),
+            features: leak(b.sm_features[sm].iter().copied().collect()),
+            source: b.source(*file, *line),
+            actions: leak(resolved.actions[sm].clone()),
+            action_details: leak(resolved.details[sm].iter().map(|(k, v)| (*k, *v)).collect()),
+            action_sources: leak(resolved.action_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
+            type_class: leak(type_class[sm].clone()),
+            type_sources: leak(type_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
+            promotion: leak(resolved.promotion[sm].clone()),
+            fsincos: leak(resolved.fsincos[sm].clone()),
+            one_dim_sources: leak(resolved.one_dim_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
+            cc_actions: leak(cc_words),
+            cc_sources: leak(resolved.cc_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
+        });
+    }
+
+    let dynamic = |pairs: Vec<(&'static str, u16)>| NameMap::Dynamic(pairs.into_iter().collect());
+    let names = NameMaps {
+        opcodes: dynamic(opcode_infos.iter().map(|o| (o.name, o.id)).collect()),
+        types: dynamic(b.types.iter().map(|t| (t.name, t.id as u16)).collect()),
+        register_classes: dynamic(class_infos.iter().enumerate().map(|(i, c)| (c.name, i as u16)).collect()),
+        sms: dynamic(sm_tables.iter().enumerate().map(|(i, s)| (s.name, i as u16)).collect()),
+        features: dynamic(b.features.iter().enumerate().map(|(i, f)| (f.name, i as u16)).collect()),
+        cond_codes: dynamic(cc_infos.iter().map(|c| (c.name, c.id as u16)).collect()),
+        intrinsics: dynamic(intrinsic_infos.iter().enumerate().map(|(i, x)| (x.name, i as u16)).collect()),
+        knobs: dynamic(knob_infos.iter().enumerate().map(|(i, k)| (k.name, i as u16)).collect()),
+    };
+    let files: Vec<&'static str> = b.files.iter().map(|f| leak_str(&f.display)).collect();
+    Ok(TargetTables {
+        target: leak_str(&manifest_syntax.target),
+        files: leak(files),
+        vt_slots: vt_slots as u16,
+        types: leak(b.types.clone()),
+        opcodes: leak(opcode_infos),
+        categories: leak(b.categories.clone()),
+        cond_codes: leak(cc_infos),
+        intrinsics: leak(intrinsic_infos),
+        register_classes: leak(class_infos),
+        features: leak(b.features.clone()),
+        sms: leak(sm_tables),
+        knobs: leak(knob_infos),
+        remat: remat_info,
+        scheduling: scheduling_info,
+        rules: leak(b.rules.clone()),
+        default_action: resolved.default_action,
+        default_cc_action: resolved.default_cc_action,
+        names,
+    })
+}
+
+fn build_signature(
+    b: &Builder,
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    file: usize,
+    line: usize,
+) -> DescResult<Signature> {
+    let parsed = signature::parse(text, vars, &|n| b.type_id(n))
+        .map_err(|m| b.err_at(DescErrorKind::Invalid(format!("bad signature: {m}")), file, line, "sig"))?;
+    let type_vars: Vec<TypeVar> =
+        parsed.type_vars.iter().map(|(n, c)| TypeVar { name: leak_str(n), class: *c }).collect();
+    Ok(Signature {
+        text: leak_str(text),
+        type_vars: leak(type_vars),
+        operands: leak(parsed.operands),
+        results: leak(parsed.results),
+    })
+}
+
+fn build_props(b: &Builder, names: &[String], file: usize, line: usize) -> DescResult<u16> {
+    let mut bits = 0;
+    for n in names {
+        match props::NAMES.iter().find(|(p, _)| p == n) {
+            Some((_, bit)) => bits |= bit,
+            None => return Err(b.err_at(b.unknown("property", n, props::NAMES.iter().map(|(p, _)| *p).collect()), file, line, n)),
+        }
+    }
+    Ok(bits)
+}
+
+/// The rule tables resolved per SM.
+struct Resolved {
+    actions: Vec<Vec<u8>>,
+    details: Vec<BTreeMap<u32, ActionDetail>>,
+    action_sources: Vec<BTreeMap<u32, u16>>,
+    promotion: Vec<Vec<u8>>,
+    fsincos: Vec<Vec<u8>>,
+    one_dim_sources: Vec<BTreeMap<u32, u16>>,
+    cc_nibbles: Vec<Vec<Vec<u8>>>,
+    cc_sources: Vec<BTreeMap<u32, u16>>,
+    default_action: (Action, u16),
+    default_cc_action: (Action, u16),
+}
+
+/// A rule after name resolution.
+struct ResolvedRule<'s> {
+    stmt: &'s RuleStmt,
+    file: usize,
+    set: SmSet,
+    action: Action,
+    detail: Option<ActionDetail>,
+    rule_index: u16,
+    /// `(key, type)` cells; the type is 0 for the 1-D tables.
+    cells: Vec<(u16, u8, usize, usize)>,
+    wins: usize,
+}
+
+fn resolve_rules(
+    b: &mut Builder,
+    rule_files: &[(usize, Vec<Statement>)],
+    opcodes: &[OpcodeInfo],
+    ccs: &[CondCodeInfo],
+    type_class: &[Vec<u8>],
+) -> DescResult<Resolved> {
+    let n_sms = b.sm_names.len();
+    let vt_slots = type_class.first().map(Vec::len).unwrap_or(1);
+    let mut default_action: Option<(Action, u16, usize, usize)> = None;
+    let mut default_cc: Option<(Action, u16, usize, usize)> = None;
+    let mut resolved: Vec<ResolvedRule> = Vec::new();
+
+    for (file, stmts) in rule_files {
+        let file = *file;
+        for stmt in stmts {
+            match stmt {
+                Statement::Set { name, items } => {
+                    if let Some((_, f0, l0)) = b.sets.get(&name.text) {
+                        let first = format!("{}:{}", b.file(*f0).display, l0);
+                        return Err(b.err(DescErrorKind::Duplicate { what: "set", name: name.text.clone(), first }, file, name.line, name.column));
+                    }
+                    let expanded = b.expand_names(items, file)?;
+                    b.sets.insert(name.text.clone(), (expanded, file, name.line));
+                }
+                Statement::Default { condcode, action, line, column, text } => {
+                    let (act, detail) = match action {
+                        ActionSpec::Legal => (Action::Legal, None),
+                        ActionSpec::Expand => (Action::Expand, None),
+                        ActionSpec::Promote(None) => (Action::Promote, None),
+                        _ => (Action::Custom, Some(())),
+                    };
+                    if detail.is_some() {
+                        return Err(b.err(DescErrorKind::Invalid("a default action takes no argument: use legal, expand or promote".into()), file, *line, *column));
+                    }
+                    let slot = if *condcode { &default_cc } else { &default_action };
+                    if let Some((_, _, f0, l0)) = slot {
+                        let first = format!("{}:{}", b.file(*f0).display, l0);
+                        let what = if *condcode { "default condcode" } else { "default" };
+                        return Err(b.err(DescErrorKind::Duplicate { what: "statement", name: what.into(), first }, file, *line, *column));
+                    }
+                    let index = b.add_rule(file, *line, text)?;
+                    if *condcode {
+                        default_cc = Some((act, index, file, *line));
+                    } else {
+                        default_action = Some((act, index, file, *line));
+                    }
+                }
+                Statement::Rule(rule) => {
+                    let r = resolve_one(b, rule, file, opcodes, ccs, type_class)?;
+                    resolved.push(r);
+                }
+            }
+        }
+    }
+    let first_rules_file = rule_files.first().map(|(f, _)| *f).unwrap_or(0);
+    let Some((default_act, default_idx, _, _)) = default_action else {
+        return Err(b.err(DescErrorKind::Invalid("missing `default ACTION;` statement for the action table".into()), first_rules_file, 1, 1));
+    };
+    let Some((default_cc_act, default_cc_idx, _, _)) = default_cc else {
+        return Err(b.err(DescErrorKind::Invalid("missing `default condcode ACTION;` statement for the condition-code table".into()), first_rules_file, 1, 1));
+    };
+
+    let mut out = Resolved {
+        actions: vec![vec![default_act as u8; OPCODE_STRIDE * vt_slots]; n_sms],
+        details: vec![BTreeMap::new(); n_sms],
+        action_sources: vec![BTreeMap::new(); n_sms],
+        promotion: vec![vec![Action::Legal as u8; OPCODE_STRIDE]; n_sms],
+        fsincos: vec![vec![Action::Legal as u8; OPCODE_STRIDE]; n_sms],
+        one_dim_sources: vec![BTreeMap::new(); n_sms],
+        cc_nibbles: vec![vec![vec![default_cc_act as u8; MAX_VT_SLOTS]; ccs.iter().map(|c| c.id as usize + 1).max().unwrap_or(0)]; n_sms],
+        cc_sources: vec![BTreeMap::new(); n_sms],
+        default_action: (default_act, default_idx),
+        default_cc_action: (default_cc_act, default_cc_idx),
+    };
+
+    // Group rules by (table, key, type) cell, in a deterministic order.
+    let mut cells: BTreeMap<(u8, u16, u8), Vec<usize>> = BTreeMap::new();
+    for (ri, r) in resolved.iter().enumerate() {
+        let table = match r.stmt.table {
+            RuleTable::Actions => 0,
+            RuleTable::CondCodes => 1,
+            RuleTable::Promotion => 2,
+            RuleTable::Fsincos => 3,
+        };
+        for &(key, vt, _, _) in &r.cells {
+            let entry = cells.entry((table, key, vt)).or_default();
+            if !entry.contains(&ri) {
+                entry.push(ri);
+            }
+        }
+    }
+
+    for (&(table, key, vt), candidates) in &cells {
+        for sm in 0..n_sms {
+            let applicable: Vec<usize> = candidates.iter().copied().filter(|&r| resolved[r].set.contains(sm)).collect();
+            if applicable.is_empty() {
+                continue;
+            }
+            // The winner is a rule whose set is a subset of every other applicable set.
+            let mut best = applicable[0];
+            for &r in &applicable[1..] {
+                if resolved[r].set.0.count_ones() < resolved[best].set.0.count_ones() {
+                    best = r;
+                }
+            }
+            let mut co_winners = vec![best];
+            for &other in &applicable {
+                if other == best {
+                    continue;
+                }
+                let (bs, os) = (resolved[best].set, resolved[other].set);
+                if bs.is_subset(os) && bs != os {
+                    continue;
+                }
+                let same_action = resolved[best].action == resolved[other].action && resolved[best].detail == resolved[other].detail;
+                let (later, earlier) = if other > best { (other, best) } else { (best, other) };
+                let describe_key = |b: &Builder| -> (String, String) {
+                    let key_name = match table {
+                        1 => ccs.iter().find(|c| c.id as u16 == key).map(|c| c.name.to_string()),
+                        _ => opcodes.iter().find(|o| o.id == key).map(|o| o.name.to_string()),
+                    }
+                    .unwrap_or_default();
+                    let ty = if table >= 2 { "any type".to_string() } else { b.types.iter().find(|t| t.id == vt).map(|t| t.name.to_string()).unwrap_or_default() };
+                    (key_name, ty)
+                };
+                if bs == os && same_action {
+                    let r = &resolved[later];
+                    let first = format!("{}:{}", b.file(resolved[earlier].file).display, resolved[earlier].stmt.line);
+                    let (key_name, ty) = describe_key(b);
+                    return Err(b.err(
+                        DescErrorKind::Duplicate { what: "rule for", name: format!("{key_name} on {ty}"), first },
+                        r.file,
+                        r.stmt.line,
+                        r.stmt.column,
+                    ));
+                }
+                if !same_action {
+                    let (key_name, ty) = describe_key(b);
+                    let r = &resolved[later];
+                    let e = &resolved[earlier];
+                    return Err(b.err(
+                        DescErrorKind::Conflict {
+                            other: format!("{}:{}", b.file(e.file).display, e.stmt.line),
+                            sm: b.sm_names[sm].clone(),
+                            op: key_name,
+                            ty,
+                            this_action: r.action.to_string(),
+                            other_action: e.action.to_string(),
+                        },
+                        r.file,
+                        r.stmt.line,
+                        r.stmt.column,
+                    ));
+                }
+                // Incomparable but agreeing rules: both decide the entry.
+                co_winners.push(other);
+            }
+            for &w in &co_winners {
+                resolved[w].wins += 1;
+            }
+            let winner = &resolved[best];
+            let byte = winner.action as u8;
+            match table {
+                0 => {
+                    let cell = (OPCODE_STRIDE * vt as usize + key as usize) as u32;
+                    out.actions[sm][cell as usize] = byte;
+                    out.action_sources[sm].insert(cell, winner.rule_index);
+                    if let Some(d) = winner.detail {
+                        out.details[sm].insert(cell, d);
+                    }
+                }
+                1 => {
+                    out.cc_nibbles[sm][key as usize][vt as usize] = byte;
+                    out.cc_sources[sm].insert(key as u32 * MAX_VT_SLOTS as u32 + vt as u32, winner.rule_index);
+                }
+                2 => {
+                    out.promotion[sm][key as usize] = byte;
+                    out.one_dim_sources[sm].insert(key as u32, winner.rule_index);
+                }
+                _ => {
+                    out.fsincos[sm][key as usize] = byte;
+                    out.one_dim_sources[sm].insert(key as u32 + OPCODE_STRIDE as u32, winner.rule_index);
+                }
+            }
+        }
+    }
+
+    for r in &resolved {
+        if r.wins == 0 {
+            return Err(b.err(
+                DescErrorKind::NeverApplies(
+                    "every entry it names is decided by a more specific rule".to_string(),
+                ),
+                r.file,
+                r.stmt.line,
+                r.stmt.column,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn resolve_one<'s>(
+    b: &mut Builder,
+    rule: &'s RuleStmt,
+    file: usize,
+    opcodes: &[OpcodeInfo],
+    ccs: &[CondCodeInfo],
+    type_class: &[Vec<u8>],
+) -> DescResult<ResolvedRule<'s>> {
+    let set = match &rule.condition {
+        None => b.all_sms,
+        Some(c) => b.eval(c, file)?,
+    };
+    if set.is_empty() {
+        return Err(b.err(
+            DescErrorKind::NeverApplies(format!("its condition `{}` holds on no SM", rule.text.split(" when ").nth(1).unwrap_or("").trim_end_matches(';'))),
+            file,
+            rule.line,
+            rule.column,
+        ));
+    }
+    let keys = b.expand_names(&rule.keys, file)?;
+    let types = b.expand_names(&rule.types, file)?;
+    let mut key_ids = Vec::new();
+    for k in &keys {
+        let id = if rule.table == RuleTable::CondCodes {
+            ccs.iter().find(|c| c.name == k.text).map(|c| c.id as u16).ok_or_else(|| {
+                b.err(b.unknown("condition code", &k.text, ccs.iter().map(|c| c.name).collect()), file, k.line, k.column)
+            })?
+        } else {
+            opcodes.iter().find(|o| o.name == k.text).map(|o| o.id).ok_or_else(|| {
+                b.err(b.unknown("opcode", &k.text, opcodes.iter().map(|o| o.name).collect()), file, k.line, k.column)
+            })?
+        };
+        key_ids.push((id, k));
+    }
+    let mut type_ids = Vec::new();
+    for t in &types {
+        let id = b.type_id(&t.text).ok_or_else(|| {
+            b.err(b.unknown("type", &t.text, b.types.iter().map(|t| t.name).collect()), file, t.line, t.column)
+        })?;
+        type_ids.push((id, t));
+    }
+    let (action, detail) = match &rule.action {
+        ActionSpec::Legal => (Action::Legal, None),
+        ActionSpec::Expand => (Action::Expand, None),
+        ActionSpec::Custom(hook) => (Action::Custom, Some(ActionDetail::CustomHook(leak_str(&hook.text)))),
+        ActionSpec::LibCall(func) => (Action::LibCall, Some(ActionDetail::LibCall(leak_str(&func.text)))),
+        ActionSpec::Promote(None) => (Action::Promote, None),
+        ActionSpec::Promote(Some(target)) => {
+            let id = b.type_id(&target.text).ok_or_else(|| {
+                b.err(b.unknown("type", &target.text, b.types.iter().map(|t| t.name).collect()), file, target.line, target.column)
+            })?;
+            for sm in 0..b.sm_names.len() {
+                if set.contains(sm) && type_class[sm][id as usize] == NO_CLASS {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!("promotion target `{}` is not a register type on {}", target.text, b.sm_names[sm])),
+                        file,
+                        target.line,
+                        target.column,
+                    ));
+                }
+            }
+            (Action::Promote, Some(ActionDetail::PromoteTo(id)))
+        }
+    };
+    if action == Action::Legal && rule.table == RuleTable::Actions {
+        for &(vt, t) in &type_ids {
+            let missing: Vec<usize> = (0..b.sm_names.len()).filter(|&sm| set.contains(sm) && type_class[sm][vt as usize] == NO_CLASS).collect();
+            if !missing.is_empty() {
+                let mut missing_set = SmSet(0);
+                for sm in missing {
+                    missing_set.0 |= 1 << sm;
+                }
+                return Err(b.err(
+                    DescErrorKind::Invalid(format!(
+                        "`legal` on `{}`, which is not a register type on {} (add a condition, or a register class member)",
+                        t.text,
+                        b.sm_list(missing_set)
+                    )),
+                    file,
+                    t.line,
+                    t.column,
+                ));
+            }
+        }
+    }
+    let mut cells = Vec::new();
+    match rule.table {
+        RuleTable::Actions | RuleTable::CondCodes => {
+            if type_ids.is_empty() {
+                return Err(b.err(DescErrorKind::Invalid("a rule needs a type list after `:`".into()), file, rule.line, rule.column));
+            }
+            for &(k, kn) in &key_ids {
+                for &(t, _) in &type_ids {
+                    if cells.iter().any(|&(ck, ct, _, _)| ck == k && ct == t) {
+                        return Err(b.err(DescErrorKind::Invalid(format!("`{}` is named twice in this rule", kn.text)), file, kn.line, kn.column));
+                    }
+                    cells.push((k, t, kn.line, kn.column));
+                }
+            }
+        }
+        RuleTable::Promotion | RuleTable::Fsincos => {
+            for &(k, kn) in &key_ids {
+                cells.push((k, 0, kn.line, kn.column));
+            }
+        }
+    }
+    let rule_index = b.add_rule(file, rule.line, &rule.text)?;
+    Ok(ResolvedRule { stmt: rule, file, set, action, detail, rule_index, cells, wins: 0 })
+}

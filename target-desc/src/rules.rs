@@ -1,0 +1,309 @@
+//! The rule DSL (grammar in `rules.pest`): parsing into a located syntax tree.
+//!
+//! Names are not resolved here; [`crate::build`] does that against the YAML sections,
+//! so every error, syntactic or semantic, carries the rule's file, line and column.
+
+use pest::iterators::Pair;
+use pest::Parser;
+use pest_derive::Parser;
+
+use crate::error::{DescError, DescErrorKind};
+
+#[derive(Parser)]
+#[grammar = "rules.pest"]
+struct RuleParser;
+
+/// A name with its 1-based position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Name {
+    fn from_pair(pair: &Pair<'_, Rule>) -> Name {
+        let (line, column) = pair.as_span().start_pos().line_col();
+        Name { text: pair.as_str().to_string(), line, column }
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.text.starts_with('$')
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionSpec {
+    Legal,
+    Expand,
+    Custom(Name),
+    LibCall(Name),
+    Promote(Option<Name>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    Atom(Name),
+    Not(Box<Condition>),
+    And(Vec<Condition>),
+    Or(Vec<Condition>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleTable {
+    /// The `[type][opcode]` action table.
+    Actions,
+    /// The condition-code table.
+    CondCodes,
+    /// The 1-D promotion table (no type list).
+    Promotion,
+    /// The 1-D FSINCOS table (no type list).
+    Fsincos,
+}
+
+#[derive(Debug, Clone)]
+pub struct RuleStmt {
+    pub table: RuleTable,
+    pub action: ActionSpec,
+    /// Opcodes (or condition codes for [`RuleTable::CondCodes`]).
+    pub keys: Vec<Name>,
+    /// Types; empty for the 1-D tables.
+    pub types: Vec<Name>,
+    pub condition: Option<Condition>,
+    pub line: usize,
+    pub column: usize,
+    /// The statement's text with whitespace collapsed.
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum Statement {
+    Set { name: Name, items: Vec<Name> },
+    Default { condcode: bool, action: ActionSpec, line: usize, column: usize, text: String },
+    Rule(RuleStmt),
+}
+
+/// Parses a `.rules` file.
+pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
+    let mut pairs = RuleParser::parse(Rule::file, text).map_err(|e| syntax_error(e, file, text))?;
+    let file_pair = pairs.next().expect("the file rule always produces one pair");
+    let mut out = Vec::new();
+    for pair in file_pair.into_inner() {
+        let (line, column) = pair.as_span().start_pos().line_col();
+        let text = collapse(pair.as_str());
+        match pair.as_rule() {
+            Rule::set_stmt => {
+                let mut inner = pair.into_inner();
+                inner.next(); // kw_set
+                let name = Name::from_pair(&inner.next().expect("set name"));
+                let items = names(inner.next().expect("set items"));
+                out.push(Statement::Set { name, items });
+            }
+            Rule::default_stmt => {
+                let mut condcode = false;
+                let mut action = ActionSpec::Expand;
+                for p in pair.into_inner() {
+                    match p.as_rule() {
+                        Rule::kw_condcode => condcode = true,
+                        Rule::action => action = parse_action(p),
+                        _ => {}
+                    }
+                }
+                out.push(Statement::Default { condcode, action, line, column, text });
+            }
+            Rule::rule | Rule::cc_rule | Rule::one_dim_rule => {
+                let mut table = if pair.as_rule() == Rule::cc_rule { RuleTable::CondCodes } else { RuleTable::Actions };
+                let mut action = ActionSpec::Expand;
+                let mut lists = Vec::new();
+                let mut condition = None;
+                for p in pair.into_inner() {
+                    match p.as_rule() {
+                        Rule::kw_promotion => table = RuleTable::Promotion,
+                        Rule::kw_fsincos => table = RuleTable::Fsincos,
+                        Rule::action => action = parse_action(p),
+                        Rule::name_list => lists.push(names(p)),
+                        Rule::condition => {
+                            let expr = p.into_inner().nth(1).expect("condition expression");
+                            condition = Some(parse_expr(expr));
+                        }
+                        _ => {}
+                    }
+                }
+                let mut lists = lists.into_iter();
+                let keys = lists.next().unwrap_or_default();
+                let types = lists.next().unwrap_or_default();
+                out.push(Statement::Rule(RuleStmt { table, action, keys, types, condition, line, column, text }));
+            }
+            Rule::EOI => {}
+            other => unreachable!("unexpected statement {other:?}"),
+        }
+    }
+    Ok(out)
+}
+
+/// Parses a stand-alone condition (the `when:` of a YAML entry). `line`/`column` are
+/// where the condition text starts, so errors point into the YAML file.
+pub fn parse_condition(text: &str, file: &str, line: usize, column: usize) -> Result<Condition, DescError> {
+    let mut pairs = RuleParser::parse(Rule::condition_only, text).map_err(|e| {
+        let mut err = syntax_error(e, file, text);
+        err.column += column.saturating_sub(1);
+        err.line = line;
+        err
+    })?;
+    let mut cond = parse_expr(pairs.next().expect("condition").into_inner().next().expect("expr"));
+    shift_condition(&mut cond, line, column);
+    Ok(cond)
+}
+
+fn shift_condition(cond: &mut Condition, line: usize, column: usize) {
+    match cond {
+        Condition::Atom(name) => {
+            name.column += column.saturating_sub(1);
+            name.line = line;
+        }
+        Condition::Not(inner) => shift_condition(inner, line, column),
+        Condition::And(items) | Condition::Or(items) => {
+            for c in items {
+                shift_condition(c, line, column)
+            }
+        }
+    }
+}
+
+fn collapse(text: &str) -> String {
+    let without_comments: Vec<&str> =
+        text.lines().map(|l| l.split('#').next().unwrap_or("")).collect();
+    without_comments.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn names(list: Pair<'_, Rule>) -> Vec<Name> {
+    list.into_inner().map(|p| Name::from_pair(&p)).collect()
+}
+
+fn parse_action(pair: Pair<'_, Rule>) -> ActionSpec {
+    let inner = pair.into_inner().next().expect("action alternative");
+    let arg = |p: Pair<'_, Rule>| p.into_inner().next().map(|a| Name::from_pair(&a));
+    match inner.as_rule() {
+        Rule::legal => ActionSpec::Legal,
+        Rule::expand => ActionSpec::Expand,
+        Rule::custom => ActionSpec::Custom(arg(inner).expect("hook name")),
+        Rule::libcall => ActionSpec::LibCall(arg(inner).expect("function name")),
+        Rule::promote => ActionSpec::Promote(arg(inner)),
+        other => unreachable!("unexpected action {other:?}"),
+    }
+}
+
+fn parse_expr(pair: Pair<'_, Rule>) -> Condition {
+    match pair.as_rule() {
+        Rule::expr => {
+            let mut terms: Vec<Condition> = pair.into_inner().map(parse_expr).collect();
+            if terms.len() == 1 { terms.pop().expect("one term") } else { Condition::Or(terms) }
+        }
+        Rule::term => {
+            let mut factors: Vec<Condition> = pair.into_inner().map(parse_expr).collect();
+            if factors.len() == 1 { factors.pop().expect("one factor") } else { Condition::And(factors) }
+        }
+        Rule::factor => parse_expr(pair.into_inner().next().expect("factor content")),
+        Rule::negation => Condition::Not(Box::new(parse_expr(pair.into_inner().next().expect("negated")))),
+        Rule::ident => Condition::Atom(Name::from_pair(&pair)),
+        other => unreachable!("unexpected condition node {other:?}"),
+    }
+}
+
+fn describe(grammar_rule: &Rule) -> &'static str {
+    match grammar_rule {
+        Rule::ident => "a name",
+        Rule::set_ref => "a set name (`$name`)",
+        Rule::name_list => "a list of names",
+        Rule::action | Rule::legal | Rule::expand | Rule::custom | Rule::libcall | Rule::promote => {
+            "an action (`legal`, `expand`, `custom(hook)`, `libcall(function)`, `promote`)"
+        }
+        Rule::kw_set | Rule::set_stmt => "`set`",
+        Rule::kw_default | Rule::default_stmt => "`default`",
+        Rule::kw_condcode | Rule::cc_rule => "`condcode`",
+        Rule::kw_promotion | Rule::kw_fsincos | Rule::one_dim_rule => "`promotion` or `fsincos`",
+        Rule::kw_when | Rule::condition => "`when`",
+        Rule::expr | Rule::term | Rule::factor | Rule::negation => "a condition",
+        Rule::EOI => "end of file",
+        _ => "a statement",
+    }
+}
+
+fn syntax_error(err: pest::error::Error<Rule>, file: &str, text: &str) -> DescError {
+    let (line, column) = match err.line_col {
+        pest::error::LineColLocation::Pos(p) => p,
+        pest::error::LineColLocation::Span(p, _) => p,
+    };
+    let position = match err.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((p, _)) => p,
+    };
+    let mut expected: Vec<&str> = Vec::new();
+    let mut extra: Vec<&str> = Vec::new();
+    if let pest::error::ErrorVariant::ParsingError { positives, .. } = &err.variant {
+        for expected_rule in positives {
+            let d = describe(expected_rule);
+            if !expected.contains(&d) {
+                expected.push(d);
+            }
+        }
+    }
+    // Punctuation that pest reports as plain strings does not appear in `positives`.
+    let rest = &text[position.min(text.len())..];
+    if expected.is_empty() {
+        extra.push("`;`, `,`, `:` or `when`");
+    }
+    expected.extend(extra);
+    let found = match rest.split(|c: char| c.is_whitespace() || c == ';' || c == ',').find(|s| !s.is_empty()) {
+        Some(token) => format!("`{token}`"),
+        None if rest.trim().is_empty() => "end of file".to_string(),
+        None => format!("`{}`", rest.chars().next().unwrap_or(' ')),
+    };
+    DescError::new(
+        DescErrorKind::RuleSyntax { expected: expected.join(" or "), found },
+        file,
+        line,
+        column,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_statement_form() {
+        let src = "# comment\nset $int = i16, i32;\ndefault expand;\ndefault condcode legal;\n\
+                   legal ADD, SUB : $int;\npromote(f32) FADD : f16 when !f16_math & sm_50;\n\
+                   custom(hook) LOAD : v2f16 when (a | b) & !c;\nlibcall(__nv_fmodf) FREM : f32;\n\
+                   condcode expand ueq : i32;\npromotion promote CTLZ, CTTZ;\nfsincos expand FSINCOS;\n";
+        let stmts = parse_file(src, "x.rules").unwrap();
+        assert_eq!(stmts.len(), 10);
+        match &stmts[4] {
+            Statement::Rule(r) => {
+                assert_eq!(r.action, ActionSpec::Promote(Some(Name { text: "f32".into(), line: 6, column: 9 })));
+                assert_eq!(r.line, 6);
+                assert!(matches!(r.condition, Some(Condition::And(_))));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        match &stmts[8] {
+            Statement::Rule(r) => assert_eq!(r.table, RuleTable::Promotion),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_misspelt_action_is_a_located_syntax_error() {
+        let err = parse_file("legal ADD : i32;\nlegall SUB : i32;\n", "x.rules").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 1));
+        let msg = err.to_string();
+        assert!(msg.contains("expected") && msg.contains("found `legall`"), "{msg}");
+    }
+
+    #[test]
+    fn a_missing_semicolon_is_reported() {
+        let err = parse_file("legal ADD : i32\nlegal SUB : i32;\n", "x.rules").unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
+    }
+}

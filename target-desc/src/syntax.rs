@@ -1,0 +1,208 @@
+//! The YAML half of the description language, as read by serde_yaml.
+//!
+//! A description is a directory with a `target.yaml` manifest that lists its files.
+//! Every YAML file may hold any of the sections below; a section's entries are merged
+//! across files, and a name defined twice is an error. Rules (legality, and later
+//! instruction selection) live in `.rules` files written in the DSL of
+//! [`crate::rules`]. These structs only give the shape; [`crate::build`] checks meaning.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The target's name, `nvptx`.
+    pub target: String,
+    /// The description files, in the order they are read.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sections {
+    #[serde(default)]
+    pub value_types: Vec<ValueType>,
+    #[serde(default)]
+    pub register_classes: Vec<RegisterClass>,
+    #[serde(default)]
+    pub categories: Vec<Category>,
+    #[serde(default)]
+    pub opcodes: Vec<Opcode>,
+    #[serde(default)]
+    pub condition_codes: Vec<CondCode>,
+    #[serde(default)]
+    pub intrinsics: Vec<Intrinsic>,
+    #[serde(default)]
+    pub features: Vec<Feature>,
+    #[serde(default)]
+    pub sms: Vec<Sm>,
+    #[serde(default)]
+    pub knobs: Vec<Knob>,
+    pub remat: Option<Remat>,
+    pub scheduling: Option<Scheduling>,
+}
+
+/// `kind: int | float | vector | pointer`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueType {
+    pub id: u32,
+    pub name: String,
+    pub kind: String,
+    /// Scalars and pointers: the width in bits.
+    pub bits: Option<u32>,
+    /// Vectors: element type name and lane count.
+    pub elem: Option<String>,
+    pub lanes: Option<u32>,
+    /// Pointers: the address space.
+    pub addrspace: Option<u32>,
+}
+
+/// A member of a register class, optionally present only where a condition holds.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ClassMember {
+    Plain(String),
+    Gated {
+        #[serde(rename = "type")]
+        ty: String,
+        when: String,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterClass {
+    pub name: String,
+    pub prefix: String,
+    pub ptx_type: String,
+    pub types: Vec<ClassMember>,
+    pub pressure_weight: u32,
+    /// A condition over SMs and features (same syntax as a rule's `when`).
+    pub when: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Category {
+    pub name: String,
+    pub help: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Opcode {
+    pub id: u32,
+    pub name: String,
+    /// `(T, T) -> T`, see [`crate::signature`].
+    pub sig: String,
+    /// Type variable classes: `{ T: int }`.
+    #[serde(default)]
+    pub types: BTreeMap<String, String>,
+    #[serde(default)]
+    pub props: Vec<String>,
+    #[serde(default)]
+    pub categories: Vec<String>,
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Index of the operand whose type selects the action-table row; the first
+    /// result's type when absent.
+    pub type_operand: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CondCode {
+    pub id: u32,
+    pub name: String,
+    /// PTX comparison for integer operands, absent when the code has no integer meaning.
+    pub int: Option<String>,
+    /// PTX comparison for float operands, absent when the code has no float meaning.
+    pub float: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Intrinsic {
+    pub name: String,
+    pub sig: String,
+    #[serde(default)]
+    pub types: BTreeMap<String, String>,
+    #[serde(default)]
+    pub props: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Feature {
+    pub name: String,
+    pub help: String,
+    /// Minimum PTX ISA version, `"8.3"`; defaults to no requirement beyond the SM's.
+    pub ptx: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sm {
+    pub name: String,
+    /// Minimum PTX ISA version that knows the target, `"7.0"`.
+    pub ptx: String,
+    #[serde(default)]
+    pub implies: Vec<String>,
+    #[serde(default)]
+    pub provides: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Knob {
+    pub name: String,
+    /// `bool | int | string | list | enum`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub default: serde_yaml::Value,
+    #[serde(default)]
+    pub choices: Vec<String>,
+    pub help: String,
+    pub component: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remat {
+    pub non_rematerializable: Vec<String>,
+    #[serde(default)]
+    pub knobs: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scheduling {
+    pub latency_classes: Vec<LatencyClass>,
+    pub default_latency_class: String,
+    pub priorities: Vec<Priority>,
+    #[serde(default)]
+    pub knobs: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyClass {
+    pub name: String,
+    pub latency: u32,
+    #[serde(default)]
+    pub categories: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Priority {
+    pub name: String,
+    pub start: u32,
+    pub end: u32,
+    pub priority: u32,
+    pub window: u32,
+    #[serde(default)]
+    pub categories: Vec<String>,
+}

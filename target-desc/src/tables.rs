@@ -1,0 +1,705 @@
+//! The resolved target tables: what every later pipeline stage reads.
+//!
+//! One data structure serves both ways of getting a description into the compiler:
+//! `codegen-macros` builds it at compile time and prints it as `static` items (plain
+//! arrays), and [`crate::load_dir`] builds the very same structure at run time. Every
+//! field is a `&'static` slice so the generated literal and the runtime value have one
+//! type; the runtime loader leaks its allocations, which is fine for a description that
+//! lives as long as the process.
+//!
+//! The layout of the per-SM tables follows `cicc-type-legalization.txt`:
+//! the 259-stride `[type][opcode]` action table (`action = actions[259 * vt + opcode]`),
+//! the type-supported array, the 1-D promotion and FSINCOS tables indexed by opcode, and
+//! the condition-code table packed as 4-bit nibbles in 32-bit words, 15 words per
+//! condition code (`word = cc_actions[15 * cc + (vt >> 3)]`,
+//! `action = (word >> (4 * (vt & 7))) & 0xF`).
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// Row stride of the action table: 256 generic opcodes plus 3 metadata bytes per row.
+pub const OPCODE_STRIDE: usize = 259;
+/// Words per condition code in the condition-code table.
+pub const CC_STRIDE: usize = 15;
+/// Value-type ids must stay below this bound to fit the condition-code nibble table.
+pub const MAX_VT_SLOTS: usize = CC_STRIDE * 8;
+/// `type_class` value of a type with no register class on an SM.
+pub const NO_CLASS: u8 = u8::MAX;
+
+/// A legalization action, stored as one byte in the action table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Action {
+    Legal = 0,
+    Custom = 1,
+    Expand = 2,
+    LibCall = 3,
+    Promote = 4,
+}
+
+impl Action {
+    pub const ALL: [Action; 5] =
+        [Action::Legal, Action::Custom, Action::Expand, Action::LibCall, Action::Promote];
+
+    pub fn from_byte(byte: u8) -> Option<Action> {
+        Action::ALL.get(byte as usize).copied()
+    }
+
+    /// The fast-path legality test of the reference notes: bit 2 is a don't-care.
+    #[inline]
+    pub fn byte_is_legal(byte: u8) -> bool {
+        (byte & 0xFB) == 0
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Legal => "Legal",
+            Action::Custom => "Custom",
+            Action::Expand => "Expand",
+            Action::LibCall => "LibCall",
+            Action::Promote => "Promote",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Index of a generic opcode (below [`OPCODE_STRIDE`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpcodeId(pub u16);
+/// SimpleVT id of a value type (below [`MAX_VT_SLOTS`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VtId(pub u8);
+/// Id of a condition code (ISD numbering).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CondCodeId(pub u8);
+
+/// Where a table entry came from: a description file and a 1-based line.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceLoc {
+    pub file: &'static str,
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TypeKind {
+    Int,
+    Float,
+    Vector,
+    Pointer,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TypeInfo {
+    pub id: u8,
+    pub name: &'static str,
+    pub kind: TypeKind,
+    /// Total width in bits (a vector's full width, 64 for pointers).
+    pub bits: u16,
+    /// Element type id for vectors, the type itself otherwise.
+    pub elem: u8,
+    /// Lane count for vectors, 1 otherwise.
+    pub lanes: u16,
+    /// Address space for pointers.
+    pub addrspace: u16,
+    pub source: SourceLoc,
+}
+
+/// How an operand or result of an opcode signature is typed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OperandKind {
+    /// A value whose type is bound to the signature's type variable with this index.
+    TypeVar(u8),
+    /// A value of exactly this type.
+    Fixed(u8),
+    /// An integer immediate (`ARG 0`, `CONSTANT 42`, `align 16`).
+    Imm,
+    /// A float literal (`FCONSTANT 1.5`).
+    FloatImm,
+    CondCode,
+    Block,
+    Symbol,
+    ShuffleMask,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SigOperand {
+    pub kind: OperandKind,
+    /// `true` for a trailing `...`: zero or more further operands of this kind.
+    pub variadic: bool,
+    /// `true` for an optional operand written `?`.
+    pub optional: bool,
+}
+
+/// A named class of types a type variable may range over.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TypeClass {
+    Any,
+    Int,
+    ScalarInt,
+    Float,
+    ScalarFloat,
+    Pointer,
+    Vector,
+    /// `i1`, or a vector of `i1`.
+    Bool,
+}
+
+impl TypeClass {
+    pub const NAMES: [(&'static str, TypeClass); 8] = [
+        ("any", TypeClass::Any),
+        ("int", TypeClass::Int),
+        ("scalar_int", TypeClass::ScalarInt),
+        ("float", TypeClass::Float),
+        ("scalar_float", TypeClass::ScalarFloat),
+        ("ptr", TypeClass::Pointer),
+        ("vector", TypeClass::Vector),
+        ("bool", TypeClass::Bool),
+    ];
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TypeVar {
+    pub name: &'static str,
+    pub class: TypeClass,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    pub text: &'static str,
+    pub type_vars: &'static [TypeVar],
+    pub operands: &'static [SigOperand],
+    pub results: &'static [SigOperand],
+}
+
+/// Opcode properties (bit flags).
+pub mod props {
+    pub const TERMINATOR: u16 = 1 << 0;
+    pub const SIDE_EFFECTS: u16 = 1 << 1;
+    pub const MAY_LOAD: u16 = 1 << 2;
+    pub const MAY_STORE: u16 = 1 << 3;
+    pub const COMMUTATIVE: u16 = 1 << 4;
+    pub const BRANCH: u16 = 1 << 5;
+    pub const CALL: u16 = 1 << 6;
+    pub const CONVERGENT: u16 = 1 << 7;
+    pub const NAMES: [(&str, u16); 8] = [
+        ("terminator", TERMINATOR),
+        ("side_effects", SIDE_EFFECTS),
+        ("may_load", MAY_LOAD),
+        ("may_store", MAY_STORE),
+        ("commutative", COMMUTATIVE),
+        ("branch", BRANCH),
+        ("call", CALL),
+        ("convergent", CONVERGENT),
+    ];
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OpcodeInfo {
+    pub id: u16,
+    pub name: &'static str,
+    pub signature: Signature,
+    /// Bit set of [`props`].
+    pub props: u16,
+    /// Indices into [`TargetTables::categories`].
+    pub categories: &'static [u8],
+    /// Flags the opcode accepts (`volatile`, `sext`, ...).
+    pub flags: &'static [&'static str],
+    /// The operand whose type selects the action-table row; `None` means the first
+    /// result's type (and an opcode with no typed result is not in the table).
+    pub type_operand: Option<u8>,
+    pub source: SourceLoc,
+}
+
+impl OpcodeInfo {
+    pub fn has(&self, prop: u16) -> bool {
+        self.props & prop != 0
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CategoryInfo {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CondCodeInfo {
+    pub id: u8,
+    pub name: &'static str,
+    /// PTX `setp` comparison for integer operands (`lt`, `lo`, ...), if any.
+    pub int_form: Option<&'static str>,
+    /// PTX `setp` comparison for float operands (`lt`, `ltu`, `num`, ...), if any.
+    pub float_form: Option<&'static str>,
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct IntrinsicInfo {
+    pub name: &'static str,
+    pub signature: Signature,
+    pub props: u16,
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RegisterClassInfo {
+    pub name: &'static str,
+    /// PTX register name prefix, `%r`.
+    pub prefix: &'static str,
+    /// PTX register declaration type, `.b32`.
+    pub ptx_type: &'static str,
+    /// Every type the class can hold on some SM.
+    pub members: &'static [u8],
+    pub pressure_weight: u8,
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FeatureInfo {
+    pub name: &'static str,
+    pub help: &'static str,
+    /// Minimum PTX ISA version (major * 10 + minor) code that uses the feature needs.
+    pub min_ptx: u16,
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum KnobValue {
+    Bool(bool),
+    Int(i64),
+    Str(&'static str),
+    List(&'static [&'static str]),
+}
+
+impl fmt::Display for KnobValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KnobValue::Bool(b) => write!(f, "{b}"),
+            KnobValue::Int(i) => write!(f, "{i}"),
+            KnobValue::Str(s) => f.write_str(s),
+            KnobValue::List(items) => write!(f, "[{}]", items.join(", ")),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct KnobInfo {
+    pub name: &'static str,
+    pub default: KnobValue,
+    /// For enum-like knobs: the allowed values.
+    pub choices: &'static [&'static str],
+    pub help: &'static str,
+    /// The pass or component that reads the knob.
+    pub component: &'static str,
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RematInfo {
+    /// Category indices whose opcodes are never rematerialized.
+    pub excluded_categories: &'static [u8],
+    /// Opcode ids excluded from rematerialization, sorted (derived from the categories).
+    pub excluded_opcodes: &'static [u16],
+    /// Knob indices (into [`TargetTables::knobs`]) that steer rematerialization.
+    pub knobs: &'static [u16],
+    pub source: SourceLoc,
+}
+
+/// One entry of the scheduler's target priority table (level 2 of the selection
+/// priority in `cicc-instruction-scheduling.txt`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PriorityEntry {
+    pub name: &'static str,
+    pub start: u32,
+    pub end: u32,
+    pub priority: u32,
+    pub window: u32,
+    pub categories: &'static [u8],
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LatencyClass {
+    pub name: &'static str,
+    pub latency: u32,
+    pub categories: &'static [u8],
+    pub source: SourceLoc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SchedulingInfo {
+    pub priorities: &'static [PriorityEntry],
+    pub latency_classes: &'static [LatencyClass],
+    /// Latency class index used for opcodes no class names.
+    pub default_latency_class: u8,
+    pub knobs: &'static [u16],
+}
+
+/// A non-trivial action's argument: the hook of a Custom entry, the function of a
+/// LibCall entry, or the explicit target type of a Promote entry.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ActionDetail {
+    CustomHook(&'static str),
+    LibCall(&'static str),
+    PromoteTo(u8),
+}
+
+/// Every table for one SM generation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SmTables {
+    /// Canonical name, `sm_90a`.
+    pub name: &'static str,
+    /// Minimum PTX ISA version as major * 10 + minor.
+    pub min_ptx: u16,
+    /// SMs this one directly implies (indices into [`TargetTables::sms`]).
+    pub implies: &'static [u8],
+    /// Every feature the SM has, its own and the implied SMs' (feature indices, sorted).
+    pub features: &'static [u8],
+    pub source: SourceLoc,
+    /// `actions[OPCODE_STRIDE * vt + opcode]`.
+    pub actions: &'static [u8],
+    /// Sorted `(cell, detail)` for Custom, LibCall and explicit Promote entries.
+    pub action_details: &'static [(u32, ActionDetail)],
+    /// Sorted `(cell, rule)`: the rule that decided each cell a rule decided; other
+    /// cells hold the default action.
+    pub action_sources: &'static [(u32, u16)],
+    /// Register class index per type id, or [`NO_CLASS`].
+    pub type_class: &'static [u8],
+    /// Sorted `(type id, source index)` for every register type.
+    pub type_sources: &'static [(u8, u16)],
+    /// 1-D promotion table, indexed by opcode.
+    pub promotion: &'static [u8],
+    /// 1-D FSINCOS table, indexed by opcode.
+    pub fsincos: &'static [u8],
+    /// Sorted `(opcode, rule)` sources of the two 1-D tables (promotion first, then
+    /// FSINCOS with `opcode + OPCODE_STRIDE`).
+    pub one_dim_sources: &'static [(u32, u16)],
+    /// Condition-code nibble table, `CC_STRIDE` words per condition code id.
+    pub cc_actions: &'static [u32],
+    /// Sorted `(cc * MAX_VT_SLOTS + vt, rule)`.
+    pub cc_sources: &'static [(u32, u16)],
+}
+
+/// A name-to-id map: a compile-time perfect hash map for the generated tables, a hash
+/// map for descriptions loaded at run time.
+#[derive(Clone, Debug)]
+pub enum NameMap {
+    Static(&'static phf::Map<&'static str, u16>),
+    Dynamic(HashMap<&'static str, u16>),
+}
+
+impl NameMap {
+    #[inline]
+    pub fn get(&self, name: &str) -> Option<u16> {
+        match self {
+            NameMap::Static(map) => map.get(name).copied(),
+            NameMap::Dynamic(map) => map.get(name).copied(),
+        }
+    }
+
+    /// All entries, sorted by name.
+    pub fn entries(&self) -> Vec<(&'static str, u16)> {
+        let mut out: Vec<(&'static str, u16)> = match self {
+            NameMap::Static(map) => map.entries().map(|(k, v)| (*k, *v)).collect(),
+            NameMap::Dynamic(map) => map.iter().map(|(k, v)| (*k, *v)).collect(),
+        };
+        out.sort();
+        out
+    }
+}
+
+impl PartialEq for NameMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries() == other.entries()
+    }
+}
+
+/// Name-to-id maps for every kind of name in the description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NameMaps {
+    pub opcodes: NameMap,
+    pub types: NameMap,
+    pub register_classes: NameMap,
+    /// Accepts the canonical `sm_90a` only; see [`TargetTables::find_sm`] for `90a`.
+    pub sms: NameMap,
+    pub features: NameMap,
+    pub cond_codes: NameMap,
+    pub intrinsics: NameMap,
+    pub knobs: NameMap,
+}
+
+/// A rule of the description, as the provenance tables point to it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RuleInfo {
+    pub source: SourceLoc,
+    /// The rule's text, for remarks and the audit tool.
+    pub text: &'static str,
+}
+
+/// Every table generated from one target description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetTables {
+    pub target: &'static str,
+    /// Description files, as paths relative to the repository root when known.
+    pub files: &'static [&'static str],
+    /// Number of rows of each action table (largest type id + 1).
+    pub vt_slots: u16,
+    pub types: &'static [TypeInfo],
+    pub opcodes: &'static [OpcodeInfo],
+    pub categories: &'static [CategoryInfo],
+    pub cond_codes: &'static [CondCodeInfo],
+    pub intrinsics: &'static [IntrinsicInfo],
+    pub register_classes: &'static [RegisterClassInfo],
+    pub features: &'static [FeatureInfo],
+    pub sms: &'static [SmTables],
+    pub knobs: &'static [KnobInfo],
+    pub remat: RematInfo,
+    pub scheduling: SchedulingInfo,
+    /// Rules and other provenance points; the `*_sources` tables index into it.
+    pub rules: &'static [RuleInfo],
+    /// The default entries of the action and condition-code tables.
+    pub default_action: (Action, u16),
+    pub default_cc_action: (Action, u16),
+    pub names: NameMaps,
+}
+
+/// The answer to "what does this SM do with this opcode on this type, and why".
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub action: Action,
+    pub detail: Option<ActionDetail>,
+    /// The rule that decided the entry (the default rule when no other did).
+    pub rule: RuleInfo,
+    pub is_default: bool,
+}
+
+impl SmTables {
+    /// The action byte for `(opcode, vt)`: one indexed load.
+    #[inline]
+    pub fn action_byte(&self, opcode: OpcodeId, vt: VtId) -> u8 {
+        self.actions[OPCODE_STRIDE * vt.0 as usize + opcode.0 as usize]
+    }
+
+    #[inline]
+    pub fn action(&self, opcode: OpcodeId, vt: VtId) -> Action {
+        // The builder only ever stores valid action bytes.
+        Action::from_byte(self.action_byte(opcode, vt)).unwrap_or(Action::Expand)
+    }
+
+    #[inline]
+    pub fn is_legal(&self, opcode: OpcodeId, vt: VtId) -> bool {
+        Action::byte_is_legal(self.action_byte(opcode, vt))
+    }
+
+    #[inline]
+    pub fn type_supported(&self, vt: VtId) -> bool {
+        self.type_class.get(vt.0 as usize).is_some_and(|&c| c != NO_CLASS)
+    }
+
+    /// Reads one nibble of the condition-code table.
+    #[inline]
+    pub fn cc_action_nibble(&self, cc: CondCodeId, vt: VtId) -> u8 {
+        let word = self.cc_actions[CC_STRIDE * cc.0 as usize + (vt.0 as usize >> 3)];
+        ((word >> (4 * (vt.0 as u32 & 7))) & 0xF) as u8
+    }
+
+    pub fn cc_action(&self, cc: CondCodeId, vt: VtId) -> Action {
+        Action::from_byte(self.cc_action_nibble(cc, vt)).unwrap_or(Action::Expand)
+    }
+
+    pub fn action_detail(&self, opcode: OpcodeId, vt: VtId) -> Option<ActionDetail> {
+        let cell = (OPCODE_STRIDE * vt.0 as usize + opcode.0 as usize) as u32;
+        lookup_sorted(self.action_details, cell).copied()
+    }
+
+    pub fn has_feature(&self, feature: u8) -> bool {
+        self.features.binary_search(&feature).is_ok()
+    }
+
+    /// Canonical number of the SM, `90a` for `sm_90a`.
+    pub fn number(&self) -> &'static str {
+        self.name.strip_prefix("sm_").unwrap_or(self.name)
+    }
+}
+
+fn lookup_sorted<K: Ord + Copy, V>(table: &[(K, V)], key: K) -> Option<&V> {
+    table.binary_search_by(|(k, _)| k.cmp(&key)).ok().map(|i| &table[i].1)
+}
+
+/// Packs per-type 4-bit actions into the condition-code words of one condition code.
+pub fn pack_cc_nibbles(actions: &[u8]) -> [u32; CC_STRIDE] {
+    let mut words = [0u32; CC_STRIDE];
+    for (vt, &action) in actions.iter().enumerate().take(MAX_VT_SLOTS) {
+        words[vt >> 3] |= u32::from(action & 0xF) << (4 * (vt & 7));
+    }
+    words
+}
+
+impl TargetTables {
+    /// Finds an SM by `80`, `sm_80`, `SM_80`, `90a`, `compute_90a`.
+    pub fn find_sm(&self, name: &str) -> Option<&SmTables> {
+        let lower = name.trim().to_ascii_lowercase();
+        let bare = lower
+            .strip_prefix("sm_")
+            .or_else(|| lower.strip_prefix("compute_"))
+            .or_else(|| lower.strip_prefix("sm"))
+            .unwrap_or(&lower);
+        let canonical = format!("sm_{bare}");
+        self.names.sms.get(&canonical).map(|i| &self.sms[i as usize])
+    }
+
+    pub fn sm_index(&self, sm: &SmTables) -> usize {
+        self.sms.iter().position(|s| s.name == sm.name).unwrap_or(0)
+    }
+
+    pub fn opcode(&self, name: &str) -> Option<OpcodeId> {
+        self.names.opcodes.get(name).map(OpcodeId)
+    }
+
+    pub fn vt(&self, name: &str) -> Option<VtId> {
+        self.names.types.get(name).map(|v| VtId(v as u8))
+    }
+
+    pub fn cond_code(&self, name: &str) -> Option<CondCodeId> {
+        self.names.cond_codes.get(name).map(|v| CondCodeId(v as u8))
+    }
+
+    pub fn opcode_info(&self, op: OpcodeId) -> Option<&OpcodeInfo> {
+        self.opcodes.iter().find(|o| o.id == op.0)
+    }
+
+    pub fn type_info(&self, vt: VtId) -> Option<&TypeInfo> {
+        self.types.iter().find(|t| t.id == vt.0)
+    }
+
+    pub fn cond_code_info(&self, cc: CondCodeId) -> Option<&CondCodeInfo> {
+        self.cond_codes.iter().find(|c| c.id == cc.0)
+    }
+
+    pub fn knob(&self, name: &str) -> Option<&KnobInfo> {
+        self.names.knobs.get(name).map(|i| &self.knobs[i as usize])
+    }
+
+    /// The action of `(opcode, vt)` on `sm` and the description rule that decided it.
+    pub fn decide(&self, sm: &SmTables, opcode: OpcodeId, vt: VtId) -> Decision {
+        let cell = (OPCODE_STRIDE * vt.0 as usize + opcode.0 as usize) as u32;
+        let (rule, is_default) = match lookup_sorted(sm.action_sources, cell) {
+            Some(&rule) => (rule, false),
+            None => (self.default_action.1, true),
+        };
+        Decision {
+            action: sm.action(opcode, vt),
+            detail: sm.action_detail(opcode, vt),
+            rule: self.rules[rule as usize],
+            is_default,
+        }
+    }
+
+    /// The condition-code action of `(cc, vt)` on `sm` and its rule.
+    pub fn decide_cc(&self, sm: &SmTables, cc: CondCodeId, vt: VtId) -> Decision {
+        let cell = cc.0 as u32 * MAX_VT_SLOTS as u32 + vt.0 as u32;
+        let (rule, is_default) = match lookup_sorted(sm.cc_sources, cell) {
+            Some(&rule) => (rule, false),
+            None => (self.default_cc_action.1, true),
+        };
+        Decision {
+            action: sm.cc_action(cc, vt),
+            detail: None,
+            rule: self.rules[rule as usize],
+            is_default,
+        }
+    }
+
+    /// The register class holding `vt` on `sm`, and the description line that put it
+    /// there.
+    pub fn register_type(
+        &self,
+        sm: &SmTables,
+        vt: VtId,
+    ) -> Option<(&RegisterClassInfo, RuleInfo)> {
+        let class = *sm.type_class.get(vt.0 as usize)?;
+        if class == NO_CLASS {
+            return None;
+        }
+        let source = lookup_sorted(sm.type_sources, vt.0).copied()?;
+        Some((&self.register_classes[class as usize], self.rules[source as usize]))
+    }
+
+    /// The entry of the promotion table (BSWAP, CTLZ, ...) or the FSINCOS table.
+    pub fn decide_one_dim(&self, sm: &SmTables, fsincos: bool, opcode: OpcodeId) -> Decision {
+        let table = if fsincos { sm.fsincos } else { sm.promotion };
+        let key = opcode.0 as u32 + if fsincos { OPCODE_STRIDE as u32 } else { 0 };
+        let (rule, is_default) = match lookup_sorted(sm.one_dim_sources, key) {
+            Some(&rule) => (rule, false),
+            None => (self.default_action.1, true),
+        };
+        Decision {
+            action: Action::from_byte(table[opcode.0 as usize]).unwrap_or(Action::Expand),
+            detail: None,
+            rule: self.rules[rule as usize],
+            is_default,
+        }
+    }
+
+    /// The description's custom promotion target for `(opcode, vt)` on `sm`, if any.
+    pub fn promotion_target(&self, sm: &SmTables, opcode: OpcodeId, vt: VtId) -> Option<VtId> {
+        match sm.action_detail(opcode, vt) {
+            Some(ActionDetail::PromoteTo(t)) => Some(VtId(t)),
+            _ => None,
+        }
+    }
+
+    /// Is `opcode` in the rematerialization exclusion set?
+    pub fn remat_excluded(&self, opcode: OpcodeId) -> bool {
+        self.remat.excluded_opcodes.binary_search(&opcode.0).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nibble_packing_round_trips_every_slot() {
+        // A distinct pattern per slot so a shifted or swapped nibble shows up.
+        let actions: Vec<u8> = (0..MAX_VT_SLOTS).map(|i| ((i * 7 + 3) % 5) as u8).collect();
+        let words = pack_cc_nibbles(&actions);
+        for (vt, &expected) in actions.iter().enumerate() {
+            let word = words[vt >> 3];
+            let got = ((word >> (4 * (vt & 7))) & 0xF) as u8;
+            assert_eq!(got, expected, "slot {vt}");
+        }
+    }
+
+    #[test]
+    fn nibble_packing_puts_two_types_per_byte() {
+        let mut actions = vec![0u8; MAX_VT_SLOTS];
+        actions[0] = 2;
+        actions[1] = 4;
+        actions[9] = 3;
+        let words = pack_cc_nibbles(&actions);
+        assert_eq!(words[0] & 0xFF, 0x42, "types 0 and 1 share the low byte");
+        assert_eq!((words[1] >> 4) & 0xF, 3, "type 9 is nibble 1 of word 1");
+    }
+
+    #[test]
+    fn legal_predicate_ignores_bit_two() {
+        assert!(Action::byte_is_legal(0));
+        assert!(Action::byte_is_legal(4));
+        assert!(!Action::byte_is_legal(1));
+        assert!(!Action::byte_is_legal(2));
+        assert!(!Action::byte_is_legal(3));
+    }
+}
