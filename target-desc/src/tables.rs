@@ -498,8 +498,16 @@ impl SmTables {
         Action::from_byte(self.action_byte(opcode, vt)).unwrap_or(Action::Expand)
     }
 
+    /// Exactly `Legal`.
     #[inline]
     pub fn is_legal(&self, opcode: OpcodeId, vt: VtId) -> bool {
+        self.action_byte(opcode, vt) == Action::Legal as u8
+    }
+
+    /// The reference's fast-path test `(a & 0xFB) == 0`: Legal, or Promote (bit 2 is a
+    /// don't-care), i.e. "no lowering needed at this type's register width".
+    #[inline]
+    pub fn passes_fast_legal_check(&self, opcode: OpcodeId, vt: VtId) -> bool {
         Action::byte_is_legal(self.action_byte(opcode, vt))
     }
 
