@@ -1,0 +1,28 @@
+//! The generic compiler engine behind `ptxc`.
+//!
+//! Pipeline stages live in modules named after them; each reads NVPTX knowledge only
+//! through [`target_desc::tables::TargetTables`] (the compiled-in `tables::nvptx()` or a
+//! description loaded at run time with `--target-desc`).
+//!
+//! - [`audit`]: legality per SM, with the description line behind each entry.
+//! - [`cli`]: the `ptxc` command line.
+
+pub mod audit;
+pub mod cli;
+
+use std::path::Path;
+
+use target_desc::tables::TargetTables;
+
+/// The tables to use: the description in `dir` if given (loaded and validated at run
+/// time, shown with `dir` as its path), else the compiled-in NVPTX tables.
+pub fn load_tables(dir: Option<&Path>) -> Result<&'static TargetTables, target_desc::DescError> {
+    match dir {
+        None => Ok(tables::nvptx()),
+        Some(dir) => {
+            let display = dir.to_string_lossy().trim_end_matches('/').to_string();
+            let loaded = target_desc::load_dir(dir, &display)?;
+            Ok(Box::leak(Box::new(loaded.tables)))
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The `ptxc` command line, as a library function so tests run it in-process.
+//!
+//! `ptxc audit` answers legality questions per SM (see [`crate::audit`]).
+
+use std::path::PathBuf;
+
+use crate::audit::{self, AuditError};
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "ptxc", version, about = "A table-driven NVPTX backend")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Query, dump or diff the legality tables of the target description.
+    ///
+    /// Examples:
+    ///   ptxc audit --sm 80 --op FADD --vt v2bf16 [--json]
+    ///   ptxc audit --sm 70 --vt i128
+    ///   ptxc audit --sm 80 --cc olt --vt f16
+    ///   ptxc audit --sm 80 --dump [--json|--csv]
+    ///   ptxc audit --diff 75 80 [--json]
+    #[command(verbatim_doc_comment)]
+    Audit(AuditArgs),
+}
+
+#[derive(Args)]
+struct AuditArgs {
+    /// The SM to query or dump: `80`, `sm_80`, `90a`.
+    #[arg(long)]
+    sm: Option<String>,
+    /// An opcode (with --vt): the action of the opcode on the type.
+    #[arg(long)]
+    op: Option<String>,
+    /// A value type: alone, whether it is a register type; with --op or --cc, the row.
+    #[arg(long)]
+    vt: Option<String>,
+    /// A condition code (with --vt): the condition-code action.
+    #[arg(long)]
+    cc: Option<String>,
+    /// Print every entry of the SM's tables.
+    #[arg(long)]
+    dump: bool,
+    /// Print every entry that differs between two SMs.
+    #[arg(long, num_args = 2, value_names = ["FROM", "TO"])]
+    diff: Option<Vec<String>>,
+    /// Print JSON.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV (with --dump).
+    #[arg(long)]
+    csv: bool,
+    /// Audit the description in DIR (loaded at run time) instead of the built-in one.
+    #[arg(long, value_name = "DIR")]
+    target_desc: Option<PathBuf>,
+}
+
+/// What a `ptxc` run printed and its exit code.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    /// 0 success, 1 bad input (an error was printed), 2 bad command line.
+    pub code: i32,
+}
+
+/// Runs `ptxc` with `args` (the first item is the program name).
+pub fn run<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let text = e.render().to_string();
+            return if code == 0 { Output { stdout: text, ..Output::default() } } else { Output { stderr: text, code, ..Output::default() } };
+        }
+    };
+    match cli.command {
+        Command::Audit(args) => run_audit(args),
+    }
+}
+
+fn run_audit(args: AuditArgs) -> Output {
+    let tables = match crate::load_tables(args.target_desc.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return Output { stderr: render_desc_error(&e), code: 1, ..Output::default() },
+    };
+    match audit_output(tables, &args) {
+        Ok(text) => Output { stdout: text, ..Output::default() },
+        Err(e) => Output { stderr: format!("error: {e}\n"), code: 1, ..Output::default() },
+    }
+}
+
+/// A description error with its source line, as miette draws it (no colours, so the
+/// text is the same on a terminal and in a log).
+pub fn render_desc_error(e: &target_desc::DescError) -> String {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    let mut out = String::new();
+    let diagnostic = e.to_diagnostic();
+    if handler.render_report(&mut out, &diagnostic).is_err() {
+        out = e.to_string();
+    }
+    out.push('\n');
+    out
+}
+
+fn audit_output(tables: &'static target_desc::TargetTables, args: &AuditArgs) -> Result<String, AuditError> {
+    let json = |v: serde_json::Value| format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default());
+    if let Some(pair) = &args.diff {
+        if args.sm.is_some() || args.dump || args.op.is_some() || args.vt.is_some() {
+            return Err(AuditError::Usage("--diff takes two SMs and no --sm, --dump, --op or --vt".into()));
+        }
+        let from = audit::find_sm(tables, &pair[0])?;
+        let to = audit::find_sm(tables, &pair[1])?;
+        let rows = audit::diff(tables, from, to);
+        return Ok(if args.json { json(audit::diff_json(from, to, &rows)) } else { audit::diff_text(from, to, &rows) });
+    }
+    let Some(sm_name) = &args.sm else {
+        return Err(AuditError::Usage("give --sm SM (or --diff FROM TO); see `ptxc audit --help`".into()));
+    };
+    let sm = audit::find_sm(tables, sm_name)?;
+    if args.dump {
+        if args.op.is_some() || args.vt.is_some() || args.cc.is_some() {
+            return Err(AuditError::Usage("--dump lists everything; drop --op, --vt and --cc".into()));
+        }
+        let rows = audit::entries(tables, sm);
+        return Ok(if args.json {
+            json(serde_json::Value::Array(rows.iter().map(|e| audit::entry_json(sm.name, e)).collect()))
+        } else if args.csv {
+            audit::dump_csv(sm, &rows)
+        } else {
+            audit::dump_text(sm, &rows)
+        });
+    }
+    let value = match (&args.op, &args.cc, &args.vt) {
+        (Some(_), Some(_), _) => return Err(AuditError::Usage("give --op or --cc, not both".into())),
+        (Some(op), None, Some(vt)) => {
+            audit::action_query(tables, sm, audit::find_opcode(tables, op)?, audit::find_vt(tables, vt)?)
+        }
+        (None, Some(cc), Some(vt)) => audit::cc_query(tables, sm, audit::find_cc(tables, cc)?, audit::find_vt(tables, vt)?),
+        (Some(_), None, None) | (None, Some(_), None) => {
+            return Err(AuditError::Usage("--op and --cc need --vt TYPE".into()))
+        }
+        (None, None, Some(vt)) => audit::type_query(tables, sm, audit::find_vt(tables, vt)?),
+        (None, None, None) => audit::sm_summary(tables, sm),
+    };
+    Ok(if args.json {
+        json(value)
+    } else if value.get("features").is_some() {
+        json(value)
+    } else {
+        audit::query_text(&value)
+    })
+}
