@@ -231,8 +231,11 @@ impl Emitter {
         for ((key, _), value) in entries.iter().zip(&values) {
             map.entry(*key, value);
         }
-        let code: Tokens = map.build().to_string().parse().expect("phf_codegen emits valid Rust");
-        (ident.clone(), quote! { pub static #ident: ::phf::Map<&'static str, u16> = #code; })
+        // phf_codegen names the crate `::phf`; the generated code reaches it through
+        // `target_desc` so invoking crates need no phf dependency of their own.
+        let code = map.build().to_string().replace("::phf::", "::target_desc::phf::");
+        let code: Tokens = code.parse().expect("phf_codegen emits valid Rust");
+        (ident.clone(), quote! { pub static #ident: ::target_desc::phf::Map<&'static str, u16> = #code; })
     }
 
     fn emit(mut self, t: &TargetTables, paths: &[PathBuf]) -> Tokens {

@@ -189,13 +189,25 @@ fn parse_ptx_version(text: &str) -> Option<u16> {
     (minor < 10).then_some(major * 10 + minor)
 }
 
+/// Keeps an error position inside the text (YAML reports end-of-input errors one line
+/// past the last), so the source line can be shown.
+pub(crate) fn clamp_position(text: &str, (line, column): (usize, usize)) -> (usize, usize) {
+    let count = text.lines().count().max(1);
+    if line > count {
+        let last = text.lines().last().unwrap_or("");
+        (count, last.chars().count() + 1)
+    } else {
+        (line, column)
+    }
+}
+
 /// Reads the YAML of one file; an empty or comment-only file has no sections.
 fn parse_yaml<T: for<'de> serde::Deserialize<'de> + Default>(file: &SourceFile) -> DescResult<T> {
     if file.text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#') || l.trim() == "---") {
         return Ok(T::default());
     }
     serde_yaml::from_str(&file.text).map_err(|e| {
-        let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+        let (line, column) = clamp_position(&file.text, e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1)));
         // serde_yaml appends "at line X column Y"; the location is already in front.
         let message = e.to_string();
         let message = message.split(" at line ").next().unwrap_or(&message).to_string();
@@ -590,7 +602,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         let wrong = |expected: &str| {
             b.err_at(
                 DescErrorKind::Invalid(format!(
-                    "knob `{}` has type {} but its default {} is not {expected}",
+                    "knob `{}` has type {} but its default `{}` is not {expected}",
                     item.name,
                     item.ty,
                     serde_yaml::to_string(&item.default).unwrap_or_default().trim()
@@ -927,6 +939,11 @@ struct ResolvedRule<'s> {
     rule_index: u16,
     /// `(key, type)` cells; the type is 0 for the 1-D tables.
     cells: Vec<(u16, u8, usize, usize)>,
+    /// Position of each cell in `cells`, and how often each cell decided an entry.
+    cell_index: HashMap<(u16, u8), usize>,
+    cell_wins: Vec<usize>,
+    /// The type names as written, with positions, for per-type diagnostics.
+    type_names: Vec<(u8, Name)>,
     wins: usize,
 }
 
@@ -1077,8 +1094,10 @@ fn resolve_rules(
                             sm: b.sm_names[sm].clone(),
                             op: key_name,
                             ty,
-                            this_action: r.action.to_string(),
-                            other_action: e.action.to_string(),
+                            this_action: action_text(&r.stmt.action),
+                            other_action: action_text(&e.stmt.action),
+                            this_sms: b.sm_list(r.set),
+                            other_sms: b.sm_list(e.set),
                         },
                         r.file,
                         r.stmt.line,
@@ -1089,7 +1108,11 @@ fn resolve_rules(
                 co_winners.push(other);
             }
             for &w in &co_winners {
-                resolved[w].wins += 1;
+                let r = &mut resolved[w];
+                r.wins += 1;
+                if let Some(&i) = r.cell_index.get(&(key, vt)) {
+                    r.cell_wins[i] += 1;
+                }
             }
             let winner = &resolved[best];
             let byte = winner.action as u8;
@@ -1129,8 +1152,54 @@ fn resolve_rules(
                 r.stmt.column,
             ));
         }
+        // A name whose every entry is decided elsewhere is dead text in the rule.
+        let mut key_wins: BTreeMap<u16, (usize, usize, usize)> = BTreeMap::new();
+        let mut type_wins: BTreeMap<u8, usize> = BTreeMap::new();
+        for (i, &(key, vt, line, column)) in r.cells.iter().enumerate() {
+            key_wins.entry(key).or_insert((0, line, column)).0 += r.cell_wins[i];
+            *type_wins.entry(vt).or_insert(0) += r.cell_wins[i];
+        }
+        if let Some((_, (_, line, column))) = key_wins.iter().find(|(_, (w, _, _))| *w == 0) {
+            // The name as written at its position (an opcode, or the `$set` it came from).
+            let written = b.file(r.file).text.lines().nth(line - 1).unwrap_or("");
+            let name: String = written
+                .chars()
+                .skip(column - 1)
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
+                .collect();
+            return Err(b.err(
+                DescErrorKind::Invalid(format!("`{name}` in this rule never applies: each of its entries is decided by a more specific rule")),
+                r.file,
+                *line,
+                *column,
+            ));
+        }
+        if matches!(r.stmt.table, RuleTable::Actions | RuleTable::CondCodes) {
+            if let Some((vt, _)) = type_wins.iter().find(|(_, w)| **w == 0) {
+                if let Some((_, name)) = r.type_names.iter().find(|(t, _)| t == vt) {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!("`{}` in this rule never applies: each of its entries is decided by a more specific rule", name.text)),
+                        r.file,
+                        name.line,
+                        name.column,
+                    ));
+                }
+            }
+        }
     }
     Ok(out)
+}
+
+/// An action as the DSL spells it: `libcall(__nv_fmodf)`.
+fn action_text(action: &ActionSpec) -> String {
+    match action {
+        ActionSpec::Legal => "legal".into(),
+        ActionSpec::Expand => "expand".into(),
+        ActionSpec::Custom(h) => format!("custom({})", h.text),
+        ActionSpec::LibCall(f) => format!("libcall({})", f.text),
+        ActionSpec::Promote(None) => "promote".into(),
+        ActionSpec::Promote(Some(t)) => format!("promote({})", t.text),
+    }
 }
 
 fn resolve_one<'s>(
@@ -1241,5 +1310,8 @@ fn resolve_one<'s>(
         }
     }
     let rule_index = b.add_rule(file, rule.line, &rule.text)?;
-    Ok(ResolvedRule { stmt: rule, file, set, action, detail, rule_index, cells, wins: 0 })
+    let cell_index = cells.iter().enumerate().map(|(i, &(k, t, _, _))| ((k, t), i)).collect();
+    let cell_wins = vec![0; cells.len()];
+    let type_names = type_ids.iter().map(|&(t, n)| (t, n.clone())).collect();
+    Ok(ResolvedRule { stmt: rule, file, set, action, detail, rule_index, cells, cell_index, cell_wins, type_names, wins: 0 })
 }

@@ -13,7 +13,7 @@ use thiserror::Error;
 pub enum DescErrorKind {
     #[error("cannot read description file: {0}")]
     Io(String),
-    #[error("YAML syntax error: {0}")]
+    #[error("invalid YAML: {0}")]
     Yaml(String),
     #[error("rule syntax error: expected {expected}, found {found}")]
     RuleSyntax { expected: String, found: String },
@@ -23,7 +23,7 @@ pub enum DescErrorKind {
     Duplicate { what: &'static str, name: String, first: String },
     #[error("{0}")]
     Invalid(String),
-    #[error("rule conflicts with the equally specific rule at {other}: on {sm}, {op} on {ty} would be both {this_action} and {other_action}")]
+    #[error("rule conflicts with the rule at {other}, and neither is more specific: on {sm}, {op} on {ty} would be both `{this_action}` and `{other_action}` (this rule applies on {this_sms}; the other on {other_sms})")]
     Conflict {
         other: String,
         sm: String,
@@ -31,6 +31,8 @@ pub enum DescErrorKind {
         ty: String,
         this_action: String,
         other_action: String,
+        this_sms: String,
+        other_sms: String,
     },
     #[error("rule never applies: {0}")]
     NeverApplies(String),

@@ -27,6 +27,9 @@ pub use build::SourceFile;
 pub use error::{DescError, DescErrorKind, DescResult};
 pub use tables::TargetTables;
 
+/// Re-exported so generated tables need only `target_desc` as a dependency.
+pub use phf;
+
 /// A loaded description and the files it was read from.
 pub struct Loaded {
     pub tables: TargetTables,
@@ -47,13 +50,17 @@ pub fn load_dir(dir: &Path, display_prefix: &str) -> DescResult<Loaded> {
     let read = |name: &str| -> DescResult<(SourceFile, PathBuf)> {
         let path = dir.join(name);
         let text = std::fs::read_to_string(&path).map_err(|e| {
-            DescError::new(DescErrorKind::Io(format!("{}: {e}", path.display())), &display(name), 1, 1)
+            let reason = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_string(),
+                _ => e.to_string(),
+            };
+            DescError::new(DescErrorKind::Io(format!("`{name}`: {reason}")), &display(name), 1, 1)
         })?;
         Ok((SourceFile { display: display(name), text: Arc::from(text) }, path))
     };
     let (manifest, manifest_path) = read("target.yaml")?;
     let parsed: syntax::Manifest = serde_yaml::from_str(&manifest.text).map_err(|e| {
-        let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+        let (line, column) = build::clamp_position(&manifest.text, e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1)));
         let message = e.to_string();
         let message = message.split(" at line ").next().unwrap_or(&message).to_string();
         DescError { kind: DescErrorKind::Yaml(message), file: manifest.display.clone(), line, column, text: Some(manifest.text.clone()) }

@@ -93,8 +93,7 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
         let text = collapse(pair.as_str());
         match pair.as_rule() {
             Rule::set_stmt => {
-                let mut inner = pair.into_inner();
-                inner.next(); // kw_set
+                let mut inner = pair.into_inner().filter(|p| matches!(p.as_rule(), Rule::set_ref | Rule::name_list));
                 let name = Name::from_pair(&inner.next().expect("set name"));
                 let items = names(inner.next().expect("set items"));
                 out.push(Statement::Set { name, items });
@@ -177,7 +176,7 @@ fn collapse(text: &str) -> String {
 }
 
 fn names(list: Pair<'_, Rule>) -> Vec<Name> {
-    list.into_inner().map(|p| Name::from_pair(&p)).collect()
+    list.into_inner().filter(|p| matches!(p.as_rule(), Rule::ident | Rule::set_ref)).map(|p| Name::from_pair(&p)).collect()
 }
 
 fn parse_action(pair: Pair<'_, Rule>) -> ActionSpec {
@@ -225,6 +224,10 @@ fn describe(grammar_rule: &Rule) -> &'static str {
         Rule::kw_when | Rule::condition => "`when`",
         Rule::expr | Rule::term | Rule::factor | Rule::negation => "a condition",
         Rule::EOI => "end of file",
+        Rule::comma => "`,`",
+        Rule::colon => "`:`",
+        Rule::semi => "`;`",
+        Rule::equals => "`=`",
         _ => "a statement",
     }
 }
@@ -239,21 +242,31 @@ fn syntax_error(err: pest::error::Error<Rule>, file: &str, text: &str) -> DescEr
         pest::error::InputLocation::Span((p, _)) => p,
     };
     let mut expected: Vec<&str> = Vec::new();
-    let mut extra: Vec<&str> = Vec::new();
+    let mut wants_punctuation = false;
     if let pest::error::ErrorVariant::ParsingError { positives, .. } = &err.variant {
         for expected_rule in positives {
+            wants_punctuation |= matches!(expected_rule, Rule::comma | Rule::colon | Rule::semi | Rule::equals);
             let d = describe(expected_rule);
             if !expected.contains(&d) {
                 expected.push(d);
             }
         }
     }
-    // Punctuation that pest reports as plain strings does not appear in `positives`.
-    let rest = &text[position.min(text.len())..];
     if expected.is_empty() {
-        extra.push("`;`, `,`, `:` or `when`");
+        expected.push("a statement");
     }
-    expected.extend(extra);
+    let rest = &text[position.min(text.len())..];
+    // A missing `;` or `,` belongs right after the previous token, not at the start of
+    // whatever follows (often on the next line).
+    let (line, column) = if wants_punctuation {
+        let before = &text[..position.min(text.len())];
+        let end = before.trim_end().len();
+        let line = before[..end].matches('\n').count() + 1;
+        let column = before[..end].rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, column)
+    } else {
+        (line, column)
+    };
     let found = match rest.split(|c: char| c.is_whitespace() || c == ';' || c == ',').find(|s| !s.is_empty()) {
         Some(token) => format!("`{token}`"),
         None if rest.trim().is_empty() => "end of file".to_string(),
@@ -304,6 +317,8 @@ mod tests {
     #[test]
     fn a_missing_semicolon_is_reported() {
         let err = parse_file("legal ADD : i32\nlegal SUB : i32;\n", "x.rules").unwrap_err();
-        assert_eq!(err.line, 2, "{err}");
+        // Reported right after `i32`, where the `;` belongs.
+        assert_eq!((err.line, err.column), (1, 16), "{err}");
+        assert!(err.to_string().contains("`;`") && err.to_string().contains("found `legal`"), "{err}");
     }
 }
