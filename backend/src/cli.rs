@@ -26,6 +26,21 @@ enum Command {
     ///   ptxc audit --diff 75 80 [--json]
     #[command(verbatim_doc_comment)]
     Audit(AuditArgs),
+    /// Run one pass on a MIR file and print the resulting MIR.
+    ///
+    /// Passes: verify.
+    RunPass(RunPassArgs),
+}
+
+#[derive(Args)]
+struct RunPassArgs {
+    /// The pass to run.
+    pass: String,
+    /// The MIR file.
+    input: PathBuf,
+    /// Load the target description from DIR instead of the built-in one.
+    #[arg(long, value_name = "DIR")]
+    target_desc: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -84,6 +99,36 @@ where
     };
     match cli.command {
         Command::Audit(args) => run_audit(args),
+        Command::RunPass(args) => run_pass(args),
+    }
+}
+
+fn run_pass(args: RunPassArgs) -> Output {
+    let tables = match crate::load_tables(args.target_desc.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return Output { stderr: render_desc_error(&e), code: 1, ..Output::default() },
+    };
+    let Some(pass) = crate::passes::find(&args.pass) else {
+        let names: Vec<&str> = crate::passes::PASSES.iter().map(|p| p.name).collect();
+        return Output { stderr: format!("error: unknown pass `{}` (passes: {})\n", args.pass, names.join(", ")), code: 1, ..Output::default() };
+    };
+    let file = args.input.to_string_lossy().to_string();
+    let text = match std::fs::read_to_string(&args.input) {
+        Ok(t) => t,
+        Err(e) => return Output { stderr: format!("error: cannot read {file}: {e}\n"), code: 1, ..Output::default() },
+    };
+    let mut module = match crate::mir::parser::parse_module(&text, &file, tables) {
+        Ok(m) => m,
+        Err(e) => return Output { stderr: e.render(), code: 1, ..Output::default() },
+    };
+    let cx = crate::passes::PassContext { tables, source: crate::mir::verifier::Source { file: &file, text: &text } };
+    match (pass.run)(&mut module, &cx) {
+        Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), ..Output::default() },
+        Err(errors) => {
+            let mut stderr: String = errors.iter().map(|e| e.render()).collect();
+            stderr.push_str(&format!("{} error{} in {file}\n", errors.len(), if errors.len() == 1 { "" } else { "s" }));
+            Output { stderr, code: 1, ..Output::default() }
+        }
     }
 }
 

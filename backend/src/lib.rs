@@ -5,10 +5,15 @@
 //! description loaded at run time with `--target-desc`).
 //!
 //! - [`audit`]: legality per SM, with the description line behind each entry.
+//! - [`mir`]: the MIR front end: parser, printer, verifier.
+//! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`cli`]: the `ptxc` command line.
 
 pub mod audit;
 pub mod cli;
+pub mod diagnostics;
+pub mod mir;
+pub mod passes;
 
 use std::path::Path;
 

@@ -1,0 +1,238 @@
+//! MIR: the textual machine IR of `docs/mir-spec.md`, in memory.
+//!
+//! The front end of the pipeline: [`parser`] reads a `.mir` file (YAML documents via
+//! serde_yaml, bodies via the pest grammar in `body.pest`), [`verifier`] checks it, and
+//! [`printer`] writes it back in a form that parses to the same module, so every stage
+//! of the pipeline can be printed and re-read. Opcode, type, condition-code and
+//! intrinsic names are resolved through the target tables: the vocabulary comes from
+//! the description, not from this module.
+
+pub mod parser;
+pub mod printer;
+pub mod verifier;
+
+use target_desc::tables::{CondCodeId, OpcodeId, VtId};
+
+/// A 1-based position in the input file.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Loc {
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub name: Option<String>,
+    pub globals: Vec<Global>,
+    pub functions: Vec<Function>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AddressSpace {
+    Global,
+    Shared,
+    Const,
+}
+
+impl AddressSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            AddressSpace::Global => "global",
+            AddressSpace::Shared => "shared",
+            AddressSpace::Const => "const",
+        }
+    }
+
+    /// The pointer address space number (`p1`, `p3`, `p4`).
+    pub fn number(self) -> u16 {
+        match self {
+            AddressSpace::Global => 1,
+            AddressSpace::Shared => 3,
+            AddressSpace::Const => 4,
+        }
+    }
+}
+
+/// A literal of a global's initializer.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum InitValue {
+    Int(i128),
+    Float(f64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Global {
+    pub name: String,
+    pub space: AddressSpace,
+    pub ty: VtId,
+    pub count: u32,
+    pub align: Option<u32>,
+    pub init: Option<Vec<InitValue>>,
+    pub loc: Loc,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    /// `.entry`
+    Kernel,
+    /// `.func`
+    Device,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: VtId,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attributes {
+    pub maxntid: Option<Vec<u32>>,
+    pub minnctapersm: Option<u32>,
+    pub maxnreg: Option<u32>,
+}
+
+impl Attributes {
+    pub fn is_empty(&self) -> bool {
+        self.maxntid.is_none() && self.minnctapersm.is_none() && self.maxnreg.is_none()
+    }
+}
+
+/// Index of a virtual register in [`Function::values`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ValueId(pub u32);
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueInfo {
+    /// The name without `%`.
+    pub name: String,
+    pub ty: VtId,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub kind: FunctionKind,
+    pub params: Vec<Param>,
+    pub returns: Vec<VtId>,
+    pub attributes: Attributes,
+    pub values: Vec<ValueInfo>,
+    pub blocks: Vec<Block>,
+    pub loc: Loc,
+}
+
+impl Function {
+    pub fn value(&self, id: ValueId) -> &ValueInfo {
+        &self.values[id.0 as usize]
+    }
+
+    pub fn block_index(&self, number: u32) -> Option<usize> {
+        self.blocks.iter().position(|b| b.number == number)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub number: u32,
+    pub name: Option<String>,
+    pub insts: Vec<Inst>,
+    pub loc: Loc,
+}
+
+impl Block {
+    /// `bb.3.loop`
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(n) => format!("bb.{}.{n}", self.number),
+            None => format!("bb.{}", self.number),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    pub defs: Vec<ValueId>,
+    pub opcode: OpcodeId,
+    pub flags: Vec<String>,
+    pub operands: Vec<Operand>,
+    pub loc: Loc,
+}
+
+impl Inst {
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+
+    /// The values this instruction reads.
+    pub fn uses(&self) -> impl Iterator<Item = ValueId> + '_ {
+        self.operands.iter().filter_map(|o| match o {
+            Operand::Value(v) => Some(*v),
+            _ => None,
+        })
+    }
+
+    /// The blocks this instruction names.
+    pub fn block_operands(&self) -> impl Iterator<Item = u32> + '_ {
+        self.operands.iter().filter_map(|o| match o {
+            Operand::Block(b) => Some(*b),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    Value(ValueId),
+    /// `%bb.N`
+    Block(u32),
+    /// `@name`
+    Symbol(String),
+    CondCode(CondCodeId),
+    /// An integer literal (also the raw bits of an `FCONSTANT` written in hex).
+    Int(i128),
+    Float(f64),
+    /// `mask(0, 5, -1)`
+    Mask(Vec<i32>),
+    /// `align N`
+    Align(u64),
+}
+
+impl Module {
+    /// The module with every source position cleared, for comparing two modules
+    /// read from different texts.
+    pub fn without_locs(&self) -> Module {
+        let mut m = self.clone();
+        for g in &mut m.globals {
+            g.loc = Loc::default();
+        }
+        for f in &mut m.functions {
+            f.loc = Loc::default();
+            for b in &mut f.blocks {
+                b.loc = Loc::default();
+                for i in &mut b.insts {
+                    i.loc = Loc::default();
+                }
+            }
+        }
+        m
+    }
+}
+
+/// The action-table row type of an instruction: its `type_operand`'s type, else its
+/// first result's; `None` for instructions outside the table (branches, calls).
+pub fn row_type(f: &Function, inst: &Inst, tables: &target_desc::tables::TargetTables) -> Option<VtId> {
+    let info = tables.opcode_info(inst.opcode)?;
+    match info.type_operand {
+        Some(i) => match inst.operands.get(i as usize)? {
+            Operand::Value(v) => Some(f.value(*v).ty),
+            _ => None,
+        },
+        None => {
+            let first = info.signature.results.first()?;
+            if first.variadic {
+                return None;
+            }
+            inst.defs.first().map(|d| f.value(*d).ty)
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! Reading `.mir` files: YAML documents through serde_yaml, function bodies through the
+//! pest grammar in `body.pest`, names through the target tables.
+//!
+//! Positions are file positions: each document's offset and each body's first line and
+//! indentation are tracked so that an error inside a body points at the file's line
+//! and column. The parser stops at the first error (spec §5); the verifier reports all.
+
+use std::collections::HashMap;
+
+use pest::iterators::Pair;
+use pest::Parser as _;
+use pest_derive::Parser;
+use serde::Deserialize;
+use target_desc::tables::{TargetTables, VtId};
+use target_desc::yaml_lines;
+
+use super::*;
+use crate::diagnostics::MirError;
+
+#[derive(Parser)]
+#[grammar = "mir/body.pest"]
+struct BodyParser;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModuleDoc {
+    module: Option<String>,
+    #[serde(default)]
+    globals: Vec<GlobalDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GlobalDoc {
+    name: String,
+    space: String,
+    #[serde(rename = "type")]
+    ty: String,
+    count: Option<u32>,
+    align: Option<u32>,
+    init: Option<Vec<serde_yaml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FunctionDoc {
+    name: String,
+    kind: String,
+    #[serde(default)]
+    params: Vec<ParamDoc>,
+    #[serde(default)]
+    returns: Vec<String>,
+    attributes: Option<AttributesDoc>,
+    body: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParamDoc {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AttributesDoc {
+    maxntid: Option<Vec<u32>>,
+    minnctapersm: Option<u32>,
+    maxnreg: Option<u32>,
+}
+
+/// One YAML document of the stream and the file line its text starts on.
+struct Document<'a> {
+    text: String,
+    first_line: usize,
+    file: &'a str,
+    full: &'a str,
+}
+
+impl Document<'_> {
+    fn error(&self, doc_line: usize, column: usize, message: impl Into<String>) -> MirError {
+        MirError::at(self.file, self.full, self.first_line + doc_line.max(1) - 1, column, message)
+    }
+
+    /// An error at `token` in the item that starts at `doc_line`.
+    fn error_at(&self, doc_line: usize, token: &str, message: impl Into<String>) -> MirError {
+        let (line, column) = yaml_lines::find_token(&self.text, doc_line, 8, token);
+        self.error(line, column, message)
+    }
+
+    fn parse<T: for<'de> Deserialize<'de>>(&self) -> Result<T, MirError> {
+        serde_yaml::from_str(&self.text).map_err(|e| {
+            let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+            let line = line.min(self.text.lines().count().max(1));
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+            self.error(line, column, format!("invalid YAML: {message}"))
+        })
+    }
+}
+
+/// Splits a YAML stream at `---` and `...` lines, remembering where each starts.
+fn documents<'a>(text: &'a str, file: &'a str) -> Vec<Document<'a>> {
+    let mut docs = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    let mut first_line = 1;
+    let flush = |current: &mut Vec<&str>, first_line: usize, docs: &mut Vec<Document<'a>>| {
+        let meaningful = current.iter().any(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#')
+        });
+        if meaningful {
+            docs.push(Document { text: current.join("\n") + "\n", first_line, file, full: text });
+        }
+        current.clear();
+    };
+    for (i, line) in text.lines().enumerate() {
+        let marker = line.trim_end();
+        if marker == "---" || marker.starts_with("--- ") || marker == "..." {
+            flush(&mut current, first_line, &mut docs);
+            first_line = i + 2;
+        } else {
+            if current.is_empty() {
+                first_line = i + 1;
+            }
+            current.push(line);
+        }
+    }
+    flush(&mut current, first_line, &mut docs);
+    docs
+}
+
+fn lookup_type(tables: &TargetTables, name: &str) -> Result<VtId, String> {
+    tables.vt(name).ok_or_else(|| {
+        let suggestions = target_desc::error::closest(name, tables.types.iter().map(|t| t.name));
+        let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", suggestions.join("`, `")) };
+        format!("unknown type `{name}`{hint}")
+    })
+}
+
+/// Parses a whole `.mir` file. `file` is the name used in diagnostics.
+pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Module, MirError> {
+    let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
+    let docs = documents(text, file);
+    for (index, doc) in docs.iter().enumerate() {
+        let value: serde_yaml::Value = doc.parse()?;
+        let keys: Vec<String> = match &value {
+            serde_yaml::Value::Mapping(m) => m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect(),
+            _ => {
+                return Err(doc.error(1, 1, "expected a module document (`module`, `globals`) or a function document (`name`, `kind`, `params`, `body`), found something that is not a mapping"))
+            }
+        };
+        let is_function = keys.iter().any(|k| k == "name" || k == "body" || k == "kind");
+        if is_function {
+            let function = parse_function(doc, tables)?;
+            if let Some(other) = module.functions.iter().find(|f| f.name == function.name) {
+                return Err(doc.error_at(
+                    yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1),
+                    &function.name,
+                    format!("function `{}` is defined twice (first at line {})", function.name, other.loc.line),
+                ));
+            }
+            module.functions.push(function);
+        } else if keys.iter().any(|k| k == "module" || k == "globals") {
+            if index != 0 {
+                return Err(doc.error(1, 1, "the module document must be the first document of the file"));
+            }
+            let parsed: ModuleDoc = doc.parse()?;
+            module.name = parsed.module;
+            let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
+            for (i, g) in parsed.globals.into_iter().enumerate() {
+                let line = lines.get(i).copied().unwrap_or(1);
+                module.globals.push(parse_global(doc, line, g, tables, &module.globals)?);
+            }
+        } else {
+            return Err(doc.error(
+                1,
+                1,
+                format!("expected a module document (`module`, `globals`) or a function document (`name`, `kind`, `params`, `body`), found keys {}", keys.join(", ")),
+            ));
+        }
+    }
+    if module.functions.is_empty() {
+        let line = text.lines().count().max(1);
+        return Err(MirError::at(file, text, line, 1, "expected at least one function document, found none"));
+    }
+    Ok(module)
+}
+
+fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables, existing: &[Global]) -> Result<Global, MirError> {
+    let space = match g.space.as_str() {
+        "global" => AddressSpace::Global,
+        "shared" => AddressSpace::Shared,
+        "const" => AddressSpace::Const,
+        other => return Err(doc.error_at(line, other, format!("expected a global space (`global`, `shared` or `const`), found `{other}`"))),
+    };
+    if existing.iter().any(|e| e.name == g.name) {
+        return Err(doc.error_at(line, &g.name, format!("global `{}` is defined twice", g.name)));
+    }
+    let ty = lookup_type(tables, &g.ty).map_err(|m| doc.error_at(line, &g.ty, m))?;
+    let count = g.count.unwrap_or(1);
+    if count == 0 {
+        return Err(doc.error_at(line, "count", "expected a `count` of at least 1, found 0"));
+    }
+    if let Some(a) = g.align {
+        if !a.is_power_of_two() {
+            return Err(doc.error_at(line, "align", format!("expected a power-of-two `align`, found {a}")));
+        }
+    }
+    let init = match g.init {
+        None => None,
+        Some(items) => {
+            if space == AddressSpace::Shared {
+                return Err(doc.error_at(line, "init", "`init` is not allowed for `shared` globals (only `global` and `const`)"));
+            }
+            if items.len() != count as usize {
+                return Err(doc.error_at(line, "init", format!("expected {count} initializer values (the global's `count`), found {}", items.len())));
+            }
+            let mut values = Vec::new();
+            for item in items {
+                let v = match &item {
+                    serde_yaml::Value::Number(n) if n.is_i64() || n.is_u64() => {
+                        InitValue::Int(n.as_i64().map(i128::from).or(n.as_u64().map(i128::from)).unwrap_or(0))
+                    }
+                    serde_yaml::Value::Number(n) => InitValue::Float(n.as_f64().unwrap_or(0.0)),
+                    other => {
+                        let found = serde_yaml::to_string(other).unwrap_or_default();
+                        return Err(doc.error_at(line, "init", format!("expected numbers in `init`, found `{}`", found.trim())));
+                    }
+                };
+                values.push(v);
+            }
+            Some(values)
+        }
+    };
+    Ok(Global { name: g.name, space, ty, count, align: g.align, init, loc: Loc { line: (doc.first_line + line - 1) as u32, column: 1 } })
+}
+
+fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, MirError> {
+    let parsed: FunctionDoc = doc.parse()?;
+    let name_line = yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1);
+    let kind = match parsed.kind.as_str() {
+        "kernel" => FunctionKind::Kernel,
+        "device" => FunctionKind::Device,
+        other => {
+            let line = yaml_lines::key_line(&doc.text, &["kind"]).unwrap_or(1);
+            return Err(doc.error_at(line, other, format!("expected `kernel` or `device` for `kind`, found `{other}`")));
+        }
+    };
+    let param_lines = yaml_lines::item_lines(&doc.text, &["params"]);
+    let mut params = Vec::new();
+    for (i, p) in parsed.params.iter().enumerate() {
+        let line = param_lines.get(i).copied().unwrap_or(1);
+        let ty = lookup_type(tables, &p.ty).map_err(|m| doc.error_at(line, &p.ty, m))?;
+        if params.iter().any(|q: &Param| q.name == p.name) {
+            return Err(doc.error_at(line, &p.name, format!("parameter `{}` is declared twice", p.name)));
+        }
+        params.push(Param { name: p.name.clone(), ty });
+    }
+    let returns_line = yaml_lines::key_line(&doc.text, &["returns"]).unwrap_or(1);
+    let mut returns = Vec::new();
+    for r in &parsed.returns {
+        returns.push(lookup_type(tables, r).map_err(|m| doc.error_at(returns_line, r, m))?);
+    }
+    let attributes = match parsed.attributes {
+        None => Attributes::default(),
+        Some(a) => Attributes { maxntid: a.maxntid, minnctapersm: a.minnctapersm, maxnreg: a.maxnreg },
+    };
+    // Where the body's text starts in the file, and its indentation.
+    let body_key = yaml_lines::key_line(&doc.text, &["body"]).unwrap_or(1);
+    let doc_lines: Vec<&str> = doc.text.lines().collect();
+    let key_text = doc_lines.get(body_key - 1).copied().unwrap_or("");
+    let inline = key_text.split_once(':').map(|(_, rest)| rest.trim()).unwrap_or("");
+    let block_scalar = inline.starts_with('|') || inline.starts_with('>');
+    let (body_line, indent) = if block_scalar {
+        let indent = doc_lines
+            .iter()
+            .skip(body_key)
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+            .unwrap_or(0);
+        (doc.first_line + body_key, indent)
+    } else {
+        (doc.first_line + body_key - 1, key_text.find(inline).unwrap_or(0))
+    };
+    let mut function = Function {
+        name: parsed.name,
+        kind,
+        params,
+        returns,
+        attributes,
+        values: Vec::new(),
+        blocks: Vec::new(),
+        loc: Loc { line: (doc.first_line + name_line - 1) as u32, column: 1 },
+    };
+    BodyReader { tables, file: doc.file, full: doc.full, body_line, indent, function: &mut function, names: HashMap::new(), pending: Vec::new() }
+        .read(&parsed.body)?;
+    Ok(function)
+}
+
+struct BodyReader<'a> {
+    tables: &'a TargetTables,
+    file: &'a str,
+    full: &'a str,
+    body_line: usize,
+    indent: usize,
+    function: &'a mut Function,
+    names: HashMap<String, (ValueId, Loc)>,
+    /// Uses to resolve once every definition is known: (block, inst, operand, name, loc).
+    pending: Vec<(usize, usize, usize, String, Loc)>,
+}
+
+impl BodyReader<'_> {
+    fn loc(&self, pair: &Pair<'_, Rule>) -> Loc {
+        let (line, column) = pair.as_span().start_pos().line_col();
+        Loc { line: (self.body_line + line - 1) as u32, column: (column + self.indent) as u32 }
+    }
+
+    fn error(&self, loc: Loc, message: impl Into<String>) -> MirError {
+        MirError::at(self.file, self.full, loc.line as usize, loc.column as usize, message)
+    }
+
+    fn read(mut self, body: &str) -> Result<(), MirError> {
+        let mut pairs = BodyParser::parse(Rule::body, body).map_err(|e| self.syntax_error(e, body))?;
+        let root = pairs.next().expect("grammar yields a body");
+        for pair in root.into_inner() {
+            match pair.as_rule() {
+                Rule::block_label => self.block(pair)?,
+                Rule::instruction => self.instruction(pair)?,
+                _ => {}
+            }
+        }
+        if self.function.blocks.is_empty() {
+            let loc = Loc { line: self.body_line as u32, column: self.indent as u32 + 1 };
+            return Err(self.error(loc, "expected at least one block (`bb.0:`) in the body, found none"));
+        }
+        for (b, i, o, name, loc) in std::mem::take(&mut self.pending) {
+            match self.names.get(&name) {
+                Some(&(id, _)) => self.function.blocks[b].insts[i].operands[o] = Operand::Value(id),
+                None => {
+                    let suggestions = target_desc::error::closest(&name, self.names.keys().map(String::as_str));
+                    let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean %{}?)", suggestions.join(", %")) };
+                    return Err(self.error(loc, format!("use of undefined value %{name}{hint}")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, pair: Pair<'_, Rule>) -> Result<(), MirError> {
+        let loc = self.loc(&pair);
+        let mut number = 0u32;
+        let mut name = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::block_number => {
+                    number = p.as_str().parse().map_err(|_| self.error(loc, format!("block number `{}` is too large", p.as_str())))?
+                }
+                Rule::block_name => name = Some(p.as_str().to_string()),
+                _ => {}
+            }
+        }
+        if let Some(other) = self.function.blocks.iter().find(|b| b.number == number) {
+            return Err(self.error(loc, format!("block number {number} is used twice (first at line {})", other.loc.line)));
+        }
+        self.function.blocks.push(Block { number, name, insts: Vec::new(), loc });
+        Ok(())
+    }
+
+    fn instruction(&mut self, pair: Pair<'_, Rule>) -> Result<(), MirError> {
+        let loc = self.loc(&pair);
+        if self.function.blocks.is_empty() {
+            return Err(self.error(loc, "expected a block label (`bb.0:`) before the first instruction, found an instruction"));
+        }
+        let block = self.function.blocks.len() - 1;
+        let index = self.function.blocks[block].insts.len();
+        let mut defs = Vec::new();
+        let mut opcode = None;
+        let mut flags = Vec::new();
+        let mut operands = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::defs => {
+                    for def in p.into_inner() {
+                        let def_loc = self.loc(&def);
+                        let mut inner = def.into_inner();
+                        let reg = inner.next().expect("vreg");
+                        let ty = inner.next().expect("type");
+                        let name = reg.as_str()[1..].to_string();
+                        let ty_loc = self.loc(&ty);
+                        let vt = lookup_type(self.tables, ty.as_str()).map_err(|m| self.error(ty_loc, m))?;
+                        if let Some((_, first)) = self.names.get(&name) {
+                            return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
+                        }
+                        let id = ValueId(self.function.values.len() as u32);
+                        self.function.values.push(ValueInfo { name: name.clone(), ty: vt });
+                        self.names.insert(name, (id, def_loc));
+                        defs.push(id);
+                    }
+                }
+                Rule::opcode => {
+                    let op_loc = self.loc(&p);
+                    let mut inner = p.into_inner();
+                    let name_pair = inner.next().expect("opcode name");
+                    let name = name_pair.as_str();
+                    let id = self.tables.opcode(name).ok_or_else(|| {
+                        let suggestions = target_desc::error::closest(name, self.tables.opcodes.iter().map(|o| o.name));
+                        let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", suggestions.join("`, `")) };
+                        self.error(op_loc, format!("unknown opcode `{name}`{hint}"))
+                    })?;
+                    let info = self.tables.opcode_info(id).expect("named opcodes have info");
+                    for flag in inner {
+                        let f = flag.as_str();
+                        if !info.flags.contains(&f) {
+                            let known = if info.flags.is_empty() { "none".to_string() } else { info.flags.join(", ") };
+                            return Err(self.error(self.loc(&flag), format!("unknown flag `.{f}` on {name} (it accepts: {known})")));
+                        }
+                        flags.push(f.to_string());
+                    }
+                    opcode = Some(id);
+                }
+                Rule::operands => {
+                    for (o, operand) in p.into_inner().enumerate() {
+                        let op = self.operand(operand, block, index, o)?;
+                        operands.push(op);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let opcode = opcode.expect("grammar requires an opcode");
+        self.function.blocks[block].insts.push(Inst { defs, opcode, flags, operands, loc });
+        Ok(())
+    }
+
+    fn operand(&mut self, p: Pair<'_, Rule>, block: usize, inst: usize, index: usize) -> Result<Operand, MirError> {
+        let loc = self.loc(&p);
+        let text = p.as_str();
+        Ok(match p.as_rule() {
+            Rule::block_ref => Operand::Block(text[4..].parse().map_err(|_| self.error(loc, format!("block number in `{text}` is too large")))?),
+            Rule::vreg => {
+                self.pending.push((block, inst, index, text[1..].to_string(), loc));
+                Operand::Value(ValueId(u32::MAX))
+            }
+            Rule::symbol => Operand::Symbol(text[1..].to_string()),
+            Rule::mask => {
+                let mut lanes = Vec::new();
+                for lane in p.into_inner() {
+                    let l = self.loc(&lane);
+                    let v: i32 = lane.as_str().parse().map_err(|_| self.error(l, format!("expected a lane index, found `{}`", lane.as_str())))?;
+                    if v < -1 {
+                        return Err(self.error(l, format!("expected a lane index or -1 (undefined), found {v}")));
+                    }
+                    lanes.push(v);
+                }
+                Operand::Mask(lanes)
+            }
+            Rule::align => {
+                let value = p.into_inner().next().expect("align value");
+                let l = self.loc(&value);
+                let a: u64 = value.as_str().parse().map_err(|_| self.error(l, format!("expected a positive alignment, found `{}`", value.as_str())))?;
+                if !a.is_power_of_two() {
+                    return Err(self.error(l, format!("expected a power-of-two alignment, found {a}")));
+                }
+                Operand::Align(a)
+            }
+            Rule::hex => {
+                let (negative, digits) = match text.strip_prefix('-') {
+                    Some(rest) => (true, &rest[2..]),
+                    None => (false, &text[2..]),
+                };
+                let v = i128::from_str_radix(digits, 16).map_err(|_| self.error(loc, format!("integer literal `{text}` is out of range")))?;
+                Operand::Int(if negative { -v } else { v })
+            }
+            Rule::integer => Operand::Int(text.parse().map_err(|_| self.error(loc, format!("integer literal `{text}` is out of range")))?),
+            Rule::float => Operand::Float(text.parse().map_err(|_| self.error(loc, format!("malformed float literal `{text}`")))?),
+            Rule::word => match text {
+                "inf" => Operand::Float(f64::INFINITY),
+                "-inf" => Operand::Float(f64::NEG_INFINITY),
+                "nan" => Operand::Float(f64::NAN),
+                _ => match self.tables.cond_code(text) {
+                    Some(cc) => Operand::CondCode(cc),
+                    None => {
+                        let suggestions = target_desc::error::closest(text, self.tables.cond_codes.iter().map(|c| c.name));
+                        let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", suggestions.join("`, `")) };
+                        return Err(self.error(loc, format!("expected an operand (a value, block, @symbol, condition code, number, `inf` or `nan`), found `{text}`{hint}")));
+                    }
+                },
+            },
+            other => unreachable!("operand rule {other:?}"),
+        })
+    }
+
+    fn syntax_error(&self, e: pest::error::Error<Rule>, body: &str) -> MirError {
+        let (line, column) = match e.line_col {
+            pest::error::LineColLocation::Pos(p) | pest::error::LineColLocation::Span(p, _) => p,
+        };
+        let position = match e.location {
+            pest::error::InputLocation::Pos(p) | pest::error::InputLocation::Span((p, _)) => p,
+        };
+        let mut expected: Vec<&str> = Vec::new();
+        if let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant {
+            for rule in positives {
+                let d = describe(rule);
+                if !expected.contains(&d) {
+                    expected.push(d);
+                }
+            }
+        }
+        if expected.is_empty() {
+            expected.push("an instruction or a block label");
+        }
+        let rest = &body[position.min(body.len())..];
+        let found = match rest.split(|c: char| c.is_whitespace() || c == ',').find(|s| !s.is_empty()) {
+            Some(token) if !rest.starts_with(['\n', '\r']) => format!("`{token}`"),
+            _ if rest.is_empty() => "end of body".to_string(),
+            _ => "end of line".to_string(),
+        };
+        let loc = Loc { line: (self.body_line + line - 1) as u32, column: (column + self.indent) as u32 };
+        self.error(loc, format!("syntax error: expected {}, found {found}", expected.join(" or ")))
+    }
+}
+
+fn describe(rule: &Rule) -> &'static str {
+    match rule {
+        Rule::block_label | Rule::block_number => "a block label (`bb.N:`)",
+        Rule::block_name => "a block name",
+        Rule::instruction => "an instruction",
+        Rule::defs | Rule::def => "a definition (`%v:type`)",
+        Rule::type_name => "a type",
+        Rule::opcode | Rule::opcode_name => "an opcode",
+        Rule::flag => "a flag",
+        Rule::operands => "operands",
+        Rule::block_ref => "a block (`%bb.N`)",
+        Rule::vreg => "a virtual register (`%name`)",
+        Rule::symbol => "a symbol (`@name`)",
+        Rule::mask => "`mask(...)`",
+        Rule::align => "`align N`",
+        Rule::hex | Rule::float | Rule::integer | Rule::exponent => "a number",
+        Rule::word => "a condition code",
+        Rule::EOI => "end of body",
+        _ => "an instruction",
+    }
+}

@@ -1,0 +1,658 @@
+//! The MIR verifier: structure, SSA dominance, and types against the description's
+//! opcode signatures (spec §3).
+//!
+//! Runs on parsed input and after every pass in tests (`--verify`). Unlike the parser
+//! it does not stop at the first problem: it returns every error, each located at its
+//! instruction and naming the function, block and instruction index.
+
+use std::collections::HashMap;
+
+use target_desc::tables::{props, OperandKind, SigOperand, TargetTables, TypeClass, TypeKind, VtId};
+
+use super::*;
+use crate::diagnostics::MirError;
+
+/// Where errors are reported: the file name and its text (for source lines).
+#[derive(Copy, Clone)]
+pub struct Source<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+pub fn verify_module(module: &Module, tables: &TargetTables, source: Source<'_>) -> Vec<MirError> {
+    let mut errors = Vec::new();
+    for f in &module.functions {
+        Verifier { module, tables, source, function: f, errors: &mut errors }.run();
+    }
+    errors
+}
+
+struct Verifier<'a> {
+    module: &'a Module,
+    tables: &'a TargetTables,
+    source: Source<'a>,
+    function: &'a Function,
+    errors: &'a mut Vec<MirError>,
+}
+
+impl Verifier<'_> {
+    fn error(&mut self, loc: Loc, block: Option<usize>, inst: Option<usize>, message: String) {
+        let mut e = MirError::at(self.source.file, self.source.text, loc.line as usize, loc.column as usize, message);
+        let mut context = format!("function @{}", self.function.name);
+        if let Some(b) = block {
+            context.push_str(&format!(", {}", self.function.blocks[b].label()));
+        }
+        if let Some(i) = inst {
+            context.push_str(&format!(", instruction {}", i + 1));
+        }
+        e.context = Some(context);
+        self.errors.push(e);
+    }
+
+    fn ty_name(&self, vt: VtId) -> &'static str {
+        self.tables.type_info(vt).map(|t| t.name).unwrap_or("?")
+    }
+
+    fn op_name(&self, inst: &Inst) -> &'static str {
+        self.tables.opcode_info(inst.opcode).map(|o| o.name).unwrap_or("?")
+    }
+
+    fn run(&mut self) {
+        let f = self.function;
+        if f.kind == FunctionKind::Kernel && !f.returns.is_empty() {
+            self.error(f.loc, None, None, "a kernel cannot return values: expected `returns: []`".into());
+        }
+        if f.kind == FunctionKind::Device && !f.attributes.is_empty() {
+            self.error(f.loc, None, None, "`attributes` (maxntid, minnctapersm, maxnreg) are for kernels only".into());
+        }
+        if let Some(m) = &f.attributes.maxntid {
+            if m.is_empty() || m.len() > 3 || m.contains(&0) {
+                self.error(f.loc, None, None, format!("expected 1 to 3 positive numbers in `maxntid`, found {m:?}"));
+            }
+        }
+        let successors = self.structure();
+        let defs = self.definitions();
+        self.dominance(&successors, &defs);
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                self.types(b, i, inst);
+            }
+        }
+    }
+
+    /// Terminators and branch targets; returns each block's successor indices.
+    fn structure(&mut self) -> Vec<Vec<usize>> {
+        let f = self.function;
+        let mut successors = vec![Vec::new(); f.blocks.len()];
+        for (b, block) in f.blocks.iter().enumerate() {
+            let is_term = |inst: &Inst| self.tables.opcode_info(inst.opcode).is_some_and(|o| o.has(props::TERMINATOR));
+            match block.insts.last() {
+                None => self.error(block.loc, Some(b), None, format!("expected a terminator at the end of {}, found an empty block", block.label())),
+                Some(last) if !is_term(last) => {
+                    let name = self.op_name(last);
+                    self.error(last.loc, Some(b), Some(block.insts.len() - 1), format!("expected a terminator (BR, BRCOND, BR_CC, RET, TRAP, UNREACHABLE) at the end of {}, found {name}", block.label()))
+                }
+                _ => {}
+            }
+            for (i, inst) in block.insts.iter().enumerate() {
+                if i + 1 < block.insts.len() && is_term(inst) {
+                    let name = self.op_name(inst);
+                    self.error(inst.loc, Some(b), Some(i), format!("{name} is a terminator but is not the last instruction of {}", block.label()));
+                }
+                let phi = self.op_name(inst) == "PHI";
+                for target in inst.block_operands() {
+                    match f.block_index(target) {
+                        Some(t) => {
+                            if !phi && is_term(inst) && !successors[b].contains(&t) {
+                                successors[b].push(t);
+                            }
+                        }
+                        None => self.error(inst.loc, Some(b), Some(i), format!("branch target %bb.{target} does not exist")),
+                    }
+                }
+            }
+        }
+        successors
+    }
+
+    /// Where each value is defined: (block, instruction).
+    fn definitions(&mut self) -> HashMap<ValueId, (usize, usize)> {
+        let mut defs = HashMap::new();
+        for (b, block) in self.function.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                for d in &inst.defs {
+                    defs.insert(*d, (b, i));
+                }
+            }
+        }
+        defs
+    }
+
+    fn dominance(&mut self, successors: &[Vec<usize>], defs: &HashMap<ValueId, (usize, usize)>) {
+        let f = self.function;
+        let n = f.blocks.len();
+        let mut preds = vec![Vec::new(); n];
+        for (b, succ) in successors.iter().enumerate() {
+            for &s in succ {
+                preds[s].push(b);
+            }
+        }
+        let idom = dominators(successors, &preds);
+        let dominates = |a: usize, mut b: usize| -> bool {
+            loop {
+                if a == b {
+                    return true;
+                }
+                match idom[b] {
+                    Some(p) if p != b => b = p,
+                    _ => return false,
+                }
+            }
+        };
+        for (b, block) in f.blocks.iter().enumerate() {
+            let reachable = idom[b].is_some();
+            let mut seen_non_phi = false;
+            for (i, inst) in block.insts.iter().enumerate() {
+                let is_phi = self.op_name(inst) == "PHI";
+                if is_phi {
+                    if seen_non_phi {
+                        self.error(inst.loc, Some(b), Some(i), "PHI must come before every other instruction of its block".into());
+                    }
+                    self.phi(b, i, inst, &preds[b], defs, &dominates, reachable);
+                    continue;
+                }
+                seen_non_phi = true;
+                if !reachable {
+                    continue;
+                }
+                for v in inst.uses() {
+                    let Some(&(db, di)) = defs.get(&v) else { continue };
+                    let ok = if db == b { di < i } else { idom[db].is_some() && dominates(db, b) };
+                    if !ok {
+                        let name = &f.value(v).name;
+                        let where_ = f.blocks[db].label();
+                        self.error(inst.loc, Some(b), Some(i), format!("use of %{name} is not dominated by its definition (in {where_})"));
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn phi(
+        &mut self,
+        b: usize,
+        i: usize,
+        inst: &Inst,
+        preds: &[usize],
+        defs: &HashMap<ValueId, (usize, usize)>,
+        dominates: &dyn Fn(usize, usize) -> bool,
+        reachable: bool,
+    ) {
+        let f = self.function;
+        if inst.operands.len() < 2 || inst.operands.len() % 2 != 0 {
+            self.error(inst.loc, Some(b), Some(i), "expected PHI operands in pairs: `PHI %value, %bb.N, ...`".into());
+            return;
+        }
+        let mut covered = Vec::new();
+        for pair in inst.operands.chunks(2) {
+            let (Operand::Value(v), Operand::Block(pb)) = (&pair[0], &pair[1]) else {
+                self.error(inst.loc, Some(b), Some(i), "expected PHI operands in pairs of a value and a block: `PHI %value, %bb.N, ...`".into());
+                return;
+            };
+            let Some(p) = f.block_index(*pb) else { continue };
+            if !preds.contains(&p) {
+                self.error(inst.loc, Some(b), Some(i), format!("PHI names %bb.{pb}, which is not a predecessor of {}", f.blocks[b].label()));
+                continue;
+            }
+            if covered.contains(&p) {
+                self.error(inst.loc, Some(b), Some(i), format!("PHI names predecessor %bb.{pb} twice"));
+            }
+            covered.push(p);
+            if reachable {
+                if let Some(&(db, _)) = defs.get(v) {
+                    if !dominates(db, p) {
+                        let name = &f.value(*v).name;
+                        self.error(inst.loc, Some(b), Some(i), format!("PHI operand %{name} is not available at the end of %bb.{pb}"));
+                    }
+                }
+            }
+        }
+        for p in preds {
+            if !covered.contains(p) {
+                self.error(inst.loc, Some(b), Some(i), format!("PHI has no value for predecessor %bb.{}", f.blocks[*p].number));
+            }
+        }
+    }
+
+    fn types(&mut self, b: usize, i: usize, inst: &Inst) {
+        let Some(info) = self.tables.opcode_info(inst.opcode) else { return };
+        let f = self.function;
+        let name = info.name;
+        // Flags: at most one ordering, one scope; memory-type flags need sext/zext/trunc.
+        let orderings = ["relaxed", "acquire", "release", "acq_rel", "seq_cst"];
+        let scopes = ["cta", "gpu", "sys"];
+        if inst.flags.iter().filter(|f| orderings.contains(&f.as_str())).count() > 1 {
+            self.error(inst.loc, Some(b), Some(i), format!("{name} has more than one memory-ordering flag"));
+        }
+        if inst.flags.iter().filter(|f| scopes.contains(&f.as_str())).count() > 1 {
+            self.error(inst.loc, Some(b), Some(i), format!("{name} has more than one scope flag"));
+        }
+        match name {
+            "PHI" => {
+                if let (Some(d), Some(Operand::Value(v))) = (inst.defs.first(), inst.operands.first()) {
+                    let ty = f.value(*d).ty;
+                    for pair in inst.operands.chunks(2) {
+                        if let Operand::Value(v) = &pair[0] {
+                            if f.value(*v).ty != ty {
+                                let (vn, vt, dt) = (&f.value(*v).name, self.ty_name(f.value(*v).ty), self.ty_name(ty));
+                                self.error(inst.loc, Some(b), Some(i), format!("PHI of type {dt} has operand %{vn} of type {vt}"));
+                            }
+                        }
+                    }
+                    let _ = v;
+                }
+                if inst.defs.len() != 1 {
+                    self.error(inst.loc, Some(b), Some(i), "PHI defines exactly one value".into());
+                }
+                return;
+            }
+            "CALL" => return self.call(b, i, inst),
+            "INTRINSIC" => return self.intrinsic(b, i, inst),
+            "RET" => return self.ret(b, i, inst),
+            _ => {}
+        }
+        let mut bindings: Vec<Option<VtId>> = vec![None; info.signature.type_vars.len()];
+        if let Err(message) = self.match_list(info.signature.operands, &inst.operands, &mut bindings, &info.signature.type_vars, false) {
+            self.error(inst.loc, Some(b), Some(i), format!("{name}: {message} (signature `{}`)", info.signature.text));
+            return;
+        }
+        let defs: Vec<Operand> = inst.defs.iter().map(|d| Operand::Value(*d)).collect();
+        if let Err(message) = self.match_list(info.signature.results, &defs, &mut bindings, &info.signature.type_vars, true) {
+            self.error(inst.loc, Some(b), Some(i), format!("{name}: {message} (signature `{}`)", info.signature.text));
+            return;
+        }
+        if let Err(message) = self.opcode_rules(name, inst) {
+            self.error(inst.loc, Some(b), Some(i), format!("{name}: {message}"));
+        }
+    }
+
+    fn match_list(
+        &self,
+        sig: &[SigOperand],
+        actual: &[Operand],
+        bindings: &mut [Option<VtId>],
+        vars: &[target_desc::tables::TypeVar],
+        results: bool,
+    ) -> Result<(), String> {
+        let what = if results { "result" } else { "operand" };
+        let mut k = 0;
+        for (s, sop) in sig.iter().enumerate() {
+            let take = |k: usize| actual.get(k).filter(|a| kind_matches(sop.kind, a));
+            if sop.variadic {
+                while let Some(a) = take(k) {
+                    self.bind(sop.kind, a, bindings, vars, k, what)?;
+                    k += 1;
+                }
+            } else if let Some(a) = take(k) {
+                self.bind(sop.kind, a, bindings, vars, k, what)?;
+                k += 1;
+            } else if !sop.optional {
+                let expected = kind_text(sop.kind, vars, self.tables);
+                return Err(match actual.get(k) {
+                    Some(a) => format!("expected {expected} as {what} {}, found {}", k + 1, self.operand_text(a)),
+                    None => format!("expected {expected} as {what} {}, found {} {what}s", s + 1, actual.len()),
+                });
+            }
+        }
+        if k < actual.len() {
+            return Err(format!("expected {} {what}s at most, found {} (extra: {})", k, actual.len(), self.operand_text(&actual[k])));
+        }
+        Ok(())
+    }
+
+    fn operand_text(&self, o: &Operand) -> String {
+        match o {
+            Operand::Value(v) => format!("%{} of type {}", self.function.value(*v).name, self.ty_name(self.function.value(*v).ty)),
+            Operand::Block(b) => format!("%bb.{b}"),
+            Operand::Symbol(s) => format!("@{s}"),
+            Operand::CondCode(_) => "a condition code".into(),
+            Operand::Int(i) => format!("the integer {i}"),
+            Operand::Float(x) => format!("the float {x}"),
+            Operand::Mask(_) => "a mask".into(),
+            Operand::Align(a) => format!("`align {a}`"),
+        }
+    }
+
+    fn bind(
+        &self,
+        kind: OperandKind,
+        actual: &Operand,
+        bindings: &mut [Option<VtId>],
+        vars: &[target_desc::tables::TypeVar],
+        index: usize,
+        what: &str,
+    ) -> Result<(), String> {
+        let Operand::Value(v) = actual else { return Ok(()) };
+        let ty = self.function.value(*v).ty;
+        match kind {
+            OperandKind::Fixed(t) if t != ty.0 => Err(format!(
+                "expected {} as {what} {}, found %{} of type {}",
+                self.ty_name(VtId(t)),
+                index + 1,
+                self.function.value(*v).name,
+                self.ty_name(ty)
+            )),
+            OperandKind::TypeVar(var) => {
+                let var = var as usize;
+                let Some(tv) = vars.get(var) else { return Ok(()) };
+                if !in_class(self.tables, ty, tv.class) {
+                    return Err(format!(
+                        "expected {} ({}) as {what} {}, found %{} of type {}",
+                        class_text(tv.class),
+                        tv.name,
+                        index + 1,
+                        self.function.value(*v).name,
+                        self.ty_name(ty)
+                    ));
+                }
+                match bindings[var] {
+                    Some(bound) if bound != ty => Err(format!(
+                        "expected {what} {} to have type {} like the other `{}` values, found %{} of type {}",
+                        index + 1,
+                        self.ty_name(bound),
+                        tv.name,
+                        self.function.value(*v).name,
+                        self.ty_name(ty)
+                    )),
+                    _ => {
+                        bindings[var] = Some(ty);
+                        Ok(())
+                    }
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Rules a signature cannot say: widths of conversions, lanes, memory flags,
+    /// argument indices and symbols.
+    fn opcode_rules(&self, name: &str, inst: &Inst) -> Result<(), String> {
+        let f = self.function;
+        let ty = |o: &Operand| match o {
+            Operand::Value(v) => self.tables.type_info(f.value(*v).ty).copied(),
+            _ => None,
+        };
+        let result = inst.defs.first().and_then(|d| self.tables.type_info(f.value(*d).ty).copied());
+        let first = inst.operands.first().and_then(ty);
+        let lanes = |t: &target_desc::tables::TypeInfo| t.lanes;
+        let scalar_bits = |t: &target_desc::tables::TypeInfo| {
+            if t.kind == TypeKind::Vector { self.tables.type_info(VtId(t.elem)).map_or(0, |e| e.bits) } else { t.bits }
+        };
+        match name {
+            "SIGN_EXTEND" | "ZERO_EXTEND" | "ANY_EXTEND" | "FP_EXTEND" | "TRUNCATE" | "FP_ROUND" => {
+                if let (Some(r), Some(s)) = (result, first) {
+                    let widening = !matches!(name, "TRUNCATE" | "FP_ROUND");
+                    let ok = if widening { scalar_bits(&r) > scalar_bits(&s) } else { scalar_bits(&r) < scalar_bits(&s) };
+                    if !ok {
+                        let dir = if widening { "wider" } else { "narrower" };
+                        return Err(format!("expected a result {dir} than the operand, found {} from {}", r.name, s.name));
+                    }
+                    if lanes(&r) != lanes(&s) {
+                        return Err(format!("expected the same lane count, found {} from {}", r.name, s.name));
+                    }
+                }
+            }
+            "BITCAST" => {
+                if let (Some(r), Some(s)) = (result, first) {
+                    if r.bits != s.bits {
+                        return Err(format!("expected types of the same width, found {} ({} bits) from {} ({} bits)", r.name, r.bits, s.name, s.bits));
+                    }
+                }
+            }
+            "FP_TO_SINT" | "FP_TO_UINT" | "SINT_TO_FP" | "UINT_TO_FP" | "SETCC" => {
+                let operand = if name == "SETCC" { inst.operands.get(1).and_then(ty) } else { first };
+                if let (Some(r), Some(s)) = (result, operand) {
+                    if lanes(&r) != lanes(&s) {
+                        return Err(format!("expected the same lane count, found {} from {}", r.name, s.name));
+                    }
+                }
+            }
+            "ARG" => {
+                let Some(Operand::Int(index)) = inst.operands.first() else { return Ok(()) };
+                let Some(param) = usize::try_from(*index).ok().and_then(|i| f.params.get(i)) else {
+                    return Err(format!("expected a parameter index below {}, found {index}", f.params.len()));
+                };
+                if let Some(r) = result {
+                    if r.id != param.ty.0 {
+                        return Err(format!("parameter {index} (`{}`) has type {}, but the result is {}", param.name, self.ty_name(param.ty), r.name));
+                    }
+                }
+            }
+            "GLOBAL_ADDR" => {
+                let Some(Operand::Symbol(s)) = inst.operands.first() else { return Ok(()) };
+                let Some(g) = self.module.globals.iter().find(|g| &g.name == s) else {
+                    return Err(format!("unknown global @{s}"));
+                };
+                if let Some(r) = result {
+                    if r.addrspace != g.space.number() {
+                        return Err(format!("@{s} is a {} global: expected a result of type p{}, found {}", g.space.name(), g.space.number(), r.name));
+                    }
+                }
+            }
+            "LOAD" | "STORE" => {
+                let mem = inst.flags.iter().find_map(|fl| self.tables.vt(fl).and_then(|v| self.tables.type_info(v).copied()));
+                let ext = inst.flags.iter().any(|fl| matches!(fl.as_str(), "sext" | "zext" | "anyext" | "trunc"));
+                let value = if name == "LOAD" { result } else { first };
+                match (mem, ext, value) {
+                    (Some(m), true, Some(v)) if m.bits >= scalar_bits(&v) => {
+                        return Err(format!("the memory type {} must be narrower than the value type {}", m.name, v.name))
+                    }
+                    (Some(m), false, _) => return Err(format!("a memory type flag (.{}) needs .sext, .zext, .anyext (LOAD) or .trunc (STORE)", m.name)),
+                    (None, true, _) => return Err("an extending load or truncating store needs a memory type flag (.i8, .i16, .i32)".into()),
+                    _ => {}
+                }
+                if name == "LOAD" && inst.has_flag("trunc") || name == "STORE" && inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")) {
+                    return Err("LOAD extends (.sext/.zext/.anyext) and STORE truncates (.trunc), not the other way round".into());
+                }
+            }
+            "CONSTANT" => {
+                if let (Some(Operand::Int(v)), Some(r)) = (inst.operands.first(), result) {
+                    let bits = r.bits as u32;
+                    if bits < 128 {
+                        let (min, max) = (-(1i128 << (bits - 1)), (1i128 << bits) - 1);
+                        if *v < min || *v > max {
+                            return Err(format!("the constant {v} does not fit in {}", r.name));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, b: usize, i: usize, inst: &Inst) {
+        let f = self.function;
+        let Some(Operand::Symbol(callee)) = inst.operands.first() else {
+            return self.error(inst.loc, Some(b), Some(i), "CALL: expected the callee `@name` as the first operand".into());
+        };
+        let Some(target) = self.module.functions.iter().find(|g| &g.name == callee) else {
+            let names = self.module.functions.iter().map(|g| g.name.as_str());
+            let hint = target_desc::error::closest(callee, names);
+            let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean @{}?)", hint.join(", @")) };
+            return self.error(inst.loc, Some(b), Some(i), format!("CALL: unknown function @{callee}{hint}"));
+        };
+        if target.kind == FunctionKind::Kernel {
+            return self.error(inst.loc, Some(b), Some(i), format!("CALL: @{callee} is a kernel; only device functions can be called"));
+        }
+        let args: Vec<VtId> = inst.operands[1..].iter().filter_map(|o| if let Operand::Value(v) = o { Some(f.value(*v).ty) } else { None }).collect();
+        if args.len() != inst.operands.len() - 1 {
+            return self.error(inst.loc, Some(b), Some(i), "CALL: arguments must be values".into());
+        }
+        let expected: Vec<VtId> = target.params.iter().map(|p| p.ty).collect();
+        if args != expected {
+            let e: Vec<&str> = expected.iter().map(|t| self.ty_name(*t)).collect();
+            let a: Vec<&str> = args.iter().map(|t| self.ty_name(*t)).collect();
+            self.error(inst.loc, Some(b), Some(i), format!("CALL @{callee}: expected arguments ({}), found ({})", e.join(", "), a.join(", ")));
+        }
+        let results: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
+        if results != target.returns {
+            let e: Vec<&str> = target.returns.iter().map(|t| self.ty_name(*t)).collect();
+            let a: Vec<&str> = results.iter().map(|t| self.ty_name(*t)).collect();
+            self.error(inst.loc, Some(b), Some(i), format!("CALL @{callee}: expected results ({}), found ({})", e.join(", "), a.join(", ")));
+        }
+    }
+
+    fn intrinsic(&mut self, b: usize, i: usize, inst: &Inst) {
+        let Some(Operand::Symbol(name)) = inst.operands.first() else {
+            return self.error(inst.loc, Some(b), Some(i), "INTRINSIC: expected the intrinsic `@name` as the first operand".into());
+        };
+        let Some(info) = self.tables.intrinsics.iter().find(|x| x.name == name) else {
+            let hint = target_desc::error::closest(name, self.tables.intrinsics.iter().map(|x| x.name));
+            let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean @{}?)", hint.join(", @")) };
+            return self.error(inst.loc, Some(b), Some(i), format!("INTRINSIC: unknown intrinsic @{name}{hint}"));
+        };
+        let mut bindings = vec![None; info.signature.type_vars.len()];
+        let defs: Vec<Operand> = inst.defs.iter().map(|d| Operand::Value(*d)).collect();
+        let checked = self
+            .match_list(info.signature.operands, &inst.operands[1..], &mut bindings, info.signature.type_vars, false)
+            .and_then(|_| self.match_list(info.signature.results, &defs, &mut bindings, info.signature.type_vars, true));
+        if let Err(message) = checked {
+            self.error(inst.loc, Some(b), Some(i), format!("INTRINSIC @{name}: {message} (signature `{}`)", info.signature.text));
+        }
+    }
+
+    fn ret(&mut self, b: usize, i: usize, inst: &Inst) {
+        let f = self.function;
+        let values: Vec<VtId> = inst.operands.iter().filter_map(|o| if let Operand::Value(v) = o { Some(f.value(*v).ty) } else { None }).collect();
+        if values.len() != inst.operands.len() {
+            return self.error(inst.loc, Some(b), Some(i), "RET: operands must be values".into());
+        }
+        if values != f.returns {
+            let e: Vec<&str> = f.returns.iter().map(|t| self.ty_name(*t)).collect();
+            let a: Vec<&str> = values.iter().map(|t| self.ty_name(*t)).collect();
+            let what = if f.kind == FunctionKind::Kernel { "a kernel returns nothing" } else { "the function's `returns`" };
+            self.error(inst.loc, Some(b), Some(i), format!("RET: expected ({}) ({what}), found ({})", e.join(", "), a.join(", ")));
+        }
+    }
+}
+
+fn kind_matches(kind: OperandKind, actual: &Operand) -> bool {
+    matches!(
+        (kind, actual),
+        (OperandKind::TypeVar(_) | OperandKind::Fixed(_), Operand::Value(_))
+            | (OperandKind::Imm, Operand::Int(_) | Operand::Align(_))
+            | (OperandKind::FloatImm, Operand::Float(_) | Operand::Int(_))
+            | (OperandKind::CondCode, Operand::CondCode(_))
+            | (OperandKind::Block, Operand::Block(_))
+            | (OperandKind::Symbol, Operand::Symbol(_))
+            | (OperandKind::ShuffleMask, Operand::Mask(_))
+    )
+}
+
+fn kind_text(kind: OperandKind, vars: &[target_desc::tables::TypeVar], tables: &TargetTables) -> String {
+    match kind {
+        OperandKind::TypeVar(v) => vars.get(v as usize).map_or("a value".into(), |tv| format!("{} value ({})", class_text(tv.class), tv.name)),
+        OperandKind::Fixed(t) => format!("a {} value", tables.type_info(VtId(t)).map_or("?", |t| t.name)),
+        OperandKind::Imm => "an integer literal".into(),
+        OperandKind::FloatImm => "a float literal".into(),
+        OperandKind::CondCode => "a condition code".into(),
+        OperandKind::Block => "a block (%bb.N)".into(),
+        OperandKind::Symbol => "a symbol (@name)".into(),
+        OperandKind::ShuffleMask => "a mask(...)".into(),
+    }
+}
+
+fn class_text(class: TypeClass) -> &'static str {
+    match class {
+        TypeClass::Any => "a",
+        TypeClass::Int => "an integer",
+        TypeClass::ScalarInt => "a scalar integer",
+        TypeClass::Float => "a float",
+        TypeClass::ScalarFloat => "a scalar float",
+        TypeClass::Pointer => "a pointer",
+        TypeClass::Vector => "a vector",
+        TypeClass::Bool => "an i1",
+    }
+}
+
+pub fn in_class(tables: &TargetTables, vt: VtId, class: TypeClass) -> bool {
+    let Some(t) = tables.type_info(vt) else { return false };
+    let elem = tables.type_info(VtId(t.elem)).map(|e| e.kind);
+    match class {
+        TypeClass::Any => true,
+        TypeClass::Int => t.kind == TypeKind::Int || (t.kind == TypeKind::Vector && elem == Some(TypeKind::Int)),
+        TypeClass::ScalarInt => t.kind == TypeKind::Int,
+        TypeClass::Float => t.kind == TypeKind::Float || (t.kind == TypeKind::Vector && elem == Some(TypeKind::Float)),
+        TypeClass::ScalarFloat => t.kind == TypeKind::Float,
+        TypeClass::Pointer => t.kind == TypeKind::Pointer,
+        TypeClass::Vector => t.kind == TypeKind::Vector,
+        TypeClass::Bool => t.name == "i1" || (t.kind == TypeKind::Vector && tables.type_info(VtId(t.elem)).is_some_and(|e| e.name == "i1")),
+    }
+}
+
+/// Immediate dominators by the iterative algorithm of Cooper, Harvey and Kennedy;
+/// `None` for blocks unreachable from the entry (block 0), `Some(0)` for the entry.
+pub fn dominators(successors: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<Option<usize>> {
+    let n = successors.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    // Reverse postorder from the entry.
+    let mut order = Vec::with_capacity(n);
+    let mut visited = vec![false; n];
+    let mut stack = vec![(0usize, 0usize)];
+    visited[0] = true;
+    while let Some((b, next)) = stack.pop() {
+        if next < successors[b].len() {
+            stack.push((b, next + 1));
+            let s = successors[b][next];
+            if !visited[s] {
+                visited[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            order.push(b);
+        }
+    }
+    order.reverse();
+    let mut rpo_index = vec![usize::MAX; n];
+    for (i, &b) in order.iter().enumerate() {
+        rpo_index[b] = i;
+    }
+    let mut idom: Vec<Option<usize>> = vec![None; n];
+    idom[0] = Some(0);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().skip(1) {
+            let mut new: Option<usize> = None;
+            for &p in &preds[b] {
+                if idom[p].is_none() {
+                    continue;
+                }
+                new = Some(match new {
+                    None => p,
+                    Some(mut a) => {
+                        let mut c = p;
+                        while a != c {
+                            while rpo_index[a] > rpo_index[c] {
+                                a = idom[a].unwrap_or(0);
+                            }
+                            while rpo_index[c] > rpo_index[a] {
+                                c = idom[c].unwrap_or(0);
+                            }
+                        }
+                        a
+                    }
+                });
+            }
+            if new.is_some() && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom
+}
