@@ -28,8 +28,37 @@ enum Command {
     Audit(AuditArgs),
     /// Run one pass on a MIR file and print the resulting MIR.
     ///
-    /// Passes: verify.
+    /// Passes: verify, isel, dce, phi-elim (isel and phi-elim need --sm).
     RunPass(RunPassArgs),
+    /// Compile a MIR file to PTX.
+    Compile(CompileArgs),
+}
+
+#[derive(Args)]
+struct CompileArgs {
+    /// The MIR file.
+    input: PathBuf,
+    /// The SM to compile for: `80`, `sm_80`, `90a`.
+    #[arg(long)]
+    sm: String,
+    /// Write the PTX (or the MIR, with --stop-after) here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Print the MIR after every pass to stderr.
+    #[arg(long)]
+    print_after_all: bool,
+    /// Print the MIR after this pass to stderr (repeatable).
+    #[arg(long, value_name = "PASS")]
+    print_after: Vec<String>,
+    /// Stop after this pass and output its MIR instead of PTX.
+    #[arg(long, value_name = "PASS")]
+    stop_after: Option<String>,
+    /// Run the verifier after every pass.
+    #[arg(long)]
+    verify: bool,
+    /// Load the target description from DIR instead of the built-in one.
+    #[arg(long, value_name = "DIR")]
+    target_desc: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -38,6 +67,9 @@ struct RunPassArgs {
     pass: String,
     /// The MIR file.
     input: PathBuf,
+    /// The SM, for passes that need one.
+    #[arg(long)]
+    sm: Option<String>,
     /// Load the target description from DIR instead of the built-in one.
     #[arg(long, value_name = "DIR")]
     target_desc: Option<PathBuf>,
@@ -100,6 +132,85 @@ where
     match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::RunPass(args) => run_pass(args),
+        Command::Compile(args) => compile(args),
+    }
+}
+
+fn failure(stderr: String) -> Output {
+    Output { stderr, code: 1, ..Output::default() }
+}
+
+fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
+    let mut out: String = errors.iter().map(|e| e.render()).collect();
+    out.push_str(&format!("{} error{} in {file}\n", errors.len(), if errors.len() == 1 { "" } else { "s" }));
+    out
+}
+
+fn compile(args: CompileArgs) -> Output {
+    let tables = match crate::load_tables(args.target_desc.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return failure(render_desc_error(&e)),
+    };
+    let sm = match audit::find_sm(tables, &args.sm) {
+        Ok(sm) => sm,
+        Err(e) => return failure(format!("error: {e}\n")),
+    };
+    for name in args.print_after.iter().chain(args.stop_after.iter()) {
+        if crate::passes::find(name).is_none() {
+            let names: Vec<&str> = crate::passes::PASSES.iter().map(|p| p.name).collect();
+            return failure(format!("error: unknown pass `{name}` (passes: {})\n", names.join(", ")));
+        }
+    }
+    let file = args.input.to_string_lossy().to_string();
+    let text = match std::fs::read_to_string(&args.input) {
+        Ok(t) => t,
+        Err(e) => return failure(format!("error: cannot read {file}: {e}\n")),
+    };
+    let mut module = match crate::mir::parser::parse_module(&text, &file, tables) {
+        Ok(m) => m,
+        Err(e) => return failure(e.render()),
+    };
+    let source = crate::mir::verifier::Source { file: &file, text: &text };
+    let cx = crate::passes::PassContext { tables, sm: Some(sm), source };
+    let mut stderr = String::new();
+    for pass in crate::passes::PASSES {
+        if let Err(errors) = (pass.run)(&mut module, &cx) {
+            stderr.push_str(&render_all(&errors, &file));
+            return failure(stderr);
+        }
+        if args.verify && pass.name != "verify" {
+            let errors = crate::mir::verifier::verify_module(&module, tables, source);
+            if !errors.is_empty() {
+                stderr.push_str(&format!("error: the MIR after `{}` does not verify (a compiler bug)\n", pass.name));
+                stderr.push_str(&render_all(&errors, &file));
+                return failure(stderr);
+            }
+        }
+        let printed = || crate::mir::printer::print_module(&module, tables);
+        if args.print_after_all || args.print_after.iter().any(|p| p == pass.name) {
+            stderr.push_str(&format!("# *** MIR after {} ***\n{}", pass.name, printed()));
+        }
+        if args.stop_after.as_deref() == Some(pass.name) {
+            return finish(printed(), args.output.as_deref(), stderr);
+        }
+    }
+    match crate::emit::emit_module(&module, tables, sm, &file) {
+        Ok(ptx) => finish(ptx, args.output.as_deref(), stderr),
+        Err(errors) => {
+            stderr.push_str(&render_all(&errors, &file));
+            failure(stderr)
+        }
+    }
+}
+
+/// Writes `text` to `output`, or returns it as stdout.
+fn finish(text: String, output: Option<&std::path::Path>, stderr: String) -> Output {
+    match output {
+        None => Output { stdout: text, stderr, code: 0 },
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => Output { stderr, ..Output::default() },
+            Err(e) => failure(format!("{stderr}error: cannot write {}: {e}\n", path.display())),
+        },
     }
 }
 
@@ -121,7 +232,11 @@ fn run_pass(args: RunPassArgs) -> Output {
         Ok(m) => m,
         Err(e) => return Output { stderr: e.render(), code: 1, ..Output::default() },
     };
-    let cx = crate::passes::PassContext { tables, source: crate::mir::verifier::Source { file: &file, text: &text } };
+    let sm = match args.sm.as_deref().map(|s| audit::find_sm(tables, s)).transpose() {
+        Ok(sm) => sm,
+        Err(e) => return Output { stderr: format!("error: {e}\n"), code: 1, ..Output::default() },
+    };
+    let cx = crate::passes::PassContext { tables, sm, source: crate::mir::verifier::Source { file: &file, text: &text } };
     match (pass.run)(&mut module, &cx) {
         Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), ..Output::default() },
         Err(errors) => {

@@ -6,12 +6,18 @@
 //!
 //! - [`audit`]: legality per SM, with the description line behind each entry.
 //! - [`mir`]: the MIR front end: parser, printer, verifier.
+//! - [`isel`]: instruction selection from the description's patterns.
+//! - [`machine`]: machine-level passes (dead code, PHI elimination).
+//! - [`emit`]: PTX emission.
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`cli`]: the `ptxc` command line.
 
 pub mod audit;
 pub mod cli;
 pub mod diagnostics;
+pub mod emit;
+pub mod isel;
+pub mod machine;
 pub mod mir;
 pub mod passes;
 

@@ -2,10 +2,10 @@
 //! (`ptxc run-pass NAME IN.mir`, like `llc -run-pass`), each printing MIR that parses
 //! back.
 //!
-//! Today the pipeline holds the verifier only; legalization, instruction selection,
-//! PHI elimination and emission join it as they land (issues 3 and 4).
+//! Pipeline: verify, isel (instruction selection), dce (dead-code removal), phi-elim
+//! (PHI elimination), then PTX emission. Legalization will sit between verify and isel.
 
-use target_desc::tables::TargetTables;
+use target_desc::tables::{SmTables, TargetTables};
 
 use crate::diagnostics::MirError;
 use crate::mir::verifier::{verify_module, Source};
@@ -14,7 +14,15 @@ use crate::mir::Module;
 /// What a pass sees besides the module.
 pub struct PassContext<'a> {
     pub tables: &'a TargetTables,
+    /// The SM compiled for; passes that need one fail without it.
+    pub sm: Option<&'a SmTables>,
     pub source: Source<'a>,
+}
+
+impl PassContext<'_> {
+    fn sm(&self, pass: &str) -> Result<&SmTables, Vec<MirError>> {
+        self.sm.ok_or_else(|| vec![MirError::at(self.source.file, self.source.text, 1, 1, format!("pass `{pass}` needs a target SM: add --sm SM"))])
+    }
 }
 
 pub struct PassInfo {
@@ -32,12 +40,26 @@ fn verify(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>
     }
 }
 
+fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    crate::isel::select_module(module, cx.tables, cx.sm("isel")?, cx.source)
+}
+
+fn dce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    crate::machine::dce::remove_dead_code(module, cx.tables);
+    Ok(())
+}
+
+fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    crate::machine::phi_elimination::eliminate_phis(module, cx.tables, cx.sm("phi-elim")?, cx.source)
+}
+
 /// Every pass, in pipeline order.
-pub const PASSES: &[PassInfo] = &[PassInfo {
-    name: "verify",
-    description: "check structure, SSA dominance and types against the description's signatures",
-    run: verify,
-}];
+pub const PASSES: &[PassInfo] = &[
+    PassInfo { name: "verify", description: "check structure, SSA dominance and types against the description's signatures", run: verify },
+    PassInfo { name: "isel", description: "select machine instructions from the description's patterns", run: isel },
+    PassInfo { name: "dce", description: "remove instructions whose results are unused", run: dce },
+    PassInfo { name: "phi-elim", description: "replace PHIs with copies (leaves SSA form)", run: phi_elim },
+];
 
 pub fn find(name: &str) -> Option<&'static PassInfo> {
     PASSES.iter().find(|p| p.name == name)

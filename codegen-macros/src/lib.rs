@@ -278,11 +278,11 @@ impl Emitter {
         });
         let cond_codes = t.cond_codes.iter().map(|c| {
             let (id, name) = (c.id, c.name);
-            let (int_form, float_form) = (opt_str(c.int_form), opt_str(c.float_form));
+            let (int_form, float_form, int_type) = (opt_str(c.int_form), opt_str(c.float_form), opt_str(c.int_type));
             let src = source(&c.source);
             quote! {
                 ::target_desc::tables::CondCodeInfo {
-                    id: #id, name: #name, int_form: #int_form, float_form: #float_form, source: #src,
+                    id: #id, name: #name, int_form: #int_form, float_form: #float_form, int_type: #int_type, source: #src,
                 }
             }
         });
@@ -411,6 +411,33 @@ impl Emitter {
                 }
             }
         };
+        let patterns = t.patterns.iter().map(|p| {
+            let (name, opcode, template, suffix, priority, rule) = (p.name, p.opcode, p.template, p.suffix, p.priority, p.rule);
+            let sms = Literal::u128_unsuffixed(p.sms);
+            let flags = strs(p.flags);
+            let operands = p.operands.iter().map(|(n, o)| {
+                let o = match o {
+                    PatternOperand::Reg(t) => quote! { Reg(#t) },
+                    PatternOperand::Imm(t) => quote! { Imm(#t) },
+                    PatternOperand::Literal => quote! { Literal },
+                    PatternOperand::CondCode => quote! { CondCode },
+                    PatternOperand::Block => quote! { Block },
+                    PatternOperand::Symbol => quote! { Symbol },
+                    PatternOperand::SymbolIs(name) => quote! { SymbolIs(#name) },
+                };
+                quote! { (#n, ::target_desc::tables::PatternOperand::#o) }
+            });
+            let result = match p.result {
+                Some(t) => quote! { ::core::option::Option::Some(#t) },
+                None => quote! { ::core::option::Option::None },
+            };
+            quote! {
+                ::target_desc::tables::PatternInfo {
+                    name: #name, opcode: #opcode, flags: #flags, operands: &[#(#operands),*], result: #result, sms: #sms,
+                    template: #template, suffix: #suffix, priority: #priority, rule: #rule,
+                }
+            }
+        });
         let (default_action, default_rule) = (action(t.default_action.0), t.default_action.1);
         let (default_cc, default_cc_rule) = (action(t.default_cc_action.0), t.default_cc_action.1);
 
@@ -423,6 +450,7 @@ impl Emitter {
             ("COND_CODE", t.names.cond_codes.entries()),
             ("INTRINSIC", t.names.intrinsics.entries()),
             ("KNOB", t.names.knobs.entries()),
+            ("MACHINE_OP", t.names.machine_ops.entries()),
         ];
         let mut map_items = Vec::new();
         let mut map_idents = Vec::new();
@@ -431,8 +459,8 @@ impl Emitter {
             map_items.push(item);
             map_idents.push(ident);
         }
-        let [op_map, ty_map, class_map, sm_map, feat_map, cc_map, intr_map, knob_map] =
-            <[syn::Ident; 8]>::try_from(map_idents).expect("eight maps");
+        let [op_map, ty_map, class_map, sm_map, feat_map, cc_map, intr_map, knob_map, machine_map] =
+            <[syn::Ident; 9]>::try_from(map_idents).expect("nine maps");
 
         let opcode_consts = t.opcodes.iter().map(|o| {
             let ident = const_ident(o.name);
@@ -487,6 +515,7 @@ impl Emitter {
                 rules: &[#(#rules),*],
                 default_action: (#default_action, #default_rule),
                 default_cc_action: (#default_cc, #default_cc_rule),
+                patterns: &[#(#patterns),*],
                 names: ::target_desc::tables::NameMaps {
                     opcodes: ::target_desc::tables::NameMap::Static(&#op_map),
                     types: ::target_desc::tables::NameMap::Static(&#ty_map),
@@ -496,6 +525,7 @@ impl Emitter {
                     cond_codes: ::target_desc::tables::NameMap::Static(&#cc_map),
                     intrinsics: ::target_desc::tables::NameMap::Static(&#intr_map),
                     knobs: ::target_desc::tables::NameMap::Static(&#knob_map),
+                    machine_ops: ::target_desc::tables::NameMap::Static(&#machine_map),
                 },
             };
 

@@ -569,11 +569,20 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             let first = c.source.to_string();
             return Err(b.err_at(DescErrorKind::Duplicate { what: "condition code", name: item.name.clone(), first }, *file, *line, &item.name));
         }
+        if let Some(t) = &item.int_type {
+            if t != "s" && t != "u" {
+                return Err(b.err_at(DescErrorKind::Invalid(format!("expected `s` or `u` for `int_type`, found `{t}`")), *file, *line, t));
+            }
+            if item.int.is_none() {
+                return Err(b.err_at(DescErrorKind::Invalid("`int_type` needs an `int` form".into()), *file, *line, "int_type"));
+            }
+        }
         cc_infos.push(CondCodeInfo {
             id: item.id as u8,
             name: leak_str(&item.name),
             int_form: item.int.as_deref().map(leak_str),
             float_form: item.float.as_deref().map(leak_str),
+            int_type: item.int_type.as_deref().map(leak_str),
             source: b.source(*file, *line),
         });
     }
@@ -821,6 +830,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
 
     // ---- rules ----
     let resolved = resolve_rules(&mut b, &rule_files, &opcode_infos, &cc_infos, &type_class)?;
+    let patterns = build_patterns(&mut b, &rule_files, &opcode_infos, &type_class)?;
 
     // ---- assemble ----
     let mut sm_tables = Vec::new();
@@ -861,6 +871,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         cond_codes: dynamic(cc_infos.iter().map(|c| (c.name, c.id as u16)).collect()),
         intrinsics: dynamic(intrinsic_infos.iter().enumerate().map(|(i, x)| (x.name, i as u16)).collect()),
         knobs: dynamic(knob_infos.iter().enumerate().map(|(i, k)| (k.name, i as u16)).collect()),
+        machine_ops: dynamic(patterns.iter().enumerate().map(|(i, p)| (p.name, i as u16)).collect()),
     };
     let files: Vec<&'static str> = b.files.iter().map(|f| leak_str(&f.display)).collect();
     Ok(TargetTables {
@@ -881,6 +892,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         rules: leak(b.rules.clone()),
         default_action: resolved.default_action,
         default_cc_action: resolved.default_cc_action,
+        patterns: leak(patterns),
         names,
     })
 }
@@ -999,6 +1011,7 @@ fn resolve_rules(
                     let r = resolve_one(b, rule, file, opcodes, ccs, type_class)?;
                     resolved.push(r);
                 }
+                Statement::Pattern(_) => {}
             }
         }
     }
@@ -1314,4 +1327,174 @@ fn resolve_one<'s>(
     let cell_wins = vec![0; cells.len()];
     let type_names = type_ids.iter().map(|&(t, n)| (t, n.clone())).collect();
     Ok(ResolvedRule { stmt: rule, file, set, action, detail, rule_index, cells, cell_index, cell_wins, type_names, wins: 0 })
+}
+
+/// Instantiates every `pattern` statement: one machine instruction per `for` binding.
+fn build_patterns(
+    b: &mut Builder,
+    rule_files: &[(usize, Vec<Statement>)],
+    opcodes: &[OpcodeInfo],
+    type_class: &[Vec<u8>],
+) -> DescResult<Vec<PatternInfo>> {
+    let mut out: Vec<PatternInfo> = Vec::new();
+    let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
+    for (file, stmts) in rule_files {
+        let file = *file;
+        for stmt in stmts {
+            let Statement::Pattern(p) = stmt else { continue };
+            // `LOAD.volatile`: the opcode and the exact flags the instruction must carry.
+            let mut parts = p.opcode.text.split('.');
+            let base = parts.next().unwrap_or("");
+            let mut flags: Vec<&'static str> = parts.map(leak_str).collect();
+            flags.sort();
+            let Some(op) = opcodes.iter().find(|o| o.name == base) else {
+                let candidates = opcodes.iter().map(|o| o.name).collect();
+                return Err(b.err(b.unknown("opcode", base, candidates), file, p.opcode.line, p.opcode.column));
+            };
+            if let Some(bad) = flags.iter().find(|f| !op.flags.contains(f)) {
+                return Err(b.err(
+                    DescErrorKind::Invalid(format!("{} has no flag `.{bad}` (it accepts: {})", op.name, op.flags.join(", "))),
+                    file,
+                    p.opcode.line,
+                    p.opcode.column,
+                ));
+            }
+            let set = match &p.condition {
+                None => b.all_sms,
+                Some(c) => b.eval(c, file)?,
+            };
+            if set.is_empty() {
+                return Err(b.err(DescErrorKind::NeverApplies("the pattern's condition holds on no SM".into()), file, p.line, p.column));
+            }
+            let rule = b.add_rule(file, p.line, &p.text)?;
+            // No `for` clause: one instance, every operand typed explicitly.
+            let bindings: Vec<Option<(&Name, &str)>> =
+                if p.bindings.is_empty() { vec![None] } else { p.bindings.iter().map(|(n, s)| Some((n, s.as_str()))).collect() };
+            for binding in bindings {
+                let bound = match binding {
+                    None => None,
+                    Some((name, suffix)) => {
+                        let Some(vt) = b.type_id(&name.text) else {
+                            let candidates = b.types.iter().map(|t| t.name).collect();
+                            return Err(b.err(b.unknown("type", &name.text, candidates), file, name.line, name.column));
+                        };
+                        Some((vt, name, suffix))
+                    }
+                };
+                let type_or_bound = |b: &Builder, kind: Option<&Name>, what: &Name| -> DescResult<u8> {
+                    match kind {
+                        Some(k) => b.type_id(&k.text).ok_or_else(|| {
+                            b.err(b.unknown("operand kind or type", &k.text, b.types.iter().map(|t| t.name).chain(["imm", "lit", "cc", "bb", "sym"]).collect()), file, k.line, k.column)
+                        }),
+                        None => bound.map(|(vt, _, _)| vt).ok_or_else(|| {
+                            b.err(DescErrorKind::Invalid(format!("operand `{}` needs a type (`{}: i32`) or a `for` clause", what.text, what.text)), file, what.line, what.column)
+                        }),
+                    }
+                };
+                let mut operands = Vec::new();
+                for (arg, kind) in &p.args {
+                    let operand = match kind.as_ref().map(|k| k.text.as_str()) {
+                        Some("imm") => PatternOperand::Imm(type_or_bound(b, None, arg)?),
+                        Some("@") => PatternOperand::SymbolIs(leak_str(&arg.text[1..])),
+                        Some(k) if k.starts_with("imm.") => {
+                            let kind = kind.as_ref().expect("matched Some");
+                            let ty = Name { text: k[4..].to_string(), column: kind.column + 4, ..kind.clone() };
+                            PatternOperand::Imm(type_or_bound(b, Some(&ty), arg)?)
+                        }
+                        Some("lit") => PatternOperand::Literal,
+                        Some("cc") => PatternOperand::CondCode,
+                        Some("bb") => PatternOperand::Block,
+                        Some("sym") => PatternOperand::Symbol,
+                        _ => PatternOperand::Reg(type_or_bound(b, kind.as_ref(), arg)?),
+                    };
+                    if operands.iter().any(|(n, _)| *n == arg.text) {
+                        return Err(b.err(DescErrorKind::Invalid(format!("operand name `{}` is used twice", arg.text)), file, arg.line, arg.column));
+                    }
+                    operands.push((leak_str(&arg.text), operand));
+                }
+                let fixed: Vec<_> = op.signature.operands.iter().filter(|o| !o.variadic).collect();
+                let required = fixed.iter().filter(|o| !o.optional).count();
+                let variadic = op.signature.operands.iter().any(|o| o.variadic);
+                if operands.len() < required || (!variadic && operands.len() > fixed.len()) {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!("{} takes {} operands (`{}`), the pattern gives {}", op.name, fixed.len(), op.signature.text, operands.len())),
+                        file,
+                        p.opcode.line,
+                        p.opcode.column,
+                    ));
+                }
+                let result = match &p.result {
+                    Some(r) if r.text == "none" => None,
+                    Some(r) => Some(type_or_bound(b, Some(r), r)?),
+                    None => {
+                        let single = op.signature.results.len() == 1 && !op.signature.results[0].variadic;
+                        if single { Some(type_or_bound(b, None, &p.name)?) } else { None }
+                    }
+                };
+                // Registers must exist where the pattern applies.
+                let regs = operands.iter().filter_map(|(_, o)| if let PatternOperand::Reg(t) = o { Some(*t) } else { None }).chain(result);
+                for t in regs {
+                    if let Some(sm) = (0..b.sm_names.len()).find(|&sm| set.contains(sm) && type_class[sm][t as usize] == NO_CLASS) {
+                        let ty = b.types.iter().find(|x| x.id == t).map(|x| x.name).unwrap_or("?");
+                        return Err(b.err(
+                            DescErrorKind::Invalid(format!("the pattern uses `{ty}` registers on {}, where `{ty}` is not a register type (add a `when` condition)", b.sm_names[sm])),
+                            file,
+                            p.line,
+                            p.column,
+                        ));
+                    }
+                }
+                // Template placeholders.
+                let mut rest = p.template.as_str();
+                let mut offset = 0;
+                while let Some(open) = rest.find('{') {
+                    let Some(close) = rest[open..].find('}') else {
+                        return Err(b.err(DescErrorKind::Invalid("unclosed `{` in template".into()), file, p.template_line, p.template_column + offset + open));
+                    };
+                    let name = &rest[open + 1..open + close];
+                    let known = match name {
+                        "d" => result.is_some(),
+                        "T" => bound.is_some(),
+                        "cc" | "ccs" => operands.iter().any(|(_, o)| *o == PatternOperand::CondCode),
+                        "param" => op.name == "ARG",
+                        _ => operands.iter().any(|(n, _)| *n == name),
+                    };
+                    if !known {
+                        let names: Vec<String> = operands.iter().map(|(n, _)| format!("{{{n}}}")).collect();
+                        return Err(b.err(
+                            DescErrorKind::Invalid(format!("unknown template placeholder `{{{name}}}` (this pattern has {}{}{})", names.join(" "), if result.is_some() { " {d}" } else { "" }, if bound.is_some() { " {T}" } else { "" })),
+                            file,
+                            p.template_line,
+                            p.template_column + offset + open,
+                        ));
+                    }
+                    offset += open + close + 1;
+                    rest = &rest[open + close + 1..];
+                }
+                let name = match bound {
+                    Some((_, ty, _)) => format!("{}_{}", p.name.text, ty.text),
+                    None => p.name.text.clone(),
+                };
+                if let Some((f0, l0)) = first_seen.get(&name) {
+                    let first = format!("{}:{}", b.file(*f0).display, l0);
+                    return Err(b.err(DescErrorKind::Duplicate { what: "machine instruction", name, first }, file, p.name.line, p.name.column));
+                }
+                first_seen.insert(name.clone(), (file, p.line));
+                let priority = operands.iter().filter(|(_, o)| matches!(o, PatternOperand::Imm(_))).count() as u8;
+                out.push(PatternInfo {
+                    name: leak_str(&name),
+                    opcode: op.id,
+                    flags: leak(flags.clone()),
+                    operands: leak(operands),
+                    result,
+                    sms: set.0,
+                    template: leak_str(&p.template.replace("\\n", "\n")),
+                    suffix: leak_str(bound.map_or("", |(_, _, s)| s)),
+                    priority,
+                    rule,
+                });
+            }
+        }
+    }
+    Ok(out)
 }

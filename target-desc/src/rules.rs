@@ -76,9 +76,32 @@ pub struct RuleStmt {
     pub text: String,
 }
 
+/// An instruction-selection pattern: a generic opcode on operand kinds, for one or
+/// more types, becoming a machine instruction with a PTX template.
+#[derive(Debug, Clone)]
+pub struct PatternStmt {
+    pub name: Name,
+    /// `for (i32: s32, i64: s64)`: the types the pattern is instantiated for, each with
+    /// the text `{T}` stands for in the template.
+    pub bindings: Vec<(Name, String)>,
+    pub opcode: Name,
+    /// Operand names and their optional kind (`imm`, `cc`, `bb`, `sym` or a type).
+    pub args: Vec<(Name, Option<Name>)>,
+    pub result: Option<Name>,
+    pub condition: Option<Condition>,
+    /// The template without its quotes, and where it starts.
+    pub template: String,
+    pub template_line: usize,
+    pub template_column: usize,
+    pub line: usize,
+    pub column: usize,
+    pub text: String,
+}
+
 #[derive(Debug, Clone)]
 pub enum Statement {
     Set { name: Name, items: Vec<Name> },
+    Pattern(PatternStmt),
     Default { condcode: bool, action: ActionSpec, line: usize, column: usize, text: String },
     Rule(RuleStmt),
 }
@@ -133,11 +156,71 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
                 let types = lists.next().unwrap_or_default();
                 out.push(Statement::Rule(RuleStmt { table, action, keys, types, condition, line, column, text }));
             }
+            Rule::pattern_stmt => out.push(Statement::Pattern(parse_pattern(pair, line, column, text))),
             Rule::EOI => {}
             other => unreachable!("unexpected statement {other:?}"),
         }
     }
     Ok(out)
+}
+
+fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String) -> PatternStmt {
+    let mut idents = Vec::new();
+    let mut bindings = Vec::new();
+    let mut args = Vec::new();
+    let mut result = None;
+    let mut condition = None;
+    let mut template = String::new();
+    let (mut template_line, mut template_column) = (line, column);
+    let mut after_arrow = false;
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::ident if after_arrow => {
+                result = Some(Name::from_pair(&p));
+                after_arrow = false;
+            }
+            Rule::ident => idents.push(Name::from_pair(&p)),
+            Rule::arrow => after_arrow = true,
+            Rule::for_clause => {
+                for b in p.into_inner().filter(|b| b.as_rule() == Rule::binding) {
+                    let mut inner = b.into_inner().filter(|x| matches!(x.as_rule(), Rule::ident | Rule::suffix));
+                    let ty = Name::from_pair(&inner.next().expect("binding type"));
+                    let suffix = inner.next().expect("binding suffix").as_str().to_string();
+                    bindings.push((ty, suffix));
+                }
+            }
+            Rule::pattern_args => {
+                for a in p.into_inner().filter(|a| a.as_rule() == Rule::pattern_arg) {
+                    if let Some(sym) = a.clone().into_inner().find(|x| x.as_rule() == Rule::symbol_arg) {
+                        // A fixed symbol: the name is the symbol, the kind is `@`.
+                        let name = Name::from_pair(&sym);
+                        args.push((name.clone(), Some(Name { text: "@".into(), ..name })));
+                        continue;
+                    }
+                    let mut inner = a.into_inner().filter(|x| x.as_rule() == Rule::ident);
+                    let name = Name::from_pair(&inner.next().expect("argument name"));
+                    let kind = inner.next().map(|k| Name::from_pair(&k));
+                    args.push((name, kind));
+                }
+            }
+            Rule::condition => {
+                let expr = p.into_inner().nth(1).expect("condition expression");
+                condition = Some(parse_expr(expr));
+            }
+            Rule::template => {
+                let (l, c) = p.as_span().start_pos().line_col();
+                template_line = l;
+                template_column = c + 1;
+                let raw = p.as_str();
+                template = raw[1..raw.len() - 1].to_string();
+            }
+            _ => {}
+        }
+    }
+    let mut idents = idents.into_iter();
+    let name = idents.next().expect("pattern name");
+    let opcode = idents.next().expect("pattern opcode");
+    PatternStmt { name, bindings, opcode, args, result, condition, template, template_line, template_column, line, column, text }
 }
 
 /// Parses a stand-alone condition (the `when:` of a YAML entry). `line`/`column` are
@@ -222,6 +305,13 @@ fn describe(grammar_rule: &Rule) -> &'static str {
         Rule::kw_condcode | Rule::cc_rule => "`condcode`",
         Rule::kw_promotion | Rule::kw_fsincos | Rule::one_dim_rule => "`promotion` or `fsincos`",
         Rule::kw_when | Rule::condition => "`when`",
+        Rule::kw_pattern | Rule::pattern_stmt => "`pattern`",
+        Rule::template => "a quoted template",
+        Rule::for_clause | Rule::kw_for => "`for (TYPE: SUFFIX, ...)`",
+        Rule::binding => "`TYPE: SUFFIX`",
+        Rule::suffix => "a suffix",
+        Rule::pattern_args | Rule::pattern_arg => "pattern operands",
+        Rule::arrow => "`->`",
         Rule::expr | Rule::term | Rule::factor | Rule::negation => "a condition",
         Rule::EOI => "end of file",
         Rule::comma => "`,`",

@@ -120,6 +120,8 @@ pub struct CondCode {
     pub int: Option<String>,
     /// PTX comparison for float operands, absent when the code has no float meaning.
     pub float: Option<String>,
+    /// `s` or `u`: the integer type the comparison needs (`setp.lo.u32`).
+    pub int_type: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

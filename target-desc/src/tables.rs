@@ -242,6 +242,8 @@ pub struct CondCodeInfo {
     pub int_form: Option<&'static str>,
     /// PTX `setp` comparison for float operands (`lt`, `ltu`, `num`, ...), if any.
     pub float_form: Option<&'static str>,
+    /// `s` or `u`: the signedness the integer comparison needs in its type suffix.
+    pub int_type: Option<&'static str>,
     pub source: SourceLoc,
 }
 
@@ -356,6 +358,50 @@ pub enum ActionDetail {
     PromoteTo(u8),
 }
 
+/// An operand of an instruction-selection pattern.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PatternOperand {
+    /// A register of this type.
+    Reg(u8),
+    /// An immediate folded from a `CONSTANT`/`FCONSTANT` of this type.
+    Imm(u8),
+    /// A literal operand of the generic instruction itself (`ARG 0`, `CONSTANT 7`,
+    /// `FCONSTANT 1.5`), formatted by the pattern's result type.
+    Literal,
+    CondCode,
+    Block,
+    Symbol,
+    /// Exactly this symbol (`@llvm.nvvm.read.ptx.sreg.tid.x`), for intrinsics.
+    SymbolIs(&'static str),
+}
+
+/// A machine instruction: a generic opcode on operand kinds becomes a PTX template.
+///
+/// Template placeholders: `{d}` the result, `{NAME}` an operand, `{T}` the type's
+/// suffix from the pattern's `for` clause, `{cc}` the condition code's PTX comparison
+/// (integer or float form, from the compared type), `{ccs}` its integer signedness
+/// letter (`s`/`u`), `{param}` the parameter symbol of an `ARG`. Lines of a template
+/// are separated by `\n`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PatternInfo {
+    /// The machine opcode's name in MIR after selection (`ADD_rr_i32`).
+    pub name: &'static str,
+    pub opcode: u16,
+    /// The exact flag set an instruction must carry (`LOAD.volatile` -> `["volatile"]`).
+    pub flags: &'static [&'static str],
+    pub operands: &'static [(&'static str, PatternOperand)],
+    pub result: Option<u8>,
+    /// SMs (bit per SM index) where the pattern may be used.
+    pub sms: u128,
+    pub template: &'static str,
+    pub suffix: &'static str,
+    /// Higher wins among patterns that match: folded immediates make a pattern more
+    /// specific.
+    pub priority: u8,
+    /// Provenance (index into [`TargetTables::rules`]).
+    pub rule: u16,
+}
+
 /// Every table for one SM generation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct SmTables {
@@ -438,6 +484,8 @@ pub struct NameMaps {
     pub cond_codes: NameMap,
     pub intrinsics: NameMap,
     pub knobs: NameMap,
+    /// Machine opcodes (pattern instances) by name, indexing `patterns`.
+    pub machine_ops: NameMap,
 }
 
 /// A rule of the description, as the provenance tables point to it.
@@ -472,6 +520,8 @@ pub struct TargetTables {
     /// The default entries of the action and condition-code tables.
     pub default_action: (Action, u16),
     pub default_cc_action: (Action, u16),
+    /// Instruction-selection patterns, in description order.
+    pub patterns: &'static [PatternInfo],
     pub names: NameMaps,
 }
 

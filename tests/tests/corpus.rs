@@ -70,9 +70,9 @@ fn corpus_files_use_only_legal_operations_on_their_sms() {
                 for b in &f.blocks {
                     for inst in &b.insts {
                         let Some(vt) = row_type(f, inst, tables) else { continue };
-                        let d = tables.decide(sm, inst.opcode, vt);
+                        let d = tables.decide(sm, inst.opcode.generic().unwrap(), vt);
                         if d.action != Action::Legal {
-                            let op = tables.opcode_info(inst.opcode).unwrap().name;
+                            let op = inst.opcode.name(tables);
                             let ty = tables.type_info(vt).unwrap().name;
                             problems.push(format!("{file}:{}: {} {op} on {ty} is {} ({})", inst.loc.line, sm.name, d.action, d.rule.source));
                         }

@@ -118,6 +118,9 @@ pub struct Function {
     pub attributes: Attributes,
     pub values: Vec<ValueInfo>,
     pub blocks: Vec<Block>,
+    /// `false` once PHI elimination has run: a register may then be defined more than
+    /// once (written `ssa: false` in the function document).
+    pub ssa: bool,
     pub loc: Loc,
 }
 
@@ -149,10 +152,34 @@ impl Block {
     }
 }
 
+/// A generic opcode of the description, or a machine instruction (an instantiated
+/// instruction-selection pattern, by index into `TargetTables::patterns`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Opcode {
+    Generic(OpcodeId),
+    Machine(u16),
+}
+
+impl Opcode {
+    pub fn name(self, tables: &target_desc::tables::TargetTables) -> &'static str {
+        match self {
+            Opcode::Generic(op) => tables.opcode_info(op).map(|o| o.name).unwrap_or("?"),
+            Opcode::Machine(m) => tables.patterns.get(m as usize).map(|p| p.name).unwrap_or("?"),
+        }
+    }
+
+    pub fn generic(self) -> Option<OpcodeId> {
+        match self {
+            Opcode::Generic(op) => Some(op),
+            Opcode::Machine(_) => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
     pub defs: Vec<ValueId>,
-    pub opcode: OpcodeId,
+    pub opcode: Opcode,
     pub flags: Vec<String>,
     pub operands: Vec<Operand>,
     pub loc: Loc,
@@ -218,10 +245,21 @@ impl Module {
     }
 }
 
+/// The generic opcode's description entry; a machine instruction reports the generic
+/// opcode it was selected from (so it keeps its properties: terminator, memory, ...).
+pub fn opcode_info(op: Opcode, tables: &target_desc::tables::TargetTables) -> Option<&'static target_desc::tables::OpcodeInfo> {
+    let generic = match op {
+        Opcode::Generic(g) => g,
+        Opcode::Machine(m) => OpcodeId(tables.patterns.get(m as usize)?.opcode),
+    };
+    // The tables are 'static in every use (compiled in, or leaked when loaded).
+    tables.opcodes.iter().find(|o| o.id == generic.0)
+}
+
 /// The action-table row type of an instruction: its `type_operand`'s type, else its
 /// first result's; `None` for instructions outside the table (branches, calls).
 pub fn row_type(f: &Function, inst: &Inst, tables: &target_desc::tables::TargetTables) -> Option<VtId> {
-    let info = tables.opcode_info(inst.opcode)?;
+    let info = tables.opcode_info(inst.opcode.generic()?)?;
     match info.type_operand {
         Some(i) => match inst.operands.get(i as usize)? {
             Operand::Value(v) => Some(f.value(*v).ty),

@@ -51,7 +51,14 @@ struct FunctionDoc {
     #[serde(default)]
     returns: Vec<String>,
     attributes: Option<AttributesDoc>,
+    /// Extension: `false` after PHI elimination (registers may have several definitions).
+    #[serde(default = "yes")]
+    ssa: bool,
     body: String,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Deserialize)]
@@ -292,6 +299,7 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         attributes,
         values: Vec::new(),
         blocks: Vec::new(),
+        ssa: parsed.ssa,
         loc: Loc { line: (doc.first_line + name_line - 1) as u32, column: 1 },
     };
     BodyReader { tables, file: doc.file, full: doc.full, body_line, indent, function: &mut function, names: HashMap::new(), pending: Vec::new() }
@@ -390,8 +398,17 @@ impl BodyReader<'_> {
                         let name = reg.as_str()[1..].to_string();
                         let ty_loc = self.loc(&ty);
                         let vt = lookup_type(self.tables, ty.as_str()).map_err(|m| self.error(ty_loc, m))?;
-                        if let Some((_, first)) = self.names.get(&name) {
-                            return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
+                        if let Some(&(existing, first)) = self.names.get(&name) {
+                            if self.function.ssa {
+                                return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
+                            }
+                            // After PHI elimination a register may be written again, with
+                            // the same type.
+                            if self.function.values[existing.0 as usize].ty != vt {
+                                return Err(self.error(ty_loc, format!("register %{name} was defined with another type at line {}", first.line)));
+                            }
+                            defs.push(existing);
+                            continue;
                         }
                         let id = ValueId(self.function.values.len() as u32);
                         self.function.values.push(ValueInfo { name: name.clone(), ty: vt });
@@ -404,6 +421,13 @@ impl BodyReader<'_> {
                     let mut inner = p.into_inner();
                     let name_pair = inner.next().expect("opcode name");
                     let name = name_pair.as_str();
+                    if let Some(m) = self.tables.names.machine_ops.get(name) {
+                        if let Some(flag) = inner.next() {
+                            return Err(self.error(self.loc(&flag), format!("machine instruction {name} takes no flags (they are part of its name), found `.{}`", flag.as_str())));
+                        }
+                        opcode = Some(Opcode::Machine(m));
+                        continue;
+                    }
                     let id = self.tables.opcode(name).ok_or_else(|| {
                         let suggestions = target_desc::error::closest(name, self.tables.opcodes.iter().map(|o| o.name));
                         let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", suggestions.join("`, `")) };
@@ -418,7 +442,7 @@ impl BodyReader<'_> {
                         }
                         flags.push(f.to_string());
                     }
-                    opcode = Some(id);
+                    opcode = Some(Opcode::Generic(id));
                 }
                 Rule::operands => {
                     for (o, operand) in p.into_inner().enumerate() {

@@ -62,6 +62,9 @@ pub fn print_function(f: &Function, tables: &TargetTables) -> String {
         let names: Vec<&str> = f.returns.iter().map(|t| type_name(tables, *t)).collect();
         let _ = writeln!(out, "returns: [{}]", names.join(", "));
     }
+    if !f.ssa {
+        out.push_str("ssa: false\n");
+    }
     if !f.attributes.is_empty() {
         let mut parts = Vec::new();
         if let Some(m) = &f.attributes.maxntid {
@@ -94,8 +97,8 @@ pub fn print_inst(f: &Function, inst: &Inst, tables: &TargetTables) -> String {
         out.push_str(&defs.join(", "));
         out.push_str(" = ");
     }
-    let info = tables.opcode_info(inst.opcode);
-    out.push_str(info.map(|o| o.name).unwrap_or("?"));
+    out.push_str(inst.opcode.name(tables));
+    let info = inst.opcode.generic().and_then(|g| tables.opcode_info(g));
     for flag in &inst.flags {
         out.push('.');
         out.push_str(flag);

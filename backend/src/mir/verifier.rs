@@ -53,8 +53,9 @@ impl Verifier<'_> {
         self.tables.type_info(vt).map(|t| t.name).unwrap_or("?")
     }
 
+    /// The generic opcode's name (a machine instruction's source opcode).
     fn op_name(&self, inst: &Inst) -> &'static str {
-        self.tables.opcode_info(inst.opcode).map(|o| o.name).unwrap_or("?")
+        opcode_info(inst.opcode, self.tables).map(|o| o.name).unwrap_or("?")
     }
 
     fn run(&mut self) {
@@ -71,8 +72,10 @@ impl Verifier<'_> {
             }
         }
         let successors = self.structure();
-        let defs = self.definitions();
-        self.dominance(&successors, &defs);
+        if f.ssa {
+            let defs = self.definitions();
+            self.dominance(&successors, &defs);
+        }
         for (b, block) in f.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 self.types(b, i, inst);
@@ -85,7 +88,7 @@ impl Verifier<'_> {
         let f = self.function;
         let mut successors = vec![Vec::new(); f.blocks.len()];
         for (b, block) in f.blocks.iter().enumerate() {
-            let is_term = |inst: &Inst| self.tables.opcode_info(inst.opcode).is_some_and(|o| o.has(props::TERMINATOR));
+            let is_term = |inst: &Inst| opcode_info(inst.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR));
             match block.insts.last() {
                 None => self.error(block.loc, Some(b), None, format!("expected a terminator at the end of {}, found an empty block", block.label())),
                 Some(last) if !is_term(last) => {
@@ -226,7 +229,10 @@ impl Verifier<'_> {
     }
 
     fn types(&mut self, b: usize, i: usize, inst: &Inst) {
-        let Some(info) = self.tables.opcode_info(inst.opcode) else { return };
+        if let Opcode::Machine(m) = inst.opcode {
+            return self.machine(b, i, inst, m);
+        }
+        let Some(info) = opcode_info(inst.opcode, self.tables) else { return };
         let f = self.function;
         let name = info.name;
         // Flags: at most one ordering, one scope; memory-type flags need sext/zext/trunc.
@@ -470,6 +476,46 @@ impl Verifier<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// A machine instruction against its pattern's operand kinds and result type.
+    fn machine(&mut self, b: usize, i: usize, inst: &Inst, m: u16) {
+        let Some(p) = self.tables.patterns.get(m as usize) else { return };
+        let f = self.function;
+        let operands: Vec<&Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect();
+        if operands.len() != p.operands.len() {
+            return self.error(inst.loc, Some(b), Some(i), format!("{}: expected {} operands, found {}", p.name, p.operands.len(), operands.len()));
+        }
+        for (k, ((name, kind), actual)) in p.operands.iter().zip(&operands).enumerate() {
+            use target_desc::tables::PatternOperand as K;
+            let ok = match (kind, actual) {
+                (K::Reg(t), Operand::Value(v)) => f.value(*v).ty.0 == *t,
+                (K::Imm(_), Operand::Int(_) | Operand::Float(_)) | (K::Literal, Operand::Int(_) | Operand::Float(_)) => true,
+                (K::SymbolIs(name), Operand::Symbol(s)) => s == name,
+                (K::CondCode, Operand::CondCode(_)) | (K::Block, Operand::Block(_)) | (K::Symbol, Operand::Symbol(_)) => true,
+                _ => false,
+            };
+            if !ok {
+                let expected = match kind {
+                    K::Reg(t) => format!("a {} register", self.ty_name(VtId(*t))),
+                    K::Imm(t) => format!("a {} immediate", self.ty_name(VtId(*t))),
+                    K::Literal => "an integer literal".into(),
+                    K::CondCode => "a condition code".into(),
+                    K::Block => "a block".into(),
+                    K::Symbol => "a symbol".into(),
+                    K::SymbolIs(name) => format!("@{name}"),
+                };
+                let found = self.operand_text(actual);
+                return self.error(inst.loc, Some(b), Some(i), format!("{}: expected {expected} for `{name}` (operand {}), found {found}", p.name, k + 1));
+            }
+        }
+        let result: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
+        let expected: Vec<VtId> = p.result.map(VtId).into_iter().collect();
+        if result != expected {
+            let e: Vec<&str> = expected.iter().map(|t| self.ty_name(*t)).collect();
+            let a: Vec<&str> = result.iter().map(|t| self.ty_name(*t)).collect();
+            self.error(inst.loc, Some(b), Some(i), format!("{}: expected results ({}), found ({})", p.name, e.join(", "), a.join(", ")));
+        }
     }
 
     fn call(&mut self, b: usize, i: usize, inst: &Inst) {

@@ -1,0 +1,132 @@
+//! Instruction selection: generic MIR instructions become machine instructions by
+//! matching the description's `pattern` statements (target-desc/nvptx/isel.rules).
+//!
+//! Sits after verification (and, later, legalization) and before PHI elimination. A
+//! pattern matches an instruction when its opcode, exact flag set, operand kinds and
+//! types, and result type agree and the pattern is enabled on the SM; among matches the
+//! highest priority wins (folded immediates first), then description order. An operand
+//! defined by `CONSTANT`/`FCONSTANT` may be folded into an `imm` operand. No PTX text is
+//! written here: the templates live in the description.
+
+use target_desc::tables::{Action, PatternInfo, PatternOperand, SmTables, TargetTables, VtId};
+
+use crate::diagnostics::MirError;
+use crate::mir::verifier::Source;
+use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
+
+pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
+    let sm_index = tables.sm_index(sm);
+    let mut errors = Vec::new();
+    for f in &mut module.functions {
+        select_function(f, tables, sm, sm_index, source, &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The literal defining a value, if it is a `CONSTANT` or `FCONSTANT`.
+fn constant_of(f: &Function, tables: &TargetTables, v: ValueId) -> Option<Operand> {
+    for block in &f.blocks {
+        for inst in &block.insts {
+            if inst.defs.first() == Some(&v) {
+                // Selected or not, a constant keeps its literal as operand 0.
+                let name = crate::mir::opcode_info(inst.opcode, tables).map(|o| o.name)?;
+                return match name {
+                    "CONSTANT" | "FCONSTANT" => inst.operands.first().cloned(),
+                    _ => None,
+                };
+            }
+        }
+    }
+    None
+}
+
+/// The machine operands if `p` matches the instruction's operands, else `None`.
+fn match_pattern(p: &PatternInfo, f: &Function, tables: &TargetTables, operands: &[Operand], defs: &[ValueId]) -> Option<Vec<Operand>> {
+    if operands.len() != p.operands.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(operands.len());
+    for ((_, kind), actual) in p.operands.iter().zip(operands) {
+        let operand = match (kind, actual) {
+            (PatternOperand::Reg(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => actual.clone(),
+            (PatternOperand::Imm(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => constant_of(f, tables, *v)?,
+            (PatternOperand::SymbolIs(name), Operand::Symbol(s)) if s == name => actual.clone(),
+            (PatternOperand::Literal, Operand::Int(_) | Operand::Float(_))
+            | (PatternOperand::CondCode, Operand::CondCode(_))
+            | (PatternOperand::Block, Operand::Block(_))
+            | (PatternOperand::Symbol, Operand::Symbol(_)) => actual.clone(),
+            _ => return None,
+        };
+        out.push(operand);
+    }
+    let result: Vec<u8> = defs.iter().map(|d| f.value(*d).ty.0).collect();
+    (result == p.result.into_iter().collect::<Vec<_>>()).then_some(out)
+}
+
+fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sm_index: usize, source: Source<'_>, errors: &mut Vec<MirError>) {
+    for b in 0..f.blocks.len() {
+        for i in 0..f.blocks[b].insts.len() {
+            let inst = &f.blocks[b].insts[i];
+            let Opcode::Generic(op) = inst.opcode else { continue };
+            let info = tables.opcode_info(op).expect("parsed opcodes exist");
+            if info.name == "PHI" {
+                continue; // Lowered by PHI elimination.
+            }
+            let operands: Vec<Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).cloned().collect();
+            let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
+            flags.sort();
+            let mut best: Option<(usize, Vec<Operand>)> = None;
+            for (index, p) in tables.patterns.iter().enumerate() {
+                if p.opcode != op.0 || p.sms >> sm_index & 1 == 0 || p.flags != flags.as_slice() {
+                    continue;
+                }
+                if let Some(ops) = match_pattern(p, f, tables, &operands, &inst.defs) {
+                    if best.as_ref().is_none_or(|(bi, _)| p.priority > tables.patterns[*bi].priority) {
+                        best = Some((index, ops));
+                    }
+                }
+            }
+            match best {
+                Some((index, ops)) => {
+                    let inst = &mut f.blocks[b].insts[i];
+                    inst.opcode = Opcode::Machine(index as u16);
+                    inst.flags.clear();
+                    inst.operands = ops;
+                }
+                None => {
+                    let inst = &f.blocks[b].insts[i];
+                    let mut e = MirError::at(source.file, source.text, inst.loc.line as usize, inst.loc.column as usize, cannot_select(f, inst, tables, sm));
+                    e.context = Some(format!("function @{}, {}, instruction {}", f.name, f.blocks[b].label(), i + 1));
+                    errors.push(e);
+                }
+            }
+        }
+    }
+}
+
+fn cannot_select(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables, sm: &SmTables) -> String {
+    let name = inst.opcode.name(tables);
+    let flags: String = inst.flags.iter().map(|f| format!(".{f}")).collect();
+    let types: Vec<&str> = inst
+        .defs
+        .iter()
+        .chain(inst.uses().collect::<Vec<_>>().iter())
+        .map(|v| tables.type_info(f.value(*v).ty).map(|t| t.name).unwrap_or("?"))
+        .collect();
+    let ty_text = if types.is_empty() { String::new() } else { format!(" ({})", types.join(", ")) };
+    if let (Some(vt), Some(op)) = (row_type(f, inst, tables), inst.opcode.generic()) {
+        let d = tables.decide(sm, op, vt);
+        if d.action != Action::Legal {
+            let ty = tables.type_info(VtId(vt.0)).map(|t| t.name).unwrap_or("?");
+            return format!(
+                "cannot compile {name}{flags} on {ty} for {}: the description makes it {} ({}: `{}`), and the legalizer that would rewrite it is not implemented yet",
+                sm.name, d.action, d.rule.source, d.rule.text
+            );
+        }
+    }
+    format!("no instruction-selection pattern for {name}{flags}{ty_text} on {} in the description", sm.name)
+}
