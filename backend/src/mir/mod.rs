@@ -118,6 +118,9 @@ pub struct Function {
     pub attributes: Attributes,
     pub values: Vec<ValueInfo>,
     pub blocks: Vec<Block>,
+    /// Where `returns:` and `attributes:` are written, for errors about them.
+    pub returns_loc: Option<Loc>,
+    pub attributes_loc: Option<Loc>,
     /// `false` once PHI elimination has run: a register may then be defined more than
     /// once (written `ssa: false` in the function document).
     pub ssa: bool,
@@ -234,6 +237,8 @@ impl Module {
         }
         for f in &mut m.functions {
             f.loc = Loc::default();
+            f.returns_loc = None;
+            f.attributes_loc = None;
             for b in &mut f.blocks {
                 b.loc = Loc::default();
                 for i in &mut b.insts {

@@ -96,13 +96,36 @@ impl Document<'_> {
         self.error(line, column, message)
     }
 
-    fn parse<T: for<'de> Deserialize<'de>>(&self) -> Result<T, MirError> {
+    /// An error at the value of `key:` in the item that starts at `doc_line` (so a
+    /// value that also appears earlier in the item, like `{ name: ptr, type: ptr }`, is
+    /// still found in the right place).
+    fn error_at_value(&self, doc_line: usize, key: &str, value: &str, message: impl Into<String>) -> MirError {
+        let pattern = format!("{key}:");
+        for (offset, text) in self.text.lines().skip(doc_line.saturating_sub(1)).take(8).enumerate() {
+            if let Some(at) = text.find(&pattern) {
+                let after = at + pattern.len();
+                if let Some(v) = text[after..].find(value) {
+                    let column = text[..after + v].chars().count() + 1;
+                    return self.error(doc_line + offset, column, message);
+                }
+            }
+        }
+        self.error_at(doc_line, value, message)
+    }
+
+    /// Parses the document; YAML syntax errors and schema errors (missing or unknown
+    /// keys, wrong value types) are told apart.
+    fn parse<T: for<'de> Deserialize<'de>>(&self, what: &str) -> Result<T, MirError> {
         serde_yaml::from_str(&self.text).map_err(|e| {
             let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
             let line = line.min(self.text.lines().count().max(1));
             let message = e.to_string();
             let message = message.split(" at line ").next().unwrap_or(&message).to_string();
-            self.error(line, column, format!("invalid YAML: {message}"))
+            let schema = ["missing field", "unknown field", "invalid type", "invalid value", "invalid length", "duplicate field"]
+                .iter()
+                .any(|m| message.contains(m));
+            let kind = if schema { format!("invalid {what}") } else { "invalid YAML".to_string() };
+            self.error(line, column, format!("{kind}: {message}"))
         })
     }
 }
@@ -151,7 +174,7 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
     let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
     let docs = documents(text, file);
     for (index, doc) in docs.iter().enumerate() {
-        let value: serde_yaml::Value = doc.parse()?;
+        let value: serde_yaml::Value = doc.parse("document")?;
         let keys: Vec<String> = match &value {
             serde_yaml::Value::Mapping(m) => m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect(),
             _ => {
@@ -173,7 +196,7 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
             if index != 0 {
                 return Err(doc.error(1, 1, "the module document must be the first document of the file"));
             }
-            let parsed: ModuleDoc = doc.parse()?;
+            let parsed: ModuleDoc = doc.parse("module document")?;
             module.name = parsed.module;
             let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
             for (i, g) in parsed.globals.into_iter().enumerate() {
@@ -200,12 +223,12 @@ fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables
         "global" => AddressSpace::Global,
         "shared" => AddressSpace::Shared,
         "const" => AddressSpace::Const,
-        other => return Err(doc.error_at(line, other, format!("expected a global space (`global`, `shared` or `const`), found `{other}`"))),
+        other => return Err(doc.error_at_value(line, "space", other, format!("expected a global space (`global`, `shared` or `const`), found `{other}`"))),
     };
     if existing.iter().any(|e| e.name == g.name) {
         return Err(doc.error_at(line, &g.name, format!("global `{}` is defined twice", g.name)));
     }
-    let ty = lookup_type(tables, &g.ty).map_err(|m| doc.error_at(line, &g.ty, m))?;
+    let ty = lookup_type(tables, &g.ty).map_err(|m| doc.error_at_value(line, "type", &g.ty, m))?;
     let count = g.count.unwrap_or(1);
     if count == 0 {
         return Err(doc.error_at(line, "count", "expected a `count` of at least 1, found 0"));
@@ -245,21 +268,21 @@ fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables
 }
 
 fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, MirError> {
-    let parsed: FunctionDoc = doc.parse()?;
+    let parsed: FunctionDoc = doc.parse("function document")?;
     let name_line = yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1);
     let kind = match parsed.kind.as_str() {
         "kernel" => FunctionKind::Kernel,
         "device" => FunctionKind::Device,
         other => {
             let line = yaml_lines::key_line(&doc.text, &["kind"]).unwrap_or(1);
-            return Err(doc.error_at(line, other, format!("expected `kernel` or `device` for `kind`, found `{other}`")));
+            return Err(doc.error_at_value(line, "kind", other, format!("expected `kernel` or `device` for `kind`, found `{other}`")));
         }
     };
     let param_lines = yaml_lines::item_lines(&doc.text, &["params"]);
     let mut params = Vec::new();
     for (i, p) in parsed.params.iter().enumerate() {
         let line = param_lines.get(i).copied().unwrap_or(1);
-        let ty = lookup_type(tables, &p.ty).map_err(|m| doc.error_at(line, &p.ty, m))?;
+        let ty = lookup_type(tables, &p.ty).map_err(|m| doc.error_at_value(line, "type", &p.ty, m))?;
         if params.iter().any(|q: &Param| q.name == p.name) {
             return Err(doc.error_at(line, &p.name, format!("parameter `{}` is declared twice", p.name)));
         }
@@ -281,17 +304,29 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
     let inline = key_text.split_once(':').map(|(_, rest)| rest.trim()).unwrap_or("");
     let block_scalar = inline.starts_with('|') || inline.starts_with('>');
     let (body_line, indent) = if block_scalar {
-        let indent = doc_lines
-            .iter()
-            .skip(body_key)
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.len() - l.trim_start().len())
-            .unwrap_or(0);
+        // `|2` fixes the content indentation relative to the key; otherwise the first
+        // non-blank line sets it (YAML's rule).
+        let key_indent = key_text.len() - key_text.trim_start().len();
+        let indicator = inline.chars().skip(1).find_map(|c| c.to_digit(10));
+        let indent = match indicator {
+            Some(n) => key_indent + n as usize,
+            None => doc_lines
+                .iter()
+                .skip(body_key)
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.len() - l.trim_start().len())
+                .unwrap_or(0),
+        };
         (doc.first_line + body_key, indent)
     } else {
         (doc.first_line + body_key - 1, key_text.find(inline).unwrap_or(0))
     };
+    let key_loc = |key: &str| {
+        yaml_lines::key_line(&doc.text, &[key]).map(|l| Loc { line: (doc.first_line + l - 1) as u32, column: 1 })
+    };
     let mut function = Function {
+        returns_loc: key_loc("returns"),
+        attributes_loc: key_loc("attributes"),
         name: parsed.name,
         kind,
         params,
@@ -563,7 +598,7 @@ fn describe(rule: &Rule) -> &'static str {
         Rule::align => "`align N`",
         Rule::hex | Rule::float | Rule::integer | Rule::exponent => "a number",
         Rule::word => "a condition code",
-        Rule::EOI => "end of body",
+        Rule::EOI => "end of line",
         _ => "an instruction",
     }
 }

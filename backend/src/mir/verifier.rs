@@ -61,14 +61,14 @@ impl Verifier<'_> {
     fn run(&mut self) {
         let f = self.function;
         if f.kind == FunctionKind::Kernel && !f.returns.is_empty() {
-            self.error(f.loc, None, None, "a kernel cannot return values: expected `returns: []`".into());
+            self.error(f.returns_loc.unwrap_or(f.loc), None, None, "a kernel cannot return values: expected `returns: []`".into());
         }
         if f.kind == FunctionKind::Device && !f.attributes.is_empty() {
-            self.error(f.loc, None, None, "`attributes` (maxntid, minnctapersm, maxnreg) are for kernels only".into());
+            self.error(f.attributes_loc.unwrap_or(f.loc), None, None, "`attributes` (maxntid, minnctapersm, maxnreg) are for kernels only".into());
         }
         if let Some(m) = &f.attributes.maxntid {
             if m.is_empty() || m.len() > 3 || m.contains(&0) {
-                self.error(f.loc, None, None, format!("expected 1 to 3 positive numbers in `maxntid`, found {m:?}"));
+                self.error(f.attributes_loc.unwrap_or(f.loc), None, None, format!("expected 1 to 3 positive numbers in `maxntid`, found {m:?}"));
             }
         }
         let successors = self.structure();
@@ -110,6 +110,7 @@ impl Verifier<'_> {
                                 successors[b].push(t);
                             }
                         }
+                        None if phi => self.error(inst.loc, Some(b), Some(i), format!("PHI names %bb.{target}, which does not exist")),
                         None => self.error(inst.loc, Some(b), Some(i), format!("branch target %bb.{target} does not exist")),
                     }
                 }
@@ -238,11 +239,11 @@ impl Verifier<'_> {
         // Flags: at most one ordering, one scope; memory-type flags need sext/zext/trunc.
         let orderings = ["relaxed", "acquire", "release", "acq_rel", "seq_cst"];
         let scopes = ["cta", "gpu", "sys"];
-        if inst.flags.iter().filter(|f| orderings.contains(&f.as_str())).count() > 1 {
-            self.error(inst.loc, Some(b), Some(i), format!("{name} has more than one memory-ordering flag"));
-        }
-        if inst.flags.iter().filter(|f| scopes.contains(&f.as_str())).count() > 1 {
-            self.error(inst.loc, Some(b), Some(i), format!("{name} has more than one scope flag"));
+        for (kind, set) in [("memory-ordering", &orderings[..]), ("scope", &scopes[..])] {
+            let found: Vec<String> = inst.flags.iter().filter(|f| set.contains(&f.as_str())).map(|f| format!(".{f}")).collect();
+            if found.len() > 1 {
+                self.error(inst.loc, Some(b), Some(i), format!("{name}: expected at most one {kind} flag, found {}", found.join(" and ")));
+            }
         }
         match name {
             "PHI" => {
@@ -307,7 +308,7 @@ impl Verifier<'_> {
                 let expected = kind_text(sop.kind, vars, self.tables);
                 return Err(match actual.get(k) {
                     Some(a) => format!("expected {expected} as {what} {}, found {}", k + 1, self.operand_text(a)),
-                    None => format!("expected {expected} as {what} {}, found {} {what}s", s + 1, actual.len()),
+                    None => format!("expected {expected} as {what} {}, found only {} {what}{}", s + 1, actual.len(), if actual.len() == 1 { "" } else { "s" }),
                 });
             }
         }
@@ -438,7 +439,9 @@ impl Verifier<'_> {
             "GLOBAL_ADDR" => {
                 let Some(Operand::Symbol(s)) = inst.operands.first() else { return Ok(()) };
                 let Some(g) = self.module.globals.iter().find(|g| &g.name == s) else {
-                    return Err(format!("unknown global @{s}"));
+                    let hint = target_desc::error::closest(s, self.module.globals.iter().map(|g| g.name.as_str()));
+                    let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean @{}?)", hint.join(", @")) };
+                    return Err(format!("unknown global @{s}{hint}"));
                 };
                 if let Some(r) = result {
                     if r.addrspace != g.space.number() {
@@ -575,8 +578,10 @@ impl Verifier<'_> {
         if values.len() != inst.operands.len() {
             return self.error(inst.loc, Some(b), Some(i), "RET: operands must be values".into());
         }
-        if values != f.returns {
-            let e: Vec<&str> = f.returns.iter().map(|t| self.ty_name(*t)).collect();
+        // A kernel returns nothing, whatever its (already reported) `returns` says.
+        let expected: &[VtId] = if f.kind == FunctionKind::Kernel { &[] } else { &f.returns };
+        if values != expected {
+            let e: Vec<&str> = expected.iter().map(|t| self.ty_name(*t)).collect();
             let a: Vec<&str> = values.iter().map(|t| self.ty_name(*t)).collect();
             let what = if f.kind == FunctionKind::Kernel { "a kernel returns nothing" } else { "the function's `returns`" };
             self.error(inst.loc, Some(b), Some(i), format!("RET: expected ({}) ({what}), found ({})", e.join(", "), a.join(", ")));

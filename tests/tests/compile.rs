@@ -1,0 +1,108 @@
+//! `ptxc compile` end to end: determinism, the pass-manager flags, and errors.
+
+use std::path::{Path, PathBuf};
+
+use backend::cli::{run, Output};
+
+fn ptxc(args: &[&str]) -> Output {
+    run(std::iter::once("ptxc").chain(args.iter().copied()))
+}
+
+fn case(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("filecheck").join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn output_is_byte_identical_across_runs() {
+    for file in ["saxpy.mir", "phi-elim.mir", "compares.mir", "packed-math.mir"] {
+        let path = case(file);
+        let first = ptxc(&["compile", &path, "--sm", "100"]);
+        assert_eq!(first.code, 0, "{}", first.stderr);
+        for _ in 0..3 {
+            assert_eq!(ptxc(&["compile", &path, "--sm", "100"]).stdout, first.stdout, "{file}");
+        }
+    }
+}
+
+#[test]
+fn output_file_and_stdout_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let out: PathBuf = dir.path().join("saxpy.ptx");
+    let path = case("saxpy.mir");
+    let written = ptxc(&["compile", &path, "--sm", "80", "-o", out.to_str().unwrap()]);
+    assert_eq!(written.code, 0, "{}", written.stderr);
+    assert!(written.stdout.is_empty());
+    let stdout = ptxc(&["compile", &path, "--sm", "80"]).stdout;
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout);
+}
+
+#[test]
+fn print_after_all_prints_every_pass_and_each_parses_back() {
+    let path = case("phi-elim.mir");
+    let out = ptxc(&["compile", &path, "--sm", "80", "--print-after-all", "--verify"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for pass in backend::passes::PASSES {
+        let marker = format!("# *** MIR after {} ***\n", pass.name);
+        let start = out.stderr.find(&marker).unwrap_or_else(|| panic!("no dump after {}", pass.name)) + marker.len();
+        let rest = &out.stderr[start..];
+        let end = rest.find("# *** MIR after").unwrap_or(rest.len());
+        let dump = &rest[..end];
+        let module = backend::mir::parser::parse_module(dump, "dump.mir", tables::nvptx())
+            .unwrap_or_else(|e| panic!("MIR after {} does not parse: {}\n{dump}", pass.name, e.render()));
+        let errors = backend::mir::verifier::verify_module(&module, tables::nvptx(), backend::mir::verifier::Source { file: "dump.mir", text: dump });
+        assert!(errors.is_empty(), "MIR after {} does not verify: {errors:?}", pass.name);
+    }
+    assert!(out.stdout.contains(".entry loop_sum"));
+}
+
+#[test]
+fn each_stage_can_be_rerun_from_its_printed_mir() {
+    // Stop after isel, then run the remaining passes one at a time on the printed MIR.
+    let dir = tempfile::tempdir().unwrap();
+    let mut path = case("phi-elim.mir");
+    for pass in ["isel", "dce", "phi-elim"] {
+        let out = if pass == "isel" {
+            ptxc(&["compile", &path, "--sm", "80", "--stop-after", "isel"])
+        } else {
+            ptxc(&["run-pass", pass, &path, "--sm", "80"])
+        };
+        assert_eq!(out.code, 0, "{pass}: {}", out.stderr);
+        let next = dir.path().join(format!("after-{pass}.mir"));
+        std::fs::write(&next, &out.stdout).unwrap();
+        path = next.to_string_lossy().into_owned();
+    }
+    let direct = ptxc(&["compile", &case("phi-elim.mir"), "--sm", "80", "--stop-after", "phi-elim"]).stdout;
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), direct, "stepwise and direct pipelines agree");
+}
+
+#[test]
+fn bad_invocations_are_clear_errors() {
+    let path = case("saxpy.mir");
+    let out = ptxc(&["compile", &path, "--sm", "sm_95"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("unknown SM `sm_95`") && out.stderr.contains("sm_90"), "{}", out.stderr);
+    let out = ptxc(&["compile", &path, "--sm", "80", "--stop-after", "regalloc"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("unknown pass `regalloc`") && out.stderr.contains("isel"), "{}", out.stderr);
+    let out = ptxc(&["compile", "/nonexistent.mir", "--sm", "80"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("cannot read /nonexistent.mir"));
+    let out = ptxc(&["run-pass", "isel", &path]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("needs a target SM"), "{}", out.stderr);
+}
+
+#[test]
+fn every_sm_compiles_a_minimal_kernel_that_ptxas_accepts() {
+    let Some(ptxas) = tests::ptxas() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.mir");
+    std::fs::write(&path, "---\nname: empty\nkind: kernel\nparams: []\nbody: |\n  bb.0:\n    RET\n...\n").unwrap();
+    for sm in tables::nvptx().sms {
+        let out = ptxc(&["compile", path.to_str().unwrap(), "--sm", sm.name]);
+        assert_eq!(out.code, 0, "{}: {}", sm.name, out.stderr);
+        let version = format!(".version {}.{}", sm.min_ptx / 10, sm.min_ptx % 10);
+        assert!(out.stdout.contains(&version), "{}: {}", sm.name, out.stdout);
+        tests::assemble(&ptxas, &out.stdout, sm.name).unwrap_or_else(|e| panic!("{}: {e}", sm.name));
+    }
+}
