@@ -20,6 +20,7 @@ pub mod isel;
 pub mod machine;
 pub mod mir;
 pub mod passes;
+pub mod synth;
 
 use std::path::Path;
 

@@ -1452,7 +1452,9 @@ fn build_patterns(
                         return Err(b.err(DescErrorKind::Invalid("unclosed `{` in template".into()), file, p.template_line, p.template_column + offset + open));
                     };
                     let name = &rest[open + 1..open + close];
+                    let scratch_type = name.strip_prefix("tmp.").map(|t| b.type_id(t));
                     let known = match name {
+                        _ if scratch_type.is_some() => scratch_type.flatten().is_some(),
                         "d" => result.is_some(),
                         "T" => bound.is_some(),
                         "cc" | "ccs" => operands.iter().any(|(_, o)| *o == PatternOperand::CondCode),
@@ -1478,6 +1480,17 @@ fn build_patterns(
                 if let Some((f0, l0)) = first_seen.get(&name) {
                     let first = format!("{}:{}", b.file(*f0).display, l0);
                     return Err(b.err(DescErrorKind::Duplicate { what: "machine instruction", name, first }, file, p.name.line, p.name.column));
+                }
+                if let Some(generic) = opcodes.iter().find(|o| o.name == name) {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!(
+                            "machine instruction `{name}` has the name of the generic opcode {} ({}); MIR could not tell them apart",
+                            generic.name, generic.source
+                        )),
+                        file,
+                        p.name.line,
+                        p.name.column,
+                    ));
                 }
                 first_seen.insert(name.clone(), (file, p.line));
                 let priority = operands.iter().filter(|(_, o)| matches!(o, PatternOperand::Imm(_))).count() as u8;

@@ -380,7 +380,8 @@ pub enum PatternOperand {
 /// Template placeholders: `{d}` the result, `{NAME}` an operand, `{T}` the type's
 /// suffix from the pattern's `for` clause, `{cc}` the condition code's PTX comparison
 /// (integer or float form, from the compared type), `{ccs}` its integer signedness
-/// letter (`s`/`u`), `{param}` the parameter symbol of an `ARG`. Lines of a template
+/// letter (`s`/`u`), `{param}` the parameter symbol of an `ARG`, `{tmp.TYPE}` a scratch
+/// register of that type private to the instruction. Lines of a template
 /// are separated by `\n`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PatternInfo {

@@ -184,6 +184,8 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
         };
         Ok(format!("{}{number}", tables.register_classes[class_index as usize].prefix))
     };
+    // Scratch registers of templates (`{tmp.i32}`): one per name and instruction.
+    let mut scratch_count: BTreeMap<u8, u32> = BTreeMap::new();
     let label = |number: u32| format!("$L__BB{index}_{number}");
     let param = |i: usize| format!("{name}_param_{i}");
 
@@ -201,6 +203,7 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
             let p = &tables.patterns[m as usize];
             let operands: Vec<&Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect();
             let mut text = String::new();
+            let mut scratch: BTreeMap<&str, String> = BTreeMap::new();
             let mut rest = p.template;
             while let Some(open) = rest.find('{') {
                 text.push_str(&rest[..open]);
@@ -208,6 +211,22 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                 let key = &rest[open + 1..close];
                 rest = rest.get(close + 1..).unwrap_or("");
                 let value = match key {
+                    _ if key.starts_with("tmp.") => {
+                        if let Some(name) = scratch.get(key) {
+                            name.clone()
+                        } else {
+                            let ty = tables.vt(&key[4..]).ok_or_else(|| format!("{}: unknown scratch type in {{{key}}}", p.name))?;
+                            let class = sm.type_class.get(ty.0 as usize).copied().unwrap_or(target_desc::tables::NO_CLASS);
+                            if class == target_desc::tables::NO_CLASS {
+                                return Err(format!("{}: scratch type {} is not a register type on {}", p.name, &key[4..], sm.name));
+                            }
+                            let count = scratch_count.entry(class).or_insert(0);
+                            *count += 1;
+                            let name = format!("{}t{count}", tables.register_classes[class as usize].prefix);
+                            scratch.insert(key, name.clone());
+                            name
+                        }
+                    }
                     "d" => register(*inst.defs.first().ok_or("template uses {d} without a result")?)?,
                     "T" => p.suffix.to_string(),
                     "param" => match operands.first() {
@@ -309,6 +328,10 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
     for (class, count) in &regs.counts {
         let c = &tables.register_classes[*class as usize];
         let _ = writeln!(out, "\t.reg {} {}<{}>;", c.ptx_type, c.prefix, count + 1);
+    }
+    for (class, count) in &scratch_count {
+        let c = &tables.register_classes[*class as usize];
+        let _ = writeln!(out, "\t.reg {} {}t<{}>;", c.ptx_type, c.prefix, count + 1);
     }
     out.push('\n');
     out.push_str(&body);

@@ -8,6 +8,8 @@
 //! defined by `CONSTANT`/`FCONSTANT` may be folded into an `imm` operand. No PTX text is
 //! written here: the templates live in the description.
 
+use std::collections::HashMap;
+
 use target_desc::tables::{Action, PatternInfo, PatternOperand, SmTables, TargetTables, VtId};
 
 use crate::diagnostics::MirError;
@@ -27,25 +29,23 @@ pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, 
     }
 }
 
-/// The literal defining a value, if it is a `CONSTANT` or `FCONSTANT`.
-fn constant_of(f: &Function, tables: &TargetTables, v: ValueId) -> Option<Operand> {
-    for block in &f.blocks {
-        for inst in &block.insts {
-            if inst.defs.first() == Some(&v) {
-                // Selected or not, a constant keeps its literal as operand 0.
-                let name = crate::mir::opcode_info(inst.opcode, tables).map(|o| o.name)?;
-                return match name {
-                    "CONSTANT" | "FCONSTANT" => inst.operands.first().cloned(),
-                    _ => None,
-                };
+/// The literal of every value defined by a `CONSTANT` or `FCONSTANT` (selected or not:
+/// a constant keeps its literal as operand 0).
+fn constants(f: &Function, tables: &TargetTables) -> HashMap<ValueId, Operand> {
+    let mut out = HashMap::new();
+    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+        let name = crate::mir::opcode_info(inst.opcode, tables).map(|o| o.name);
+        if matches!(name, Some("CONSTANT" | "FCONSTANT")) {
+            if let (Some(d), Some(literal)) = (inst.defs.first(), inst.operands.first()) {
+                out.insert(*d, literal.clone());
             }
         }
     }
-    None
+    out
 }
 
 /// The machine operands if `p` matches the instruction's operands, else `None`.
-fn match_pattern(p: &PatternInfo, f: &Function, tables: &TargetTables, operands: &[Operand], defs: &[ValueId]) -> Option<Vec<Operand>> {
+fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Operand>, operands: &[Operand], defs: &[ValueId]) -> Option<Vec<Operand>> {
     if operands.len() != p.operands.len() {
         return None;
     }
@@ -53,7 +53,7 @@ fn match_pattern(p: &PatternInfo, f: &Function, tables: &TargetTables, operands:
     for ((_, kind), actual) in p.operands.iter().zip(operands) {
         let operand = match (kind, actual) {
             (PatternOperand::Reg(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => actual.clone(),
-            (PatternOperand::Imm(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => constant_of(f, tables, *v)?,
+            (PatternOperand::Imm(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => constants.get(v)?.clone(),
             (PatternOperand::SymbolIs(name), Operand::Symbol(s)) if s == name => actual.clone(),
             (PatternOperand::Literal, Operand::Int(_) | Operand::Float(_))
             | (PatternOperand::CondCode, Operand::CondCode(_))
@@ -68,6 +68,7 @@ fn match_pattern(p: &PatternInfo, f: &Function, tables: &TargetTables, operands:
 }
 
 fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sm_index: usize, source: Source<'_>, errors: &mut Vec<MirError>) {
+    let constants = constants(f, tables);
     for b in 0..f.blocks.len() {
         for i in 0..f.blocks[b].insts.len() {
             let inst = &f.blocks[b].insts[i];
@@ -84,7 +85,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sm_in
                 if p.opcode != op.0 || p.sms >> sm_index & 1 == 0 || p.flags != flags.as_slice() {
                     continue;
                 }
-                if let Some(ops) = match_pattern(p, f, tables, &operands, &inst.defs) {
+                if let Some(ops) = match_pattern(p, f, &constants, &operands, &inst.defs) {
                     if best.as_ref().is_none_or(|(bi, _)| p.priority > tables.patterns[*bi].priority) {
                         best = Some((index, ops));
                     }

@@ -1,5 +1,11 @@
 //! Dead-code removal: drops instructions whose results are unused and that have no
 //! effect besides them (typically `CONSTANT`s folded into immediates by selection).
+//!
+//! Mark and sweep, linear in the function's size: instructions with effects are live,
+//! and so is every instruction defining a value a live instruction uses. (Peeling dead
+//! instructions one use-count round at a time would be quadratic on long dead chains.)
+
+use std::collections::HashMap;
 
 use target_desc::tables::{props, TargetTables};
 
@@ -8,27 +14,35 @@ use crate::mir::{opcode_info, Module};
 pub fn remove_dead_code(module: &mut Module, tables: &TargetTables) {
     let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
     for f in &mut module.functions {
-        loop {
-            let mut uses = vec![0usize; f.values.len()];
-            for block in &f.blocks {
-                for inst in &block.insts {
-                    for v in inst.uses() {
-                        uses[v.0 as usize] += 1;
+        // Defining instructions of each value (several after PHI elimination).
+        let mut defs: HashMap<u32, Vec<(usize, usize)>> = HashMap::new();
+        let mut live: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
+        let mut work = Vec::new();
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                for d in &inst.defs {
+                    defs.entry(d.0).or_default().push((b, i));
+                }
+                let pure = opcode_info(inst.opcode, tables).is_some_and(|o| o.props & effects == 0);
+                if !pure || inst.defs.is_empty() {
+                    live[b][i] = true;
+                    work.push((b, i));
+                }
+            }
+        }
+        while let Some((b, i)) = work.pop() {
+            for v in f.blocks[b].insts[i].uses() {
+                for &(db, di) in defs.get(&v.0).map(Vec::as_slice).unwrap_or(&[]) {
+                    if !live[db][di] {
+                        live[db][di] = true;
+                        work.push((db, di));
                     }
                 }
             }
-            let mut changed = false;
-            for block in &mut f.blocks {
-                block.insts.retain(|inst| {
-                    let pure = opcode_info(inst.opcode, tables).is_some_and(|o| o.props & effects == 0);
-                    let dead = pure && !inst.defs.is_empty() && inst.defs.iter().all(|d| uses[d.0 as usize] == 0);
-                    changed |= dead;
-                    !dead
-                });
-            }
-            if !changed {
-                break;
-            }
+        }
+        for (block, keep) in f.blocks.iter_mut().zip(live) {
+            let mut keep = keep.into_iter();
+            block.insts.retain(|_| keep.next().unwrap_or(true));
         }
     }
 }

@@ -337,8 +337,21 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         ssa: parsed.ssa,
         loc: Loc { line: (doc.first_line + name_line - 1) as u32, column: 1 },
     };
-    BodyReader { tables, file: doc.file, full: doc.full, body_line, indent, function: &mut function, names: HashMap::new(), pending: Vec::new() }
-        .read(&parsed.body)?;
+    let line_starts = std::iter::once(0).chain(parsed.body.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    BodyReader {
+        tables,
+        file: doc.file,
+        full: doc.full,
+        body: &parsed.body,
+        line_starts,
+        body_line,
+        indent,
+        function: &mut function,
+        names: HashMap::new(),
+        blocks_seen: HashMap::new(),
+        pending: Vec::new(),
+    }
+    .read(&parsed.body)?;
     Ok(function)
 }
 
@@ -346,6 +359,12 @@ struct BodyReader<'a> {
     tables: &'a TargetTables,
     file: &'a str,
     full: &'a str,
+    body: &'a str,
+    /// Byte offset of each body line's start: positions become line and column by
+    /// binary search (pest's own `line_col` rescans the input and is quadratic).
+    line_starts: Vec<usize>,
+    /// Block number -> line of its label, for duplicate detection.
+    blocks_seen: HashMap<u32, u32>,
     body_line: usize,
     indent: usize,
     function: &'a mut Function,
@@ -356,7 +375,10 @@ struct BodyReader<'a> {
 
 impl BodyReader<'_> {
     fn loc(&self, pair: &Pair<'_, Rule>) -> Loc {
-        let (line, column) = pair.as_span().start_pos().line_col();
+        let offset = pair.as_span().start();
+        let line = self.line_starts.partition_point(|&start| start <= offset).max(1);
+        let start = self.line_starts[line - 1];
+        let column = self.body.get(start..offset).map_or(1, |text| text.chars().count() + 1);
         Loc { line: (self.body_line + line - 1) as u32, column: (column + self.indent) as u32 }
     }
 
@@ -404,9 +426,10 @@ impl BodyReader<'_> {
                 _ => {}
             }
         }
-        if let Some(other) = self.function.blocks.iter().find(|b| b.number == number) {
-            return Err(self.error(loc, format!("block number {number} is used twice (first at line {})", other.loc.line)));
+        if let Some(first) = self.blocks_seen.get(&number) {
+            return Err(self.error(loc, format!("block number {number} is used twice (first at line {first})")));
         }
+        self.blocks_seen.insert(number, loc.line);
         self.function.blocks.push(Block { number, name, insts: Vec::new(), loc });
         Ok(())
     }
@@ -456,7 +479,9 @@ impl BodyReader<'_> {
                     let mut inner = p.into_inner();
                     let name_pair = inner.next().expect("opcode name");
                     let name = name_pair.as_str();
-                    if let Some(m) = self.tables.names.machine_ops.get(name) {
+                    // Generic opcodes first; the description keeps machine names distinct.
+                    let machine = if self.tables.opcode(name).is_some() { None } else { self.tables.names.machine_ops.get(name) };
+                    if let Some(m) = machine {
                         if let Some(flag) = inner.next() {
                             return Err(self.error(self.loc(&flag), format!("machine instruction {name} takes no flags (they are part of its name), found `.{}`", flag.as_str())));
                         }
