@@ -424,6 +424,7 @@ impl Emitter {
                     PatternOperand::Block => quote! { Block },
                     PatternOperand::Symbol => quote! { Symbol },
                     PatternOperand::SymbolIs(name) => quote! { SymbolIs(#name) },
+                    PatternOperand::Values => quote! { Values },
                 };
                 quote! { (#n, ::target_desc::tables::PatternOperand::#o) }
             });
@@ -431,10 +432,12 @@ impl Emitter {
                 Some(t) => quote! { ::core::option::Option::Some(#t) },
                 None => quote! { ::core::option::Option::None },
             };
+            let any_results = p.any_results;
+            let hook = opt_str(p.hook);
             quote! {
                 ::target_desc::tables::PatternInfo {
                     name: #name, opcode: #opcode, flags: #flags, operands: &[#(#operands),*], result: #result, sms: #sms,
-                    template: #template, suffix: #suffix, priority: #priority, rule: #rule,
+                    template: #template, any_results: #any_results, hook: #hook, suffix: #suffix, priority: #priority, rule: #rule,
                 }
             }
         });

@@ -1396,6 +1396,7 @@ fn build_patterns(
                     let operand = match kind.as_ref().map(|k| k.text.as_str()) {
                         Some("imm") => PatternOperand::Imm(type_or_bound(b, None, arg)?),
                         Some("@") => PatternOperand::SymbolIs(leak_str(&arg.text[1..])),
+                        Some("values") => PatternOperand::Values,
                         Some(k) if k.starts_with("imm.") => {
                             let kind = kind.as_ref().expect("matched Some");
                             let ty = Name { text: k[4..].to_string(), column: kind.column + 4, ..kind.clone() };
@@ -1423,8 +1424,9 @@ fn build_patterns(
                         p.opcode.column,
                     ));
                 }
+                let any_results = p.result.as_ref().is_some_and(|r| r.text == "values");
                 let result = match &p.result {
-                    Some(r) if r.text == "none" => None,
+                    Some(r) if r.text == "none" || r.text == "values" => None,
                     Some(r) => Some(type_or_bound(b, Some(r), r)?),
                     None => {
                         let single = op.signature.results.len() == 1 && !op.signature.results[0].variadic;
@@ -1502,6 +1504,8 @@ fn build_patterns(
                     result,
                     sms: set.0,
                     template: leak_str(&p.template.replace("\\n", "\n")),
+                    any_results,
+                    hook: p.hook.as_ref().map(|h| leak_str(&h.text)),
                     suffix: leak_str(bound.map_or("", |(_, _, s)| s)),
                     priority,
                     rule,

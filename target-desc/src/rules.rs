@@ -93,6 +93,8 @@ pub struct PatternStmt {
     pub template: String,
     pub template_line: usize,
     pub template_column: usize,
+    /// `= custom(NAME)` instead of a template: the engine's emission hook writes it.
+    pub hook: Option<Name>,
     pub line: usize,
     pub column: usize,
     pub text: String,
@@ -173,8 +175,10 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let mut template = String::new();
     let (mut template_line, mut template_column) = (line, column);
     let mut after_arrow = false;
+    let mut hook = None;
     for p in pair.into_inner() {
         match p.as_rule() {
+            Rule::hook => hook = p.into_inner().find(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x)),
             Rule::ident if after_arrow => {
                 result = Some(Name::from_pair(&p));
                 after_arrow = false;
@@ -220,7 +224,7 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let mut idents = idents.into_iter();
     let name = idents.next().expect("pattern name");
     let opcode = idents.next().expect("pattern opcode");
-    PatternStmt { name, bindings, opcode, args, result, condition, template, template_line, template_column, line, column, text }
+    PatternStmt { name, bindings, opcode, args, result, condition, template, template_line, template_column, hook, line, column, text }
 }
 
 /// Parses a stand-alone condition (the `when:` of a YAML entry). `line`/`column` are

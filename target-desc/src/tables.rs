@@ -373,6 +373,8 @@ pub enum PatternOperand {
     Symbol,
     /// Exactly this symbol (`@llvm.nvvm.read.ptx.sreg.tid.x`), for intrinsics.
     SymbolIs(&'static str),
+    /// Zero or more registers of any type (the rest of a call's or return's operands).
+    Values,
 }
 
 /// A machine instruction: a generic opcode on operand kinds becomes a PTX template.
@@ -392,6 +394,11 @@ pub struct PatternInfo {
     pub flags: &'static [&'static str],
     pub operands: &'static [(&'static str, PatternOperand)],
     pub result: Option<u8>,
+    /// `-> values`: any number of results of any types (calls).
+    pub any_results: bool,
+    /// `= custom(NAME)`: an emission hook of the engine writes the instruction instead
+    /// of a template (the `.param` calling convention).
+    pub hook: Option<&'static str>,
     /// SMs (bit per SM index) where the pattern may be used.
     pub sms: u128,
     pub template: &'static str,

@@ -106,3 +106,12 @@ fn every_sm_compiles_a_minimal_kernel_that_ptxas_accepts() {
         tests::assemble(&ptxas, &out.stdout, sm.name).unwrap_or_else(|e| panic!("{}: {e}", sm.name));
     }
 }
+
+#[test]
+fn every_emission_hook_the_description_names_exists() {
+    for p in tables::nvptx().patterns {
+        if let Some(hook) = p.hook {
+            assert!(backend::emit::call_abi::HOOKS.contains(&hook), "{} names unknown hook `{hook}`", p.name);
+        }
+    }
+}

@@ -88,10 +88,6 @@ fn corpus_files_use_only_legal_operations_on_their_sms() {
 /// with exactly this cause (a located, clear error); once one compiles, the test asks
 /// for it to be removed from the list, so the list cannot go stale.
 const NOT_YET_COMPILED: &[(&str, &str)] = &[
-    ("addrspace_casts.mir", "no instruction-selection pattern for RET (i32)"),
-    ("device_calls.mir", "no instruction-selection pattern for RET (f32)"),
-    ("early_returns.mir", "no instruction-selection pattern for RET (f32)"),
-    ("names_sanitize.mir", "no instruction-selection pattern for RET (i32)"),
     ("atomics_ordered.mir", "no instruction-selection pattern for ATOMIC_LOAD_ADD.acq_rel.gpu"),
     ("bf16_arith_sm90.mir", "no instruction-selection pattern for FCONSTANT (bf16)"),
     ("bf16_fma.mir", "no instruction-selection pattern for FCONSTANT (bf16)"),

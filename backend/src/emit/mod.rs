@@ -14,6 +14,8 @@ use std::fmt::Write;
 
 use target_desc::tables::{SmTables, TargetTables, TypeKind, VtId};
 
+pub mod call_abi;
+
 use crate::diagnostics::MirError;
 use crate::mir::{AddressSpace, Function, FunctionKind, InitValue, Module, Opcode, Operand, ValueId};
 
@@ -143,6 +145,14 @@ pub fn emit_module(module: &Module, tables: &TargetTables, sm: &SmTables, file: 
     if !module.globals.is_empty() {
         out.push('\n');
     }
+    // Prototypes: PTX needs a function declared before a call to it, whatever the order
+    // of the definitions.
+    for f in module.functions.iter().filter(|f| f.kind == FunctionKind::Device) {
+        match function_header(f, tables, sm) {
+            Ok(header) => out.push_str(&format!("{header};\n\n")),
+            Err(e) => return Err(vec![MirError { file: file.to_string(), line: f.loc.line as usize, column: 1, message: e, context: Some(format!("function @{}", f.name)), source_line: None }]),
+        }
+    }
     let mut errors = Vec::new();
     for (index, f) in module.functions.iter().enumerate() {
         match emit_function(f, index, tables, sm) {
@@ -155,6 +165,32 @@ pub fn emit_module(module: &Module, tables: &TargetTables, sm: &SmTables, file: 
     } else {
         Err(errors)
     }
+}
+
+/// `.visible .func (RETURN) NAME(PARAMS)` or `.visible .entry NAME(PARAMS)`.
+fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
+    let name = sanitize(&f.name);
+    let param = |i: usize| format!("{name}_param_{i}");
+    let mut out = String::new();
+    let directive = if f.kind == FunctionKind::Kernel { ".entry" } else { ".func" };
+    let returns = call_abi::return_parameter(tables, &f.returns);
+    let _ = write!(out, ".visible {directive} {returns}{name}(");
+    let mut params = Vec::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let class = tables.register_type(sm, p.ty).map(|(c, _)| c.ptx_type).ok_or_else(|| {
+            format!("parameter `{}` has a type that is not a register type on {}", p.name, sm.name)
+        })?;
+        if class == ".pred" {
+            return Err(format!("parameter `{}`: i1 parameters are not supported yet (pass an i8 or i32)", p.name));
+        }
+        params.push(format!("\t.param {class} {}", param(i)));
+    }
+    if params.is_empty() {
+        out.push(')');
+    } else {
+        let _ = write!(out, "\n{}\n)", params.join(",\n"));
+    }
+    Ok(out)
 }
 
 struct Registers {
@@ -202,6 +238,33 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
             };
             let p = &tables.patterns[m as usize];
             let operands: Vec<&Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect();
+            if let Some(hook) = p.hook {
+                let mut values = Vec::new();
+                let mut callee = None;
+                for o in &operands {
+                    match o {
+                        Operand::Value(v) => values.push(call_abi::Value { register: register(*v)?, ty: f.value(*v).ty }),
+                        Operand::Symbol(s) => callee = Some(sanitize(s)),
+                        _ => return Err(format!("{}: unexpected operand for hook `{hook}`", p.name)),
+                    }
+                }
+                let mut results = Vec::new();
+                for d in &inst.defs {
+                    results.push(call_abi::Value { register: register(*d)?, ty: f.value(*d).ty });
+                }
+                let mut scratch = |ty: VtId| -> Result<String, String> {
+                    let class = sm.type_class.get(ty.0 as usize).copied().unwrap_or(target_desc::tables::NO_CLASS);
+                    if class == target_desc::tables::NO_CLASS {
+                        return Err(format!("scratch type is not a register type on {}", sm.name));
+                    }
+                    let count = scratch_count.entry(class).or_insert(0);
+                    *count += 1;
+                    Ok(format!("{}t{count}", tables.register_classes[class as usize].prefix))
+                };
+                let input = call_abi::HookInput { tables, sm, callee, operands: values, results, scratch: &mut scratch };
+                lines.extend(call_abi::expand(hook, input)?);
+                continue;
+            }
             let mut text = String::new();
             let mut scratch: BTreeMap<&str, String> = BTreeMap::new();
             let mut rest = p.template;
@@ -293,28 +356,17 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
             }
         }
         for line in lines {
-            let _ = writeln!(body, "\t{line};");
+            // Scope braces of call sequences take no `;`.
+            if line == "{" || line == "}" {
+                let _ = writeln!(body, "\t{line}");
+            } else {
+                let _ = writeln!(body, "\t{line};");
+            }
         }
     }
 
-    let mut out = String::new();
-    let directive = if f.kind == FunctionKind::Kernel { ".entry" } else { ".func" };
-    let _ = write!(out, ".visible {directive} {name}(");
-    let mut params = Vec::new();
-    for (i, p) in f.params.iter().enumerate() {
-        let class = tables.register_type(sm, p.ty).map(|(c, _)| c.ptx_type).ok_or_else(|| {
-            format!("parameter `{}` has a type that is not a register type on {}", p.name, sm.name)
-        })?;
-        if class == ".pred" {
-            return Err(format!("parameter `{}`: i1 parameters are not supported yet (pass an i8 or i32)", p.name));
-        }
-        params.push(format!("\t.param {class} {}", param(i)));
-    }
-    if params.is_empty() {
-        out.push_str(")\n");
-    } else {
-        let _ = write!(out, "\n{}\n)\n", params.join(",\n"));
-    }
+    let mut out = function_header(f, tables, sm)?;
+    out.push('\n');
     if let Some(m) = &f.attributes.maxntid {
         let _ = writeln!(out, ".maxntid {}", m.iter().map(u32::to_string).collect::<Vec<_>>().join(", "));
     }

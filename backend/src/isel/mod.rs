@@ -46,11 +46,19 @@ fn constants(f: &Function, tables: &TargetTables) -> HashMap<ValueId, Operand> {
 
 /// The machine operands if `p` matches the instruction's operands, else `None`.
 fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Operand>, operands: &[Operand], defs: &[ValueId]) -> Option<Vec<Operand>> {
-    if operands.len() != p.operands.len() {
+    // A trailing `values` operand takes every remaining register.
+    let variadic = p.operands.last().is_some_and(|(_, k)| *k == PatternOperand::Values);
+    let fixed = if variadic { p.operands.len() - 1 } else { p.operands.len() };
+    if operands.len() < fixed || (!variadic && operands.len() != fixed) {
+        return None;
+    }
+    if variadic && !operands[fixed..].iter().all(|o| matches!(o, Operand::Value(_))) {
         return None;
     }
     let mut out = Vec::with_capacity(operands.len());
-    for ((_, kind), actual) in p.operands.iter().zip(operands) {
+    out.extend(operands[fixed..].iter().cloned());
+    let rest = out.split_off(0);
+    for ((_, kind), actual) in p.operands[..fixed].iter().zip(operands) {
         let operand = match (kind, actual) {
             (PatternOperand::Reg(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => actual.clone(),
             (PatternOperand::Imm(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => constants.get(v)?.clone(),
@@ -62,6 +70,10 @@ fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Ope
             _ => return None,
         };
         out.push(operand);
+    }
+    out.extend(rest);
+    if p.any_results {
+        return Some(out);
     }
     let result: Vec<u8> = defs.iter().map(|d| f.value(*d).ty.0).collect();
     (result == p.result.into_iter().collect::<Vec<_>>()).then_some(out)

@@ -486,8 +486,16 @@ impl Verifier<'_> {
         let Some(p) = self.tables.patterns.get(m as usize) else { return };
         let f = self.function;
         let operands: Vec<&Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect();
-        if operands.len() != p.operands.len() {
+        let variadic = p.operands.last().is_some_and(|(_, k)| *k == target_desc::tables::PatternOperand::Values);
+        let fixed = if variadic { p.operands.len() - 1 } else { p.operands.len() };
+        if operands.len() < fixed || (!variadic && operands.len() != fixed) {
             return self.error(inst.loc, Some(b), Some(i), format!("{}: expected {} operands, found {}", p.name, p.operands.len(), operands.len()));
+        }
+        if variadic {
+            if let Some(bad) = operands[fixed..].iter().find(|o| !matches!(o, Operand::Value(_))) {
+                let found = self.operand_text(bad);
+                return self.error(inst.loc, Some(b), Some(i), format!("{}: expected registers after operand {fixed}, found {found}", p.name));
+            }
         }
         for (k, ((name, kind), actual)) in p.operands.iter().zip(&operands).enumerate() {
             use target_desc::tables::PatternOperand as K;
@@ -495,6 +503,7 @@ impl Verifier<'_> {
                 (K::Reg(t), Operand::Value(v)) => f.value(*v).ty.0 == *t,
                 (K::Imm(_), Operand::Int(_) | Operand::Float(_)) | (K::Literal, Operand::Int(_) | Operand::Float(_)) => true,
                 (K::SymbolIs(name), Operand::Symbol(s)) => s == name,
+                (K::Values, _) => true,
                 (K::CondCode, Operand::CondCode(_)) | (K::Block, Operand::Block(_)) | (K::Symbol, Operand::Symbol(_)) => true,
                 _ => false,
             };
@@ -507,6 +516,7 @@ impl Verifier<'_> {
                     K::Block => "a block".into(),
                     K::Symbol => "a symbol".into(),
                     K::SymbolIs(name) => format!("@{name}"),
+                    K::Values => "registers".into(),
                 };
                 let found = self.operand_text(actual);
                 return self.error(inst.loc, Some(b), Some(i), format!("{}: expected {expected} for `{name}` (operand {}), found {found}", p.name, k + 1));
@@ -514,7 +524,7 @@ impl Verifier<'_> {
         }
         let result: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
         let expected: Vec<VtId> = p.result.map(VtId).into_iter().collect();
-        if result != expected {
+        if result != expected && !p.any_results {
             let e: Vec<&str> = expected.iter().map(|t| self.ty_name(*t)).collect();
             let a: Vec<&str> = result.iter().map(|t| self.ty_name(*t)).collect();
             self.error(inst.loc, Some(b), Some(i), format!("{}: expected results ({}), found ({})", p.name, e.join(", "), a.join(", ")));

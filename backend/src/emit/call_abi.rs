@@ -1,0 +1,128 @@
+//! The PTX `.param` calling convention for device functions: the Custom lowering that
+//! the description names with `= custom(param_abi_call)` and
+//! `= custom(param_abi_return)` in `target-desc/nvptx/isel.rules`.
+//!
+//! This is the one place outside the description that writes PTX instruction text,
+//! because a call's shape (how many parameters, of which types, at which offsets) is
+//! not a fixed template. It follows the layout LLVM's NVPTX backend uses: each argument
+//! in its own scalar `.param`, all results in one byte-array `.param` (PTX allows a
+//! single return parameter) at offsets aligned to each value's size. A global pointer
+//! (`p1`) travels as a generic address, the form a kernel receives it in, so callees
+//! convert parameters the same way kernels do.
+
+use target_desc::tables::{TargetTables, TypeKind, VtId};
+
+/// A register operand of the call or return: its PTX name and type.
+pub struct Value {
+    pub register: String,
+    pub ty: VtId,
+}
+
+/// What a hook gets from the emitter.
+pub struct HookInput<'a> {
+    pub tables: &'a TargetTables,
+    pub sm: &'a target_desc::tables::SmTables,
+    /// The callee's PTX name (calls only).
+    pub callee: Option<String>,
+    pub operands: Vec<Value>,
+    pub results: Vec<Value>,
+    /// Allocates a scratch register of a type.
+    pub scratch: &'a mut dyn FnMut(VtId) -> Result<String, String>,
+}
+
+/// The `.param` type of a value: its register class's PTX type.
+fn param_type(tables: &TargetTables, sm: &target_desc::tables::SmTables, ty: VtId) -> Result<&'static str, String> {
+    let (class, _) = tables.register_type(sm, ty).ok_or_else(|| format!("{} is not a register type on {}", type_name(tables, ty), sm.name))?;
+    if class.ptx_type == ".pred" {
+        return Err("i1 values cannot be passed to or returned from device functions yet (use i32)".into());
+    }
+    Ok(class.ptx_type)
+}
+
+fn type_name(tables: &TargetTables, ty: VtId) -> &'static str {
+    tables.type_info(ty).map(|t| t.name).unwrap_or("?")
+}
+
+fn size_of(tables: &TargetTables, ty: VtId) -> u32 {
+    tables.type_info(ty).map_or(4, |t| (t.bits as u32).div_ceil(8).max(1))
+}
+
+/// Byte offsets of `types` in the return aggregate, its alignment and its size.
+pub fn return_layout(tables: &TargetTables, types: &[VtId]) -> (Vec<u32>, u32, u32) {
+    let mut offsets = Vec::new();
+    let (mut end, mut align) = (0u32, 1u32);
+    for &t in types {
+        let size = size_of(tables, t);
+        end = end.div_ceil(size) * size;
+        offsets.push(end);
+        end += size;
+        align = align.max(size);
+    }
+    (offsets, align, end.div_ceil(align) * align)
+}
+
+/// The return parameter of a function signature, `(.param .align 8 .b8 func_retval0[8]) `.
+pub fn return_parameter(tables: &TargetTables, returns: &[VtId]) -> String {
+    if returns.is_empty() {
+        return String::new();
+    }
+    let (_, align, size) = return_layout(tables, returns);
+    format!("(.param .align {align} .b8 func_retval0[{size}]) ")
+}
+
+fn is_global_pointer(tables: &TargetTables, ty: VtId) -> bool {
+    tables.type_info(ty).is_some_and(|t| t.kind == TypeKind::Pointer && t.addrspace == 1)
+}
+
+/// Expands a hook into PTX lines (without trailing `;`).
+pub fn expand(hook: &str, mut input: HookInput<'_>) -> Result<Vec<String>, String> {
+    match hook {
+        "param_abi_return" => {
+            let types: Vec<VtId> = input.operands.iter().map(|v| v.ty).collect();
+            let (offsets, _, _) = return_layout(input.tables, &types);
+            let mut lines = Vec::new();
+            for (v, offset) in input.operands.iter().zip(offsets) {
+                let ty = param_type(input.tables, input.sm, v.ty)?;
+                lines.push(format!("st.param{ty} [func_retval0+{offset}], {}", v.register));
+            }
+            lines.push("ret".into());
+            Ok(lines)
+        }
+        "param_abi_call" => {
+            let callee = input.callee.take().ok_or("a call needs a callee")?;
+            let mut lines = vec!["{".to_string()];
+            let mut params = Vec::new();
+            for (k, v) in input.operands.iter().enumerate() {
+                let ty = param_type(input.tables, input.sm, v.ty)?;
+                lines.push(format!(".param {ty} param{k}"));
+                let mut register = v.register.clone();
+                if is_global_pointer(input.tables, v.ty) {
+                    let generic = (input.scratch)(v.ty)?;
+                    lines.push(format!("cvta.global.u64 {generic}, {register}"));
+                    register = generic;
+                }
+                lines.push(format!("st.param{ty} [param{k}], {register}"));
+                params.push(format!("param{k}"));
+            }
+            let types: Vec<VtId> = input.results.iter().map(|v| v.ty).collect();
+            let (offsets, align, size) = return_layout(input.tables, &types);
+            let args = params.join(", ");
+            if input.results.is_empty() {
+                lines.push(format!("call.uni {callee}, ({args})"));
+            } else {
+                lines.push(format!(".param .align {align} .b8 retval0[{size}]"));
+                lines.push(format!("call.uni (retval0), {callee}, ({args})"));
+                for (v, offset) in input.results.iter().zip(offsets) {
+                    let ty = param_type(input.tables, input.sm, v.ty)?;
+                    lines.push(format!("ld.param{ty} {}, [retval0+{offset}]", v.register));
+                }
+            }
+            lines.push("}".into());
+            Ok(lines)
+        }
+        other => Err(format!("the description names the emission hook `{other}`, which the engine does not have (known: param_abi_call, param_abi_return)")),
+    }
+}
+
+/// Every hook the engine implements, for the test that the description names only these.
+pub const HOOKS: &[&str] = &["param_abi_call", "param_abi_return"];
