@@ -107,7 +107,7 @@ fn corpus_kernels_compile_and_assemble_on_every_declared_sm() {
         let expected_failure = NOT_YET_COMPILED.iter().find(|(f, _)| *f == file).map(|(_, why)| *why);
         let mut all_compiled = true;
         for sm in declared_sms(&text) {
-            let out = backend::cli::run(["ptxc", "compile", path.to_str().unwrap(), "--sm", &sm]);
+            let out = backend::cli::run(["ptxc", "compile", path.to_str().unwrap(), "--sm", &sm, "--verify"]);
             match (out.code, expected_failure) {
                 (0, _) => {
                     if let Some(ptxas) = &ptxas {
@@ -138,4 +138,30 @@ fn corpus_kernels_compile_and_assemble_on_every_declared_sm() {
         assert!(assembled >= 200, "only {assembled} kernel/SM pairs assembled");
     }
     eprintln!("ptxas accepted {assembled} corpus kernel/SM pairs");
+}
+
+/// Every stage of every compiling corpus kernel prints as MIR that parses back to the
+/// same module and prints identically again.
+#[test]
+fn every_stage_of_every_corpus_kernel_round_trips() {
+    let tables = tables::nvptx();
+    let mut stages = 0;
+    for (path, text) in corpus() {
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        if NOT_YET_COMPILED.iter().any(|(f, _)| *f == file) {
+            continue;
+        }
+        let sm = declared_sms(&text).last().cloned().unwrap();
+        let out = backend::cli::run(["ptxc", "compile", path.to_str().unwrap(), "--sm", &sm, "--print-after-all"]);
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+        for dump in out.stderr.split("# *** MIR after ").skip(1) {
+            let (pass, mir) = dump.split_once(" ***\n").unwrap();
+            let module = backend::mir::parser::parse_module(mir, &file, tables)
+                .unwrap_or_else(|e| panic!("{file} after {pass}: {}", e.render()));
+            let printed = backend::mir::printer::print_module(&module, tables);
+            assert_eq!(printed, mir, "{file} after {pass}: printing the re-read MIR differs");
+            stages += 1;
+        }
+    }
+    assert!(stages >= 100, "only {stages} stages checked");
 }

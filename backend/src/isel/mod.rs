@@ -18,9 +18,18 @@ use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
 
 pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
     let sm_index = tables.sm_index(sm);
+    // Candidate patterns per generic opcode, enabled on this SM, in description order.
+    let mut by_opcode: Vec<Vec<usize>> = vec![Vec::new(); target_desc::tables::OPCODE_STRIDE];
+    for (index, p) in tables.patterns.iter().enumerate() {
+        if p.sms >> sm_index & 1 == 1 {
+            if let Some(list) = by_opcode.get_mut(p.opcode as usize) {
+                list.push(index);
+            }
+        }
+    }
     let mut errors = Vec::new();
     for f in &mut module.functions {
-        select_function(f, tables, sm, sm_index, source, &mut errors);
+        select_function(f, tables, sm, &by_opcode, source, &mut errors);
     }
     if errors.is_empty() {
         Ok(())
@@ -56,8 +65,6 @@ fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Ope
         return None;
     }
     let mut out = Vec::with_capacity(operands.len());
-    out.extend(operands[fixed..].iter().cloned());
-    let rest = out.split_off(0);
     for ((_, kind), actual) in p.operands[..fixed].iter().zip(operands) {
         let operand = match (kind, actual) {
             (PatternOperand::Reg(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => actual.clone(),
@@ -71,7 +78,7 @@ fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Ope
         };
         out.push(operand);
     }
-    out.extend(rest);
+    out.extend(operands[fixed..].iter().cloned());
     if p.any_results {
         return Some(out);
     }
@@ -79,7 +86,7 @@ fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Ope
     (result == p.result.into_iter().collect::<Vec<_>>()).then_some(out)
 }
 
-fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sm_index: usize, source: Source<'_>, errors: &mut Vec<MirError>) {
+fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_opcode: &[Vec<usize>], source: Source<'_>, errors: &mut Vec<MirError>) {
     let constants = constants(f, tables);
     for b in 0..f.blocks.len() {
         for i in 0..f.blocks[b].insts.len() {
@@ -93,8 +100,9 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sm_in
             let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
             flags.sort();
             let mut best: Option<(usize, Vec<Operand>)> = None;
-            for (index, p) in tables.patterns.iter().enumerate() {
-                if p.opcode != op.0 || p.sms >> sm_index & 1 == 0 || p.flags != flags.as_slice() {
+            for &index in &by_opcode[op.0 as usize] {
+                let p = &tables.patterns[index];
+                if p.flags != flags.as_slice() {
                     continue;
                 }
                 if let Some(ops) = match_pattern(p, f, &constants, &operands, &inst.defs) {

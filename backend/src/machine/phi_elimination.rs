@@ -45,6 +45,7 @@ pub fn eliminate_phis(module: &mut Module, tables: &TargetTables, sm: &SmTables,
 
 fn eliminate_in_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sm_index: usize, source: Source<'_>, errors: &mut Vec<MirError>) {
     let is_phi = |inst: &Inst| matches!(inst.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"));
+    let index: std::collections::HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
     let mut edge_copies: Vec<(usize, Inst)> = Vec::new();
     for b in 0..f.blocks.len() {
         let phi_count = f.blocks[b].insts.iter().take_while(|i| is_phi(i)).count();
@@ -62,7 +63,7 @@ fn eliminate_in_function(f: &mut Function, tables: &TargetTables, sm: &SmTables,
             f.values.push(ValueInfo { name: temp_name, ty });
             for pair in phi.operands.chunks(2) {
                 if let [Operand::Value(v), Operand::Block(pred)] = pair {
-                    if let Some(p) = f.block_index(*pred) {
+                    if let Some(&p) = index.get(pred) {
                         let inst = Inst { defs: vec![temp], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(*v)], loc: phi.loc };
                         edge_copies.push((p, inst));
                     }

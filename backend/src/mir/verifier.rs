@@ -86,6 +86,7 @@ impl Verifier<'_> {
     /// Terminators and branch targets; returns each block's successor indices.
     fn structure(&mut self) -> Vec<Vec<usize>> {
         let f = self.function;
+        let index = block_indices(f);
         let mut successors = vec![Vec::new(); f.blocks.len()];
         for (b, block) in f.blocks.iter().enumerate() {
             let is_term = |inst: &Inst| opcode_info(inst.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR));
@@ -104,7 +105,7 @@ impl Verifier<'_> {
                 }
                 let phi = self.op_name(inst) == "PHI";
                 for target in inst.block_operands() {
-                    match f.block_index(target) {
+                    match index.get(&target).copied() {
                         Some(t) => {
                             if !phi && is_term(inst) && !successors[b].contains(&t) {
                                 successors[b].push(t);
@@ -142,16 +143,12 @@ impl Verifier<'_> {
             }
         }
         let idom = dominators(successors, &preds);
-        let dominates = |a: usize, mut b: usize| -> bool {
-            loop {
-                if a == b {
-                    return true;
-                }
-                match idom[b] {
-                    Some(p) if p != b => b = p,
-                    _ => return false,
-                }
-            }
+        // Pre/post numbers of the dominator tree make each query O(1): a dominates b
+        // iff b's interval lies within a's.
+        let (pre, post) = dominator_intervals(&idom);
+        let index = block_indices(f);
+        let dominates = |a: usize, b: usize| -> bool {
+            idom[a].is_some() && idom[b].is_some() && pre[a] <= pre[b] && post[b] <= post[a]
         };
         for (b, block) in f.blocks.iter().enumerate() {
             let reachable = idom[b].is_some();
@@ -162,7 +159,7 @@ impl Verifier<'_> {
                     if seen_non_phi {
                         self.error(inst.loc, Some(b), Some(i), "PHI must come before every other instruction of its block".into());
                     }
-                    self.phi(b, i, inst, &preds[b], defs, &dominates, reachable);
+                    self.phi(b, i, inst, &preds[b], defs, &dominates, reachable, &index);
                     continue;
                 }
                 seen_non_phi = true;
@@ -192,6 +189,7 @@ impl Verifier<'_> {
         defs: &HashMap<ValueId, (usize, usize)>,
         dominates: &dyn Fn(usize, usize) -> bool,
         reachable: bool,
+        index: &HashMap<u32, usize>,
     ) {
         let f = self.function;
         if inst.operands.len() < 2 || inst.operands.len() % 2 != 0 {
@@ -204,7 +202,7 @@ impl Verifier<'_> {
                 self.error(inst.loc, Some(b), Some(i), "expected PHI operands in pairs of a value and a block: `PHI %value, %bb.N, ...`".into());
                 return;
             };
-            let Some(p) = f.block_index(*pb) else { continue };
+            let Some(&p) = index.get(pb) else { continue };
             if !preds.contains(&p) {
                 self.error(inst.loc, Some(b), Some(i), format!("PHI names %bb.{pb}, which is not a predecessor of {}", f.blocks[b].label()));
                 continue;
@@ -651,6 +649,45 @@ pub fn in_class(tables: &TargetTables, vt: VtId, class: TypeClass) -> bool {
         TypeClass::Vector => t.kind == TypeKind::Vector,
         TypeClass::Bool => t.name == "i1" || (t.kind == TypeKind::Vector && tables.type_info(VtId(t.elem)).is_some_and(|e| e.name == "i1")),
     }
+}
+
+/// Block number -> index in layout order.
+fn block_indices(f: &Function) -> HashMap<u32, usize> {
+    f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect()
+}
+
+/// Preorder and postorder numbers of each block in the dominator tree (unreachable
+/// blocks get 0 and are excluded by the caller).
+fn dominator_intervals(idom: &[Option<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let n = idom.len();
+    let mut children = vec![Vec::new(); n];
+    for (b, parent) in idom.iter().enumerate() {
+        if let Some(p) = parent {
+            if *p != b {
+                children[*p].push(b);
+            }
+        }
+    }
+    let (mut pre, mut post) = (vec![0; n], vec![0; n]);
+    if n == 0 {
+        return (pre, post);
+    }
+    let mut clock = 0;
+    let mut stack = vec![(0usize, 0usize)];
+    pre[0] = clock;
+    while let Some((b, next)) = stack.pop() {
+        if next < children[b].len() {
+            stack.push((b, next + 1));
+            let c = children[b][next];
+            clock += 1;
+            pre[c] = clock;
+            stack.push((c, 0));
+        } else {
+            clock += 1;
+            post[b] = clock;
+        }
+    }
+    (pre, post)
 }
 
 /// Immediate dominators by the iterative algorithm of Cooper, Harvey and Kennedy;
