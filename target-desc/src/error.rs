@@ -126,3 +126,14 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(b.1)));
     scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
 }
+
+/// ` (did you mean `a`, `b`?)` for the names closest to `name`, or nothing. `style`
+/// writes each suggestion: `|n| format!("`{n}`")`, `|n| format!("@{n}")`.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>, style: impl Fn(&str) -> String) -> String {
+    let suggestions = closest(name, candidates);
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        format!(" (did you mean {}?)", suggestions.iter().map(|s| style(s)).collect::<Vec<_>>().join(", "))
+    }
+}

@@ -11,6 +11,7 @@ use pest::iterators::Pair;
 use pest::Parser as _;
 use pest_derive::Parser;
 use serde::Deserialize;
+use target_desc::error::did_you_mean;
 use target_desc::tables::{TargetTables, VtId};
 use target_desc::yaml_lines;
 
@@ -163,8 +164,7 @@ fn documents<'a>(text: &'a str, file: &'a str) -> Vec<Document<'a>> {
 
 fn lookup_type(tables: &TargetTables, name: &str) -> Result<VtId, String> {
     tables.vt(name).ok_or_else(|| {
-        let suggestions = target_desc::error::closest(name, tables.types.iter().map(|t| t.name));
-        let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", suggestions.join("`, `")) };
+        let hint = did_you_mean(name, tables.types.iter().map(|t| t.name), |n| format!("`{n}`"));
         format!("unknown type `{name}`{hint}")
     })
 }
@@ -404,8 +404,7 @@ impl BodyReader<'_> {
             match self.names.get(&name) {
                 Some(&(id, _)) => self.function.blocks[b].insts[i].operands[o] = Operand::Value(id),
                 None => {
-                    let suggestions = target_desc::error::closest(&name, self.names.keys().map(String::as_str));
-                    let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean %{}?)", suggestions.join(", %")) };
+                    let hint = did_you_mean(&name, self.names.keys().map(String::as_str), |n| format!("%{n}"));
                     return Err(self.error(loc, format!("use of undefined value %{name}{hint}")));
                 }
             }
@@ -489,8 +488,7 @@ impl BodyReader<'_> {
                         continue;
                     }
                     let id = self.tables.opcode(name).ok_or_else(|| {
-                        let suggestions = target_desc::error::closest(name, self.tables.opcodes.iter().map(|o| o.name));
-                        let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", suggestions.join("`, `")) };
+                        let hint = did_you_mean(name, self.tables.opcodes.iter().map(|o| o.name), |n| format!("`{n}`"));
                         self.error(op_loc, format!("unknown opcode `{name}`{hint}"))
                     })?;
                     let info = self.tables.opcode_info(id).expect("named opcodes have info");
@@ -566,8 +564,7 @@ impl BodyReader<'_> {
                 _ => match self.tables.cond_code(text) {
                     Some(cc) => Operand::CondCode(cc),
                     None => {
-                        let suggestions = target_desc::error::closest(text, self.tables.cond_codes.iter().map(|c| c.name));
-                        let hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", suggestions.join("`, `")) };
+                        let hint = did_you_mean(text, self.tables.cond_codes.iter().map(|c| c.name), |n| format!("`{n}`"));
                         return Err(self.error(loc, format!("expected an operand (a value, block, @symbol, condition code, number, `inf` or `nan`), found `{text}`{hint}")));
                     }
                 },

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use target_desc::error::did_you_mean;
 use target_desc::tables::{props, OperandKind, SigOperand, TargetTables, TypeClass, TypeKind, VtId};
 
 use super::*;
@@ -437,8 +438,7 @@ impl Verifier<'_> {
             "GLOBAL_ADDR" => {
                 let Some(Operand::Symbol(s)) = inst.operands.first() else { return Ok(()) };
                 let Some(g) = self.module.globals.iter().find(|g| &g.name == s) else {
-                    let hint = target_desc::error::closest(s, self.module.globals.iter().map(|g| g.name.as_str()));
-                    let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean @{}?)", hint.join(", @")) };
+                    let hint = did_you_mean(s, self.module.globals.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
                     return Err(format!("unknown global @{s}{hint}"));
                 };
                 if let Some(r) = result {
@@ -535,9 +535,7 @@ impl Verifier<'_> {
             return self.error(inst.loc, Some(b), Some(i), "CALL: expected the callee `@name` as the first operand".into());
         };
         let Some(target) = self.module.functions.iter().find(|g| &g.name == callee) else {
-            let names = self.module.functions.iter().map(|g| g.name.as_str());
-            let hint = target_desc::error::closest(callee, names);
-            let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean @{}?)", hint.join(", @")) };
+            let hint = did_you_mean(callee, self.module.functions.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
             return self.error(inst.loc, Some(b), Some(i), format!("CALL: unknown function @{callee}{hint}"));
         };
         if target.kind == FunctionKind::Kernel {
@@ -566,8 +564,7 @@ impl Verifier<'_> {
             return self.error(inst.loc, Some(b), Some(i), "INTRINSIC: expected the intrinsic `@name` as the first operand".into());
         };
         let Some(info) = self.tables.intrinsics.iter().find(|x| x.name == name) else {
-            let hint = target_desc::error::closest(name, self.tables.intrinsics.iter().map(|x| x.name));
-            let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean @{}?)", hint.join(", @")) };
+            let hint = did_you_mean(name, self.tables.intrinsics.iter().map(|x| x.name), |n| format!("@{n}"));
             return self.error(inst.loc, Some(b), Some(i), format!("INTRINSIC: unknown intrinsic @{name}{hint}"));
         };
         let mut bindings = vec![None; info.signature.type_vars.len()];
