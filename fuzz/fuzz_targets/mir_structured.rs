@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         if let Err(e) = backend::synth::compile(&text, "80") {
             // Selection may refuse (no legalizer yet), but never with a panic; and the
             // error must be located inside the file.
-            assert!(e.contains("f.mir:"), "{e}");
+            assert!(e.contains("generated.mir:"), "{e}");
         }
     }
 });
