@@ -311,9 +311,8 @@ fn audit_output(tables: &'static target_desc::TargetTables, args: &AuditArgs) ->
         (None, None, Some(vt)) => audit::type_query(tables, sm, audit::find_vt(tables, vt)?),
         (None, None, None) => audit::sm_summary(tables, sm),
     };
-    Ok(if args.json {
-        json(value)
-    } else if value.get("features").is_some() {
+    // The SM summary is structured data with no separate text form.
+    Ok(if args.json || value.get("features").is_some() {
         json(value)
     } else {
         audit::query_text(&value)
