@@ -295,10 +295,11 @@ impl Emitter {
         let classes = t.register_classes.iter().map(|c| {
             let (name, prefix, ptx_type, weight) = (c.name, c.prefix, c.ptx_type, c.pressure_weight);
             let members = u8s(c.members);
+            let member_ptx = u16s(c.member_ptx);
             let src = source(&c.source);
             quote! {
                 ::target_desc::tables::RegisterClassInfo {
-                    name: #name, prefix: #prefix, ptx_type: #ptx_type, members: #members,
+                    name: #name, prefix: #prefix, ptx_type: #ptx_type, members: #members, member_ptx: #member_ptx,
                     pressure_weight: #weight, source: #src,
                 }
             }
@@ -412,7 +413,7 @@ impl Emitter {
             }
         };
         let patterns = t.patterns.iter().map(|p| {
-            let (name, opcode, template, suffix, priority, rule) = (p.name, p.opcode, p.template, p.suffix, p.priority, p.rule);
+            let (name, opcode, template, suffix, priority, rule, min_ptx) = (p.name, p.opcode, p.template, p.suffix, p.priority, p.rule, p.min_ptx);
             let sms = Literal::u128_unsuffixed(p.sms);
             let flags = strs(p.flags);
             let operands = p.operands.iter().map(|(n, o)| {
@@ -436,7 +437,7 @@ impl Emitter {
             let hook = opt_str(p.hook);
             quote! {
                 ::target_desc::tables::PatternInfo {
-                    name: #name, opcode: #opcode, flags: #flags, operands: &[#(#operands),*], result: #result, sms: #sms,
+                    name: #name, opcode: #opcode, flags: #flags, operands: &[#(#operands),*], result: #result, sms: #sms, min_ptx: #min_ptx,
                     template: #template, any_results: #any_results, hook: #hook, suffix: #suffix, priority: #priority, rule: #rule,
                 }
             }

@@ -156,6 +156,17 @@ impl Builder {
         })
     }
 
+    /// The PTX version a condition requires: the largest `ptx` of the features it
+    /// requires outright (positive atoms of a conjunction; alternatives and negations
+    /// require nothing definite).
+    fn required_ptx(&self, cond: &Condition) -> u16 {
+        match cond {
+            Condition::Atom(name) => self.features.iter().find(|f| f.name == name.text).map_or(0, |f| f.min_ptx),
+            Condition::And(items) => items.iter().map(|c| self.required_ptx(c)).max().unwrap_or(0),
+            Condition::Not(_) | Condition::Or(_) => 0,
+        }
+    }
+
     /// Expands `$set` references in a rule's name list.
     fn expand_names(&self, names: &[Name], file: usize) -> DescResult<Vec<Name>> {
         let mut out = Vec::new();
@@ -760,6 +771,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             return Err(b.err_at(DescErrorKind::Duplicate { what: "register class", name: item.name.clone(), first }, file, line, &item.name));
         }
         let class_index = class_infos.len() as u8;
+        let mut class_ptx = 0;
         let class_set = match &item.when {
             None => b.all_sms,
             Some(text) => {
@@ -768,10 +780,12 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                     e.text = Some(b.file(file).text.clone());
                     e
                 })?;
+                class_ptx = b.required_ptx(&cond);
                 b.eval(&cond, file)?
             }
         };
         let mut members = Vec::new();
+        let mut member_ptx = Vec::new();
         for member in &item.types {
             let (name, when) = match member {
                 ClassMember::Plain(n) => (n, None),
@@ -782,6 +796,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 let candidates = b.types.iter().map(|t| t.name).collect();
                 return Err(b.err_at(b.unknown("type", name, candidates), file, member_line, name));
             };
+            let mut ptx = class_ptx;
             let set = match when {
                 None => class_set,
                 Some(text) => {
@@ -790,6 +805,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                         e.text = Some(b.file(file).text.clone());
                         e
                     })?;
+                    ptx = ptx.max(b.required_ptx(&cond));
                     SmSet(b.eval(&cond, file)?.0 & class_set.0)
                 }
             };
@@ -814,6 +830,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 }
             }
             members.push(vt);
+            member_ptx.push(ptx);
         }
         if item.pressure_weight == 0 || item.pressure_weight > 255 {
             return Err(b.err_at(DescErrorKind::Invalid("pressure_weight must be between 1 and 255".into()), file, line, "pressure_weight"));
@@ -823,6 +840,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             prefix: leak_str(&item.prefix),
             ptx_type: leak_str(&item.ptx_type),
             members: leak(members),
+            member_ptx: leak(member_ptx),
             pressure_weight: item.pressure_weight as u8,
             source: b.source(file, line),
         });
@@ -1363,6 +1381,7 @@ fn build_patterns(
                 None => b.all_sms,
                 Some(c) => b.eval(c, file)?,
             };
+            let min_ptx = p.condition.as_ref().map_or(0, |c| b.required_ptx(c));
             if set.is_empty() {
                 return Err(b.err(DescErrorKind::NeverApplies("the pattern's condition holds on no SM".into()), file, p.line, p.column));
             }
@@ -1503,6 +1522,7 @@ fn build_patterns(
                     operands: leak(operands),
                     result,
                     sms: set.0,
+                    min_ptx,
                     template: leak_str(&p.template.replace("\\n", "\n")),
                     any_results,
                     hook: p.hook.as_ref().map(|h| leak_str(&h.text)),

@@ -264,6 +264,9 @@ pub struct RegisterClassInfo {
     pub ptx_type: &'static str,
     /// Every type the class can hold on some SM.
     pub members: &'static [u8],
+    /// Per member: the PTX ISA version its registers need (from the features gating the
+    /// class or the member; 0 when none). `.b128` registers need PTX 8.3.
+    pub member_ptx: &'static [u16],
     pub pressure_weight: u8,
     pub source: SourceLoc,
 }
@@ -401,6 +404,9 @@ pub struct PatternInfo {
     pub hook: Option<&'static str>,
     /// SMs (bit per SM index) where the pattern may be used.
     pub sms: u128,
+    /// PTX ISA version (major * 10 + minor) the instruction needs: the largest of the
+    /// features its `when` condition requires; 0 when none.
+    pub min_ptx: u16,
     pub template: &'static str,
     pub suffix: &'static str,
     /// Higher wins among patterns that match: folded immediates make a pattern more

@@ -93,7 +93,6 @@ const NOT_YET_COMPILED: &[(&str, &str)] = &[
     ("bf16_fma.mir", "no instruction-selection pattern for FCONSTANT (bf16)"),
     ("f16_minmax_sm80.mir", "no instruction-selection pattern for BUILD_VECTOR (v2f16"),
     ("v2f32_packed.mir", "no instruction-selection pattern for BUILD_VECTOR (v2f32"),
-    ("i128_move.mir", "no instruction-selection pattern for LOAD (i128"),
     ("v2f16_packed.mir", "no instruction-selection pattern for EXTRACT_VECTOR_ELT (f16, v2f16"),
 ];
 

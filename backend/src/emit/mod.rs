@@ -100,11 +100,26 @@ fn f16_bits(x: f64) -> u16 {
     sign | half as u16
 }
 
-/// The PTX ISA version to declare: the SM's minimum from the description. (Raising it
-/// for features whose instructions need a newer ISA, such as `.b128` registers, is not
-/// done yet: no pattern in use needs it.)
-fn ptx_version(_module: &Module, _tables: &TargetTables, sm: &SmTables) -> u16 {
-    sm.min_ptx
+/// The PTX ISA version to declare: the SM's minimum from the description, raised to
+/// what the module uses: each machine instruction's `min_ptx` and each register type's
+/// class-member requirement (both derived from the features gating them).
+fn ptx_version(module: &Module, tables: &TargetTables, sm: &SmTables) -> u16 {
+    let mut version = sm.min_ptx;
+    for f in &module.functions {
+        for v in &f.values {
+            if let Some((class, _)) = tables.register_type(sm, v.ty) {
+                if let Some(k) = class.members.iter().position(|&m| m == v.ty.0) {
+                    version = version.max(class.member_ptx.get(k).copied().unwrap_or(0));
+                }
+            }
+        }
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            if let Opcode::Machine(m) = inst.opcode {
+                version = version.max(tables.patterns.get(m as usize).map_or(0, |p| p.min_ptx));
+            }
+        }
+    }
+    version
 }
 
 pub fn emit_module(module: &Module, tables: &TargetTables, sm: &SmTables, file: &str) -> Result<String, Vec<MirError>> {
