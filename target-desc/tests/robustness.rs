@@ -74,7 +74,15 @@ proptest! {
             0 => { lines.remove(at); }
             1 => { let l = lines[at].clone(); lines.insert(at, l); }
             2 => { lines[at] = lines[at].replace(|c: char| c.is_ascii_digit(), "9"); }
-            _ => { let l = &mut lines[at]; let cut = l.len() / 2; l.truncate(cut); }
+            _ => {
+                // Halve the line at a character boundary (the files contain non-ASCII).
+                let l = &mut lines[at];
+                let mut cut = l.len() / 2;
+                while !l.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                l.truncate(cut);
+            }
         }
         files[index].1 = lines.join("\n") + "\n";
         if let Err(e) = load(&files) {
