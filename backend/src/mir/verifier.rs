@@ -50,6 +50,11 @@ impl Verifier<'_> {
         self.errors.push(e);
     }
 
+    /// `i32, f32`: a type list for "expected (...), found (...)" messages.
+    fn type_list(&self, types: &[VtId]) -> String {
+        types.iter().map(|t| self.ty_name(*t)).collect::<Vec<_>>().join(", ")
+    }
+
     fn ty_name(&self, vt: VtId) -> &'static str {
         self.tables.type_info(vt).map(|t| t.name).unwrap_or("?")
     }
@@ -523,9 +528,8 @@ impl Verifier<'_> {
         let result: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
         let expected: Vec<VtId> = p.result.map(VtId).into_iter().collect();
         if result != expected && !p.any_results {
-            let e: Vec<&str> = expected.iter().map(|t| self.ty_name(*t)).collect();
-            let a: Vec<&str> = result.iter().map(|t| self.ty_name(*t)).collect();
-            self.error(inst.loc, Some(b), Some(i), format!("{}: expected results ({}), found ({})", p.name, e.join(", "), a.join(", ")));
+            let (e, a) = (self.type_list(&expected), self.type_list(&result));
+            self.error(inst.loc, Some(b), Some(i), format!("{}: expected results ({}), found ({})", p.name, e, a));
         }
     }
 
@@ -547,15 +551,13 @@ impl Verifier<'_> {
         }
         let expected: Vec<VtId> = target.params.iter().map(|p| p.ty).collect();
         if args != expected {
-            let e: Vec<&str> = expected.iter().map(|t| self.ty_name(*t)).collect();
-            let a: Vec<&str> = args.iter().map(|t| self.ty_name(*t)).collect();
-            self.error(inst.loc, Some(b), Some(i), format!("CALL @{callee}: expected arguments ({}), found ({})", e.join(", "), a.join(", ")));
+            let (e, a) = (self.type_list(&expected), self.type_list(&args));
+            self.error(inst.loc, Some(b), Some(i), format!("CALL @{callee}: expected arguments ({}), found ({})", e, a));
         }
         let results: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
         if results != target.returns {
-            let e: Vec<&str> = target.returns.iter().map(|t| self.ty_name(*t)).collect();
-            let a: Vec<&str> = results.iter().map(|t| self.ty_name(*t)).collect();
-            self.error(inst.loc, Some(b), Some(i), format!("CALL @{callee}: expected results ({}), found ({})", e.join(", "), a.join(", ")));
+            let (e, a) = (self.type_list(&target.returns), self.type_list(&results));
+            self.error(inst.loc, Some(b), Some(i), format!("CALL @{callee}: expected results ({}), found ({})", e, a));
         }
     }
 
@@ -586,10 +588,9 @@ impl Verifier<'_> {
         // A kernel returns nothing, whatever its (already reported) `returns` says.
         let expected: &[VtId] = if f.kind == FunctionKind::Kernel { &[] } else { &f.returns };
         if values != expected {
-            let e: Vec<&str> = expected.iter().map(|t| self.ty_name(*t)).collect();
-            let a: Vec<&str> = values.iter().map(|t| self.ty_name(*t)).collect();
+            let (e, a) = (self.type_list(&expected), self.type_list(&values));
             let what = if f.kind == FunctionKind::Kernel { "a kernel returns nothing" } else { "the function's `returns`" };
-            self.error(inst.loc, Some(b), Some(i), format!("RET: expected ({}) ({what}), found ({})", e.join(", "), a.join(", ")));
+            self.error(inst.loc, Some(b), Some(i), format!("RET: expected ({}) ({what}), found ({})", e, a));
         }
     }
 }
