@@ -115,3 +115,12 @@ fn every_emission_hook_the_description_names_exists() {
         }
     }
 }
+
+#[test]
+fn print_after_prints_only_the_named_passes() {
+    let out = ptxc(&["compile", &case("phi-elim.mir"), "--sm", "80", "--print-after", "isel", "--print-after", "phi-elim"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("# *** MIR after isel ***") && out.stderr.contains("# *** MIR after phi-elim ***"));
+    assert!(!out.stderr.contains("MIR after verify") && !out.stderr.contains("MIR after dce"), "{}", out.stderr);
+    assert!(out.stdout.contains(".entry loop_sum"), "PTX still goes to stdout");
+}

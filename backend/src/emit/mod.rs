@@ -405,3 +405,44 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
     out.push_str("}\n\n");
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Any 16 bits assemble, so ptxas cannot catch a wrong f16 immediate; the expected
+    /// values are IEEE binary16 encodings (Python's `struct.pack('<e', x)`).
+    #[test]
+    fn f16_immediates_are_correctly_rounded_binary16() {
+        let cases = [
+            (1.0, 0x3C00),
+            (-2.0, 0xC000),
+            (65504.0, 0x7BFF),
+            (0.1, 0x2E66),
+            (1.0 / 3.0, 0x3555),
+            (2f64.powi(-14), 0x0400),          // smallest normal
+            (2f64.powi(-24), 0x0001),          // smallest subnormal
+            (3.0 * 2f64.powi(-25), 0x0002),    // subnormal tie rounds to even
+            (0.5 * 2f64.powi(-24), 0x0000),    // tie to even zero
+            (1.000_488_281_25, 0x3C00),        // normal tie rounds to even
+            (1.000_732_421_875, 0x3C01),       // above the tie rounds up
+            (65520.0, 0x7C00),                 // overflows to infinity
+            (f64::INFINITY, 0x7C00),
+            (f64::NEG_INFINITY, 0xFC00),
+        ];
+        for (x, bits) in cases {
+            assert_eq!(f16_bits(x), bits, "{x}");
+        }
+        assert_eq!(f16_bits(f64::NAN) & 0x7C00, 0x7C00);
+        assert_ne!(f16_bits(f64::NAN) & 0x03FF, 0, "NaN keeps a mantissa bit");
+    }
+
+    #[test]
+    fn names_become_valid_ptx_identifiers() {
+        assert_eq!(sanitize("saxpy"), "saxpy");
+        assert_eq!(sanitize("my.kernel"), "my_$_kernel");
+        assert_eq!(sanitize("1st"), "_1st");
+        assert_eq!(sanitize("a-b$c_d"), "a_$_b$c_d");
+        assert_eq!(sanitize(""), "_");
+    }
+}
