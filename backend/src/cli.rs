@@ -56,6 +56,10 @@ struct CompileArgs {
     /// Run the verifier after every pass.
     #[arg(long)]
     verify: bool,
+    /// Print the decisions of a pass to stderr: `legalize` prints every legalization
+    /// decision (node, type, SM, action and the description line that decided it).
+    #[arg(long, value_name = "PASS")]
+    remarks: Option<String>,
     /// Load the target description from DIR instead of the built-in one.
     #[arg(long, value_name = "DIR")]
     target_desc: Option<PathBuf>,
@@ -170,11 +174,25 @@ fn compile(args: CompileArgs) -> Output {
         Ok(m) => m,
         Err(e) => return failure(e.render()),
     };
+    if let Some(pass) = args.remarks.as_deref() {
+        if pass != "legalize" {
+            return failure(format!("error: --remarks supports `legalize`, found `{pass}`\n"));
+        }
+    }
     let source = crate::mir::verifier::Source { file: &file, text: &text };
-    let cx = crate::passes::PassContext { tables, sm: Some(sm), source };
+    let remarks = std::cell::RefCell::new(Vec::new());
+    let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
+    cx.checks = args.verify;
+    if args.remarks.is_some() {
+        cx.remarks = Some(&remarks);
+    }
     let mut stderr = String::new();
     for pass in crate::passes::PASSES {
-        if let Err(errors) = (pass.run)(&mut module, &cx) {
+        let result = (pass.run)(&mut module, &cx);
+        for r in remarks.borrow_mut().drain(..) {
+            stderr.push_str(&format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message));
+        }
+        if let Err(errors) = result {
             stderr.push_str(&render_all(&errors, &file));
             return failure(stderr);
         }
@@ -236,7 +254,7 @@ fn run_pass(args: RunPassArgs) -> Output {
         Ok(sm) => sm,
         Err(e) => return Output { stderr: format!("error: {e}\n"), code: 1, ..Output::default() },
     };
-    let cx = crate::passes::PassContext { tables, sm, source: crate::mir::verifier::Source { file: &file, text: &text } };
+    let cx = crate::passes::PassContext::new(tables, sm, crate::mir::verifier::Source { file: &file, text: &text });
     match (pass.run)(&mut module, &cx) {
         Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), ..Output::default() },
         Err(errors) => {

@@ -6,6 +6,7 @@
 //!
 //! - [`audit`]: legality per SM, with the description line behind each entry.
 //! - [`mir`]: the MIR front end: parser, printer, verifier.
+//! - [`legalize`]: type and operation legalization from the action tables.
 //! - [`isel`]: instruction selection from the description's patterns.
 //! - [`machine`]: machine-level passes (dead code, PHI elimination).
 //! - [`emit`]: PTX emission.
@@ -17,6 +18,7 @@ pub mod cli;
 pub mod diagnostics;
 pub mod emit;
 pub mod isel;
+pub mod legalize;
 pub mod machine;
 pub mod mir;
 pub mod passes;

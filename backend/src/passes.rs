@@ -2,8 +2,9 @@
 //! (`ptxc run-pass NAME IN.mir`, like `llc -run-pass`), each printing MIR that parses
 //! back.
 //!
-//! Pipeline: verify, isel (instruction selection), dce (dead-code removal), phi-elim
-//! (PHI elimination), then PTX emission. Legalization will sit between verify and isel.
+//! Pipeline: verify, legalize (types and operations the SM cannot do, see
+//! [`crate::legalize`]), isel (instruction selection), dce (dead-code removal),
+//! phi-elim (PHI elimination), then PTX emission.
 
 use target_desc::tables::{SmTables, TargetTables};
 
@@ -17,6 +18,17 @@ pub struct PassContext<'a> {
     /// The SM compiled for; passes that need one fail without it.
     pub sm: Option<&'a SmTables>,
     pub source: Source<'a>,
+    /// Run the passes' own consistency checks (the legalizer's verification mode).
+    pub checks: bool,
+    /// Where the legalizer's decisions go, for `--remarks legalize`.
+    pub remarks: Option<&'a std::cell::RefCell<Vec<crate::legalize::Remark>>>,
+}
+
+impl<'a> PassContext<'a> {
+    /// A context with checks on and no remarks.
+    pub fn new(tables: &'a TargetTables, sm: Option<&'a SmTables>, source: Source<'a>) -> PassContext<'a> {
+        PassContext { tables, sm, source, checks: true, remarks: None }
+    }
 }
 
 impl PassContext<'_> {
@@ -40,6 +52,14 @@ fn verify(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>
     }
 }
 
+fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let remarks = crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, cx.checks)?;
+    if let Some(sink) = cx.remarks {
+        sink.borrow_mut().extend(remarks);
+    }
+    Ok(())
+}
+
 fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     crate::isel::select_module(module, cx.tables, cx.sm("isel")?, cx.source)
 }
@@ -56,6 +76,7 @@ fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
 /// Every pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
     PassInfo { name: "verify", description: "check structure, SSA dominance and types against the description's signatures", run: verify },
+    PassInfo { name: "legalize", description: "rewrite the types and operations the SM cannot do into ones it can (the description's action tables)", run: legalize },
     PassInfo { name: "isel", description: "select machine instructions from the description's patterns", run: isel },
     PassInfo { name: "dce", description: "remove instructions whose results are unused", run: dce },
     PassInfo { name: "phi-elim", description: "replace PHIs with copies (leaves SSA form)", run: phi_elim },

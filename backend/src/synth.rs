@@ -62,7 +62,7 @@ pub fn compile(text: &str, sm: &str) -> Result<String, String> {
     let sm = tables.find_sm(sm).ok_or("unknown SM")?;
     let mut module = crate::mir::parser::parse_module(text, "generated.mir", tables).map_err(|e| e.render())?;
     let source = crate::mir::verifier::Source { file: "generated.mir", text };
-    let cx = crate::passes::PassContext { tables, sm: Some(sm), source };
+    let cx = crate::passes::PassContext::new(tables, Some(sm), source);
     for pass in crate::passes::PASSES {
         (pass.run)(&mut module, &cx).map_err(|e| e.iter().map(|e| e.render()).collect::<String>())?;
     }

@@ -53,7 +53,9 @@ fn filecheck_cases() {
             argv.extend(args.split_whitespace().map(str::to_string));
             argv.push(path.to_string_lossy().into_owned());
             let out = run(&argv);
-            let output = if out.code == 0 { out.stdout.clone() } else { out.stderr.clone() };
+            // A successful run is checked on its output followed by its diagnostics
+            // (remarks, --print-after); a failing one on its diagnostics.
+            let output = if out.code == 0 { format!("{}{}", out.stdout, out.stderr) } else { out.stderr.clone() };
             let (ok, explanation) = checker.explain(&output, filecheck::NO_VARIABLES).unwrap();
             if !ok {
                 failures.push(format!("{} with `{args}` (exit {}):\n{explanation}\n--- output ---\n{output}", path.display(), out.code));

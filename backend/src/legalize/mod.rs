@@ -1,0 +1,754 @@
+//! Legalization: rewrites every value type and operation the SM cannot do into ones it
+//! can, driven only by the description's tables. Sits between `verify` and `isel`.
+//!
+//! Follows cicc-type-legalization.txt: a type legalizer iterating to a fixpoint (each
+//! round gives every value of an illegal type its replacement parts, see
+//! [`types::TypeAction`]; a split can create new illegal types, so rounds repeat), then
+//! operation legalization by the [type][opcode] action table: Legal is kept, Promote
+//! ([`operations`]), Expand (generic expansions in [`operations`]), LibCall (a call into
+//! the small MIR library of [`library`]), Custom (the hook the description names, all in
+//! [`hooks`]), and the condition-code table for compares. The two alternate until
+//! nothing changes.
+//!
+//! A value of an illegal type is replaced in one round by its parts; every use is
+//! rewritten in the same round. An instruction whose other operands are not handled
+//! by its rewrite gets them back through a *join* (TRUNCATE of the promoted value,
+//! BUILD_PAIR of halves, CONCAT_VECTORS of halves...) that the next round folds away.
+//!
+//! With `verify` (on in tests) the legalizer checks that every replaced value's parts
+//! are each defined exactly once, no replaced value is still used, legal values were not
+//! transformed, and at the end every type is a register type and every (opcode, type)
+//! and (condition code, type) is Legal; a violation is an error naming the node.
+
+mod expand_integer;
+pub mod hooks;
+pub mod library;
+mod operations;
+mod promote_integer;
+mod soften_float;
+pub mod types;
+mod vectors;
+
+use std::collections::{HashMap, HashSet};
+
+use target_desc::tables::{Action, CondCodeId, OpcodeId, SmTables, TargetTables, VtId};
+
+use crate::diagnostics::MirError;
+use crate::mir::verifier::Source;
+use crate::mir::{Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+use types::TypeAction;
+
+/// Rounds of type and operation legalization before giving up (each round makes
+/// progress on every illegal node, so real programs need a handful).
+const MAX_ROUNDS: usize = 64;
+
+/// One decision, for `ptxc compile --remarks legalize`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remark {
+    pub function: String,
+    pub loc: Loc,
+    pub message: String,
+}
+
+macro_rules! opcode_set {
+    ($($name:ident),* $(,)?) => {
+        /// The generic opcodes the legalizer creates, resolved by their MIR names
+        /// (mir-spec §3.3 and the description's legalization extras).
+        #[allow(non_snake_case)]
+        pub struct Ops { $(pub $name: OpcodeId,)* }
+        impl Ops {
+            pub fn resolve(tables: &TargetTables) -> Result<Ops, String> {
+                Ok(Ops { $($name: tables.opcode(stringify!($name)).ok_or_else(|| format!("the description defines no opcode {}", stringify!($name)))?,)* })
+            }
+        }
+    };
+}
+
+opcode_set!(
+    CONSTANT, FCONSTANT, UNDEF, COPY, ARG, PHI, BR, BRCOND, BR_CC, RET, CALL,
+    ADD, SUB, MUL, MULHS, MULHU, SMUL_LOHI, UMUL_LOHI, SDIV, UDIV, SREM, UREM, ABS, CTPOP, BSWAP, CTLZ, CTTZ, BITREVERSE,
+    AND, OR, XOR, SHL, SRA, SRL, ROTL, ROTR, SMIN, SMAX, UMIN, UMAX, SIGN_EXTEND_INREG,
+    UADDO, USUBO, ADDC, ADDE, SUBC, SUBE, SHL_PARTS, SRA_PARTS, SRL_PARTS, BUILD_PAIR, EXTRACT_ELEMENT,
+    FADD, FSUB, FMUL, FDIV, FREM, FMA, FNEG, FABS, FMINNUM, FMAXNUM, FMINIMUM, FMAXIMUM,
+    FCEIL, FFLOOR, FTRUNC, FRINT, FNEARBYINT, FROUND, FSQRT, FSIN, FCOS, FEXP2, FLOG2, FEXP, FLOG, FPOW, FSINCOS,
+    SETCC, SELECT, SELECT_CC,
+    SIGN_EXTEND, ZERO_EXTEND, ANY_EXTEND, TRUNCATE, FP_ROUND, FP_EXTEND, FP_TO_SINT, FP_TO_UINT, SINT_TO_FP, UINT_TO_FP, BITCAST,
+    LOAD, STORE, PTR_ADD, LOADV2, LOADV4, STOREV2, STOREV4,
+    BUILD_VECTOR, EXTRACT_VECTOR_ELT, INSERT_VECTOR_ELT, CONCAT_VECTORS, EXTRACT_SUBVECTOR, VECTOR_SHUFFLE,
+);
+
+/// A legalization failure at an instruction.
+#[derive(Clone, Debug)]
+pub(crate) struct LegalizeError {
+    pub loc: Loc,
+    pub message: String,
+}
+
+pub(crate) type LResult<T> = Result<T, LegalizeError>;
+
+/// Legalizes every function of `module` for `sm`. Returns the remarks (every decision).
+pub fn legalize_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, verify: bool) -> Result<Vec<Remark>, Vec<MirError>> {
+    let ops = Ops::resolve(tables).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
+    let mut remarks = Vec::new();
+    let mut errors = Vec::new();
+    let mut used_library = std::collections::BTreeSet::new();
+    for f in &mut module.functions {
+        let mut cx = Cx::new(tables, sm, &ops, f);
+        let result = cx.run(f, verify);
+        remarks.append(&mut cx.remarks);
+        used_library.extend(cx.library_calls.iter().cloned());
+        if let Err(e) = result {
+            let mut error = MirError::at(source.file, source.text, e.loc.line as usize, e.loc.column as usize, e.message);
+            error.context = Some(format!("function @{} (legalizing for {})", f.name, sm.name));
+            errors.push(error);
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if !used_library.is_empty() {
+        library::link(module, tables, sm, &used_library, verify).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
+    }
+    Ok(remarks)
+}
+
+/// The legalizer's state for one function: the tables, the value list being grown,
+/// the instructions being emitted, and the current type round's replacement parts.
+pub(crate) struct Cx<'a> {
+    pub tables: &'a TargetTables,
+    pub sm: &'a SmTables,
+    pub ops: &'a Ops,
+    pub function: String,
+    pub values: Vec<ValueInfo>,
+    names: HashSet<String>,
+    /// Instructions emitted for the instruction being rewritten (and those before it).
+    pub out: Vec<Inst>,
+    /// Where the instruction being rewritten came from; new instructions inherit it.
+    pub loc: Loc,
+    /// Per value at the start of the type round: its action (Legal beyond the end).
+    actions: Vec<TypeAction>,
+    parts: Vec<Vec<ValueId>>,
+    /// Parts that turned out to be an existing value (`part -> value`), substituted
+    /// at the end of the round.
+    aliases: HashMap<ValueId, ValueId>,
+    /// CONSTANT values by register, for lane indices and shift amounts.
+    constants: HashMap<ValueId, i128>,
+    /// BUILD_PAIR halves by register, so halves are not extracted again.
+    pub pairs: HashMap<ValueId, (ValueId, ValueId)>,
+    pub remarks: Vec<Remark>,
+    /// Library functions called by LibCall lowerings.
+    pub library_calls: HashSet<String>,
+}
+
+impl<'a> Cx<'a> {
+    fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function) -> Cx<'a> {
+        Cx {
+            tables,
+            sm,
+            ops,
+            function: f.name.clone(),
+            values: Vec::new(),
+            names: f.values.iter().map(|v| v.name.clone()).collect(),
+            out: Vec::new(),
+            loc: f.loc,
+            actions: Vec::new(),
+            parts: Vec::new(),
+            aliases: HashMap::new(),
+            constants: HashMap::new(),
+            pairs: HashMap::new(),
+            remarks: Vec::new(),
+            library_calls: HashSet::new(),
+        }
+    }
+
+    fn run(&mut self, f: &mut Function, verify: bool) -> LResult<()> {
+        self.values = std::mem::take(&mut f.values);
+        let mut result = self.run_rounds(&mut f.blocks, verify);
+        if result.is_ok() && verify {
+            result = self.check_all_legal(&f.blocks);
+        }
+        f.values = std::mem::take(&mut self.values);
+        result
+    }
+
+    fn run_rounds(&mut self, blocks: &mut [Block], verify: bool) -> LResult<()> {
+        for _ in 0..MAX_ROUNDS {
+            let mut changed = false;
+            let mut type_rounds = 0;
+            while self.type_round(blocks, verify)? {
+                changed = true;
+                type_rounds += 1;
+                if type_rounds > MAX_ROUNDS {
+                    return Err(self.stuck(blocks, "type legalization does not converge"));
+                }
+            }
+            if self.operation_round(blocks)? {
+                changed = true;
+            }
+            if !changed {
+                return Ok(());
+            }
+        }
+        Err(self.stuck(blocks, "operation legalization does not converge"))
+    }
+
+    fn stuck(&self, blocks: &[Block], what: &str) -> LegalizeError {
+        // Name the first node that is still not legal.
+        for b in blocks {
+            for inst in &b.insts {
+                if let Some(problem) = self.illegal_node(inst) {
+                    return LegalizeError { loc: inst.loc, message: format!("{what}: {problem}") };
+                }
+            }
+        }
+        LegalizeError { loc: self.loc, message: what.to_string() }
+    }
+
+    // ---- values and instructions ----
+
+    pub fn ty(&self, v: ValueId) -> VtId {
+        self.values[v.0 as usize].ty
+    }
+
+    pub fn type_name(&self, ty: VtId) -> &'static str {
+        self.tables.type_info(ty).map(|t| t.name).unwrap_or("?")
+    }
+
+    pub fn opcode_name(&self, op: OpcodeId) -> &'static str {
+        self.tables.opcode_info(op).map(|o| o.name).unwrap_or("?")
+    }
+
+    /// A fresh value named after `hint` (`%x.lo`, `%x.lo.1` if taken).
+    pub fn new_value(&mut self, hint: &str, ty: VtId) -> ValueId {
+        let mut name = hint.to_string();
+        let mut n = 1;
+        while self.names.contains(&name) {
+            name = format!("{hint}.{n}");
+            n += 1;
+        }
+        self.names.insert(name.clone());
+        self.values.push(ValueInfo { name, ty });
+        ValueId(self.values.len() as u32 - 1)
+    }
+
+    /// A fresh value named after an existing one.
+    pub fn derived(&mut self, from: ValueId, suffix: &str, ty: VtId) -> ValueId {
+        let base = self.values[from.0 as usize].name.clone();
+        self.new_value(&format!("{base}.{suffix}"), ty)
+    }
+
+    pub fn emit(&mut self, op: OpcodeId, flags: Vec<String>, operands: Vec<Operand>, defs: Vec<ValueId>) {
+        self.out.push(Inst { defs, opcode: Opcode::Generic(op), flags, operands, loc: self.loc });
+    }
+
+    /// `%d:ty = OP operands...` with value operands and no flags.
+    pub fn op(&mut self, op: OpcodeId, ty: VtId, args: &[ValueId]) -> ValueId {
+        let d = self.new_value("t", ty);
+        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), vec![d]);
+        d
+    }
+
+    pub fn op_into_many(&mut self, op: OpcodeId, defs: &[ValueId], args: &[ValueId]) {
+        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), defs.to_vec());
+    }
+
+    pub fn op_into(&mut self, op: OpcodeId, def: ValueId, args: &[ValueId]) {
+        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), vec![def]);
+    }
+
+    pub fn constant(&mut self, ty: VtId, value: i128) -> ValueId {
+        let d = self.new_value("c", ty);
+        let ops = self.ops;
+        self.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(value)], vec![d]);
+        self.constants.insert(d, value);
+        d
+    }
+
+    /// An `FCONSTANT` from a float literal (of a scalar float type).
+    pub fn fconstant(&mut self, ty: VtId, value: f64) -> ValueId {
+        let d = self.new_value("c", ty);
+        let ops = self.ops;
+        self.emit(ops.FCONSTANT, Vec::new(), vec![Operand::Float(value)], vec![d]);
+        d
+    }
+
+    /// The value of `v` if a CONSTANT defines it.
+    pub fn constant_value(&self, v: ValueId) -> Option<i128> {
+        self.constants.get(&v).copied()
+    }
+
+    fn collect_constants(&mut self, blocks: &[Block]) {
+        self.constants.clear();
+        self.pairs.clear();
+        for b in blocks {
+            for inst in &b.insts {
+                if inst.opcode == Opcode::Generic(self.ops.BUILD_PAIR) {
+                    if let (Some(d), [Operand::Value(lo), Operand::Value(hi)]) = (inst.defs.first(), inst.operands.as_slice()) {
+                        self.pairs.insert(*d, (*lo, *hi));
+                    }
+                }
+                if inst.opcode == Opcode::Generic(self.ops.CONSTANT) {
+                    if let (Some(d), Some(Operand::Int(v))) = (inst.defs.first(), inst.operands.first()) {
+                        self.constants.insert(*d, *v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// An `FCONSTANT` from raw bits.
+    pub fn fconstant_bits(&mut self, ty: VtId, bits: u64) -> ValueId {
+        let d = self.new_value("c", ty);
+        let ops = self.ops;
+        self.emit(ops.FCONSTANT, Vec::new(), vec![Operand::Int(bits as i128)], vec![d]);
+        d
+    }
+
+    pub fn cond_code(&self, name: &str) -> CondCodeId {
+        self.tables.cond_code(name).unwrap_or(CondCodeId(0))
+    }
+
+    pub fn setcc(&mut self, cc: &str, a: ValueId, b: ValueId) -> ValueId {
+        let cc = self.cond_code(cc);
+        self.setcc_id(cc, a, b)
+    }
+
+    pub fn setcc_id(&mut self, cc: CondCodeId, a: ValueId, b: ValueId) -> ValueId {
+        let i1 = self.i1();
+        let d = self.new_value("cmp", i1);
+        let ops = self.ops;
+        self.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], vec![d]);
+        d
+    }
+
+    pub fn select(&mut self, c: ValueId, t: ValueId, f: ValueId) -> ValueId {
+        let ty = self.ty(t);
+        let ops = self.ops;
+        self.op(ops.SELECT, ty, &[c, t, f])
+    }
+
+    pub fn i1(&self) -> VtId {
+        types::int_type(self.tables, 1).unwrap_or(VtId(1))
+    }
+
+    pub fn int(&self, bits: u16) -> LResult<VtId> {
+        types::int_type(self.tables, bits).ok_or_else(|| self.error(format!("the description defines no i{bits}")))
+    }
+
+    pub fn named_type(&self, name: &str) -> LResult<VtId> {
+        types::named(self.tables, name).ok_or_else(|| self.error(format!("the description defines no type {name}")))
+    }
+
+    pub fn error(&self, message: impl Into<String>) -> LegalizeError {
+        LegalizeError { loc: self.loc, message: message.into() }
+    }
+
+    pub fn remark(&mut self, message: String) {
+        self.remarks.push(Remark { function: self.function.clone(), loc: self.loc, message });
+    }
+
+    /// The row type of an instruction in the action table.
+    pub fn row_type(&self, inst: &Inst) -> Option<VtId> {
+        let op = inst.opcode.generic()?;
+        let info = self.tables.opcode_info(op)?;
+        match info.type_operand {
+            Some(i) => match inst.operands.get(i as usize)? {
+                Operand::Value(v) => Some(self.ty(*v)),
+                _ => None,
+            },
+            None => {
+                let first = info.signature.results.first()?;
+                if first.variadic {
+                    return None;
+                }
+                inst.defs.first().map(|d| self.ty(*d))
+            }
+        }
+    }
+
+    // ---- the type round ----
+
+    /// The action for `v` in this type round (values created during the round are
+    /// left for the next one).
+    pub fn action(&self, v: ValueId) -> TypeAction {
+        self.actions.get(v.0 as usize).copied().unwrap_or(TypeAction::Legal)
+    }
+
+    pub fn is_replaced(&self, v: ValueId) -> bool {
+        self.action(v) != TypeAction::Legal
+    }
+
+    /// The parts replacing `v` this round.
+    pub fn parts(&self, v: ValueId) -> Vec<ValueId> {
+        self.parts[v.0 as usize].clone()
+    }
+
+    /// Makes part `part` the existing value `value` instead of defining it.
+    pub fn alias(&mut self, part: ValueId, value: ValueId) {
+        self.aliases.insert(part, value);
+    }
+
+    /// Defines every part of `def` as the corresponding value of `from`.
+    pub fn alias_all(&mut self, def: ValueId, from: &[ValueId]) {
+        for (p, v) in self.parts(def).into_iter().zip(from.iter().copied()) {
+            self.alias(p, v);
+        }
+    }
+
+    /// A value of the original type of `v`, rebuilt from its parts when `v` is
+    /// being replaced (the join the next round folds away).
+    pub fn original(&mut self, v: ValueId) -> ValueId {
+        let action = self.action(v);
+        if action == TypeAction::Legal {
+            return v;
+        }
+        let ty = self.ty(v);
+        let parts = self.parts(v);
+        let ops = self.ops;
+        let op = match action {
+            TypeAction::Legal => unreachable!(),
+            TypeAction::Promote(_) => ops.TRUNCATE,
+            TypeAction::Expand(_) => ops.BUILD_PAIR,
+            TypeAction::Soften(_) => ops.BITCAST,
+            TypeAction::Split(_) => ops.CONCAT_VECTORS,
+            TypeAction::Scalarize(_) => ops.BUILD_VECTOR,
+            TypeAction::Widen(_) => {
+                let zero = self.constant(self.int(32).unwrap_or(VtId(5)), 0);
+                let d = self.derived(v, "orig", ty);
+                self.emit(ops.EXTRACT_SUBVECTOR, Vec::new(), vec![Operand::Value(parts[0]), Operand::Value(zero)], vec![d]);
+                return d;
+            }
+        };
+        let d = self.derived(v, "orig", ty);
+        self.emit(op, Vec::new(), parts.iter().map(|p| Operand::Value(*p)).collect(), vec![d]);
+        d
+    }
+
+    /// Defines the parts of `def` (being replaced) from `value`, a new value of the
+    /// same illegal type: the split the next round folds away.
+    pub fn define_parts_from(&mut self, def: ValueId, value: ValueId) -> LResult<()> {
+        let parts = self.parts(def);
+        let ops = self.ops;
+        match self.action(def) {
+            TypeAction::Legal => {}
+            TypeAction::Promote(_) => self.op_into(ops.ANY_EXTEND, parts[0], &[value]),
+            TypeAction::Soften(_) => self.op_into(ops.BITCAST, parts[0], &[value]),
+            TypeAction::Expand(_) => {
+                for (i, p) in parts.iter().enumerate() {
+                    self.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(value), Operand::Int(i as i128)], vec![*p]);
+                }
+            }
+            TypeAction::Split(half) => {
+                let i32t = self.int(32)?;
+                let half_lanes = types::lanes(self.tables, half) as i128;
+                for (i, p) in parts.iter().enumerate() {
+                    let idx = self.constant(i32t, i as i128 * half_lanes);
+                    self.op_into(ops.EXTRACT_SUBVECTOR, *p, &[value, idx]);
+                }
+            }
+            TypeAction::Scalarize(_) => {
+                let i32t = self.int(32)?;
+                for (i, p) in parts.iter().enumerate() {
+                    let idx = self.constant(i32t, i as i128);
+                    self.op_into(ops.EXTRACT_VECTOR_ELT, *p, &[value, idx]);
+                }
+            }
+            TypeAction::Widen(wide) => {
+                let i32t = self.int(32)?;
+                let lanes = types::lanes(self.tables, self.ty(def));
+                let elem = types::element(self.tables, wide);
+                let mut elems = Vec::new();
+                for i in 0..types::lanes(self.tables, wide) {
+                    if i < lanes {
+                        let idx = self.constant(i32t, i as i128);
+                        elems.push(self.op(ops.EXTRACT_VECTOR_ELT, elem, &[value, idx]));
+                    } else {
+                        elems.push(self.op(ops.UNDEF, elem, &[]));
+                    }
+                }
+                self.op_into(ops.BUILD_VECTOR, parts[0], &elems);
+            }
+        }
+        Ok(())
+    }
+
+    /// One type round: returns false when every value already has a legal type.
+    fn type_round(&mut self, blocks: &mut [Block], verify: bool) -> LResult<bool> {
+        let n = self.values.len();
+        // Values replaced in earlier rounds stay in the value list; only the ones the
+        // blocks still mention are legalized.
+        let mut present = vec![false; n];
+        for b in blocks.iter() {
+            for inst in &b.insts {
+                for v in inst.defs.iter().copied().chain(inst.uses()) {
+                    present[v.0 as usize] = true;
+                }
+            }
+        }
+        let mut actions = Vec::with_capacity(n);
+        let mut any = false;
+        for v in 0..n {
+            if !present[v] {
+                actions.push(TypeAction::Legal);
+                continue;
+            }
+            let ty = self.values[v].ty;
+            let action = types::type_action(self.tables, self.sm, ty).map_err(|m| self.error(format!("%{}: {m}", self.values[v].name)))?;
+            any |= action != TypeAction::Legal;
+            actions.push(action);
+        }
+        if !any {
+            return Ok(false);
+        }
+        let mut parts = Vec::with_capacity(n);
+        for (v, action) in actions.iter().enumerate() {
+            if *action == TypeAction::Legal {
+                parts.push(Vec::new());
+                continue;
+            }
+            let ty = self.values[v].ty;
+            let part_types = action.part_types(self.tables, ty);
+            let suffixes: Vec<String> = match action {
+                TypeAction::Expand(_) | TypeAction::Split(_) => vec!["lo".into(), "hi".into()],
+                TypeAction::Scalarize(_) => (0..part_types.len()).map(|i| format!("e{i}")).collect(),
+                TypeAction::Promote(_) => vec!["p".into()],
+                TypeAction::Soften(_) => vec!["s".into()],
+                TypeAction::Widen(_) => vec!["w".into()],
+                TypeAction::Legal => unreachable!(),
+            };
+            let ids: Vec<ValueId> = part_types.iter().zip(&suffixes).map(|(t, s)| self.derived(ValueId(v as u32), s, *t)).collect();
+            parts.push(ids);
+        }
+        self.actions = actions;
+        self.parts = parts;
+        self.aliases.clear();
+        self.collect_constants(blocks);
+        for block in blocks.iter_mut() {
+            let insts = std::mem::take(&mut block.insts);
+            self.out = Vec::with_capacity(insts.len());
+            for inst in &insts {
+                self.loc = inst.loc;
+                self.legalize_types(inst)?;
+            }
+            block.insts = std::mem::take(&mut self.out);
+        }
+        self.resolve_aliases(blocks);
+        if verify {
+            self.check_round(blocks)?;
+        }
+        self.actions.clear();
+        self.parts.clear();
+        Ok(true)
+    }
+
+    fn resolve_aliases(&mut self, blocks: &mut [Block]) {
+        if self.aliases.is_empty() {
+            return;
+        }
+        let resolve = |aliases: &HashMap<ValueId, ValueId>, mut v: ValueId| {
+            let mut steps = 0;
+            while let Some(&next) = aliases.get(&v) {
+                v = next;
+                steps += 1;
+                if steps > aliases.len() {
+                    break;
+                }
+            }
+            v
+        };
+        for block in blocks.iter_mut() {
+            for inst in &mut block.insts {
+                for op in &mut inst.operands {
+                    if let Operand::Value(v) = op {
+                        *v = resolve(&self.aliases, *v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Verification of one type round: every part defined exactly once (or aliased),
+    /// no replaced value defined or used any more.
+    fn check_round(&self, blocks: &[Block]) -> LResult<()> {
+        let mut defined: HashMap<ValueId, u32> = HashMap::new();
+        for b in blocks {
+            for inst in &b.insts {
+                for d in &inst.defs {
+                    *defined.entry(*d).or_default() += 1;
+                }
+                for u in inst.uses() {
+                    if self.is_replaced(u) {
+                        return Err(LegalizeError { loc: inst.loc, message: format!("legalizer bug: %{} ({}) was replaced but is still used", self.values[u.0 as usize].name, self.action(u).name()) });
+                    }
+                }
+            }
+        }
+        for (v, parts) in self.parts.iter().enumerate() {
+            if parts.is_empty() {
+                continue;
+            }
+            let name = &self.values[v].name;
+            if defined.contains_key(&ValueId(v as u32)) {
+                return Err(self.error(format!("legalizer bug: %{name} was replaced but is still defined")));
+            }
+            for p in parts {
+                let count = defined.get(p).copied().unwrap_or(0) + u32::from(self.aliases.contains_key(p));
+                if count != 1 {
+                    return Err(self.error(format!("legalizer bug: part %{} of %{name} is defined {count} times", self.values[p.0 as usize].name)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Rewrites one instruction whose results or operands have illegal types; copies it
+    /// unchanged otherwise.
+    fn legalize_types(&mut self, inst: &Inst) -> LResult<()> {
+        let result = inst.defs.iter().copied().find(|d| self.is_replaced(*d));
+        let operand = inst.uses().find(|u| self.is_replaced(*u));
+        let Some(value) = result.or(operand) else {
+            self.out.push(inst.clone());
+            return Ok(());
+        };
+        let action = self.action(value);
+        let op_name = inst.opcode.name(self.tables);
+        let ty = self.ty(value);
+        let why = match action {
+            TypeAction::Promote(t) | TypeAction::Expand(t) | TypeAction::Soften(t) | TypeAction::Split(t) | TypeAction::Scalarize(t) | TypeAction::Widen(t) => self.type_name(t),
+            TypeAction::Legal => "",
+        };
+        let gate = self.tables.sms.iter().find_map(|other| self.tables.register_type(other, ty).map(|(_, rule)| rule.source));
+        let type_why = match gate {
+            Some(source) => format!("{} is not a register type on {}; {source} gates it", self.type_name(ty), self.sm.name),
+            None => format!("no register class of the description holds {}", self.type_name(ty)),
+        };
+        let cell = match (inst.opcode.generic(), self.row_type(inst)) {
+            (Some(op), Some(row)) => {
+                let d = self.tables.decide(self.sm, op, row);
+                format!("; {op_name} {} is {} at {}: {}", self.type_name(row), d.action, d.rule.source, d.rule.text)
+            }
+            _ => String::new(),
+        };
+        self.remark(format!("{op_name} {} on {}: {} {} to {why} ({type_why}{cell})", self.type_name(ty), self.sm.name, if result.is_some() { "result" } else { "operand" }, action.name()));
+        if let Some(op) = inst.opcode.generic() {
+            // A Custom entry gets the first say, as in LLVM's custom type legalization.
+            if let Some(row) = self.row_type(inst) {
+                if self.sm.action(op, row) == Action::Custom {
+                    if let Some(target_desc::tables::ActionDetail::CustomHook(hook)) = self.sm.action_detail(op, row) {
+                        if hooks::run_type_hook(self, hook, inst)? {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+        let handled = match action {
+            TypeAction::Legal => false,
+            TypeAction::Promote(_) => promote_integer::legalize(self, inst, value, result.is_some())?,
+            TypeAction::Expand(_) => expand_integer::legalize(self, inst, value, result.is_some())?,
+            TypeAction::Soften(_) => soften_float::legalize(self, inst, value, result.is_some())?,
+            TypeAction::Split(_) | TypeAction::Scalarize(_) => vectors::split(self, inst, value, result.is_some())?,
+            TypeAction::Widen(_) => vectors::widen(self, inst, value, result.is_some())?,
+        };
+        if handled {
+            return Ok(());
+        }
+        // No rewrite for this opcode on this type: expand the operation in the
+        // original types (through joins) and legalize the pieces in later rounds.
+        let mut copy = inst.clone();
+        for op in &mut copy.operands {
+            if let Operand::Value(v) = op {
+                *v = self.original(*v);
+            }
+        }
+        let mut pending = Vec::new();
+        for d in &mut copy.defs {
+            if self.is_replaced(*d) {
+                let fresh = self.derived(*d, "x", self.ty(*d));
+                pending.push((*d, fresh));
+                *d = fresh;
+            }
+        }
+        if !operations::expand(self, &copy)? {
+            return Err(self.error(format!(
+                "cannot legalize {op_name} with {} {} on {}: no {} rule for this opcode",
+                if result.is_some() { "result" } else { "operand" },
+                self.type_name(ty),
+                self.sm.name,
+                action.name()
+            )));
+        }
+        for (d, fresh) in pending {
+            self.define_parts_from(d, fresh)?;
+        }
+        Ok(())
+    }
+
+    // ---- the operation round ----
+
+    fn operation_round(&mut self, blocks: &mut [Block]) -> LResult<bool> {
+        let mut changed = false;
+        self.aliases.clear();
+        self.collect_constants(blocks);
+        for block in blocks.iter_mut() {
+            let insts = std::mem::take(&mut block.insts);
+            self.out = Vec::with_capacity(insts.len());
+            for inst in &insts {
+                self.loc = inst.loc;
+                if !operations::legalize(self, inst)? {
+                    self.out.push(inst.clone());
+                } else {
+                    changed = true;
+                }
+            }
+            block.insts = std::mem::take(&mut self.out);
+        }
+        self.resolve_aliases(blocks);
+        Ok(changed)
+    }
+
+    /// Why `inst` is not legal yet, if it is not.
+    fn illegal_node(&self, inst: &Inst) -> Option<String> {
+        for v in inst.defs.iter().copied().chain(inst.uses()) {
+            let ty = self.ty(v);
+            if !self.sm.type_supported(ty) {
+                return Some(format!("{} uses %{} of type {}, which is not a register type on {}", inst.opcode.name(self.tables), self.values[v.0 as usize].name, self.type_name(ty), self.sm.name));
+            }
+        }
+        let op = inst.opcode.generic()?;
+        let row = self.row_type(inst)?;
+        let decision = self.tables.decide(self.sm, op, row);
+        if decision.action != Action::Legal {
+            return Some(format!(
+                "{} {} is {} on {} ({}: {})",
+                self.opcode_name(op),
+                self.type_name(row),
+                decision.action,
+                self.sm.name,
+                decision.rule.source,
+                decision.rule.text
+            ));
+        }
+        if let Some(Operand::CondCode(cc)) = inst.operands.first() {
+            let d = self.tables.decide_cc(self.sm, *cc, row);
+            if d.action != Action::Legal {
+                let name = self.tables.cond_code_info(*cc).map(|c| c.name).unwrap_or("?");
+                return Some(format!("condition code {name} on {} is {} on {} ({}: {})", self.type_name(row), d.action, self.sm.name, d.rule.source, d.rule.text));
+            }
+        }
+        None
+    }
+
+    /// The verification mode's final check.
+    fn check_all_legal(&self, blocks: &[Block]) -> LResult<()> {
+        for b in blocks {
+            for inst in &b.insts {
+                if let Some(problem) = self.illegal_node(inst) {
+                    return Err(LegalizeError { loc: inst.loc, message: format!("not legal after legalization: {problem}") });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+

@@ -1,0 +1,638 @@
+//! Operation legalization: every (opcode, type) whose type is legal is looked up in the
+//! SM's action table and kept (Legal), promoted to the description's target type
+//! (Promote), expanded into other generic operations (Expand), lowered by the named
+//! hook (Custom, [`super::hooks`]) or turned into a call of the MIR library (LibCall,
+//! [`super::library`]). Compares also consult the condition-code table: an illegal
+//! code is swapped or inverted into a legal one. Reference: cicc-type-legalization.txt,
+//! "The Legality Table" and "The Four Legalization Actions".
+//!
+//! [`expand`] holds the generic expansions (SELECT_CC -> SETCC + SELECT, BR_CC ->
+//! SETCC + BRCOND, rotates into shifts, CTTZ through CTPOP, carries through compares,
+//! bf16 add/sub/mul as FMA, lane-by-lane vector operations, ...). They are written in
+//! generic opcodes only; whatever they produce is legalized in the next round.
+
+use target_desc::tables::{Action, ActionDetail, CondCodeId, OpcodeId, VtId};
+
+use super::expand_integer::{self, Expanded, Halves};
+use super::promote_integer::{self, Widening};
+use super::soften_float;
+use super::types;
+use super::{Cx, LResult};
+use crate::mir::{Inst, Operand, ValueId};
+
+/// Legalizes one instruction whose types are all legal. Returns false when it is kept.
+pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let Some(row) = cx.row_type(inst) else { return Ok(false) };
+    let decision = cx.tables.decide(cx.sm, op, row);
+    let describe = |cx: &Cx, what: &str| format!("{} {} on {}: {what} ({}: {})", cx.opcode_name(op), cx.type_name(row), cx.sm.name, decision.rule.source, decision.rule.text);
+    match decision.action {
+        Action::Legal => {
+            if let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() {
+                return condition_code(cx, inst, cc, row);
+            }
+            Ok(false)
+        }
+        Action::Custom => {
+            let hook = match decision.detail {
+                Some(ActionDetail::CustomHook(h)) => h,
+                _ => "?",
+            };
+            let message = describe(cx, &format!("Custom, hook {hook}"));
+            cx.remark(message);
+            if super::hooks::run_operation_hook(cx, hook, inst)? {
+                return Ok(true);
+            }
+            // A hook may decline a case it does not improve; the generic expansion runs.
+            expand_or_fail(cx, inst, row)
+        }
+        Action::Promote => {
+            let message = describe(cx, "Promote");
+            cx.remark(message);
+            promote(cx, inst, row, decision.detail)
+        }
+        Action::Expand => {
+            let message = describe(cx, "Expand");
+            cx.remark(message);
+            expand_or_fail(cx, inst, row)
+        }
+        Action::LibCall => {
+            let Some(ActionDetail::LibCall(function)) = decision.detail else {
+                return Err(cx.error(format!("{} {} is LibCall without a function name", cx.opcode_name(op), cx.type_name(row))));
+            };
+            let message = describe(cx, &format!("LibCall {function}"));
+            cx.remark(message);
+            let ops = cx.ops;
+            let mut operands = vec![Operand::Symbol(function.to_string())];
+            operands.extend(inst.uses().map(Operand::Value));
+            cx.emit(ops.CALL, Vec::new(), operands, inst.defs.clone());
+            cx.library_calls.insert(function.to_string());
+            Ok(true)
+        }
+    }
+}
+
+fn expand_or_fail(cx: &mut Cx, inst: &Inst, row: VtId) -> LResult<bool> {
+    if expand(cx, inst)? {
+        return Ok(true);
+    }
+    let op = inst.opcode.generic().map(|o| cx.opcode_name(o)).unwrap_or("?");
+    let decision = inst.opcode.generic().map(|o| cx.tables.decide(cx.sm, o, row));
+    let why = decision.map(|d| format!(" (the description makes it {} at {}: {})", d.action, d.rule.source, d.rule.text)).unwrap_or_default();
+    Err(cx.error(format!("cannot legalize {op} on {} for {}: no expansion for this operation{why}", cx.type_name(row), cx.sm.name)))
+}
+
+/// Operation-level promotion: compute in the description's target type (or the next
+/// wider type that is not Custom), then narrow the result.
+fn promote(cx: &mut Cx, inst: &Inst, row: VtId, detail: Option<ActionDetail>) -> LResult<bool> {
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let ops = cx.ops;
+    let target = match detail {
+        Some(ActionDetail::PromoteTo(t)) => VtId(t),
+        _ => next_wider(cx, op, row).ok_or_else(|| cx.error(format!("{} {} is Promote but no wider type can do it", cx.opcode_name(op), cx.type_name(row))))?,
+    };
+    if types::is_float(cx.tables, row) {
+        // Floats: FP_EXTEND the operands of the row type, operate, FP_ROUND back.
+        let mut operands = Vec::new();
+        for o in &inst.operands {
+            operands.push(match o {
+                Operand::Value(v) if cx.ty(*v) == row => Operand::Value(extend_float(cx, *v, target)?),
+                other => other.clone(),
+            });
+        }
+        let mut defs = Vec::new();
+        let mut narrow_back = Vec::new();
+        for d in &inst.defs {
+            if cx.ty(*d) == row {
+                let wide = cx.derived(*d, "wide", target);
+                defs.push(wide);
+                narrow_back.push((*d, wide));
+            } else {
+                defs.push(*d);
+            }
+        }
+        cx.emit(op, inst.flags.clone(), operands, defs);
+        for (d, wide) in narrow_back {
+            let narrow = round_float(cx, wide, row)?;
+            cx.alias(d, narrow);
+        }
+        return Ok(true);
+    }
+    if op == ops.SETCC {
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
+        let ext = promote_integer::cc_ext(cx, cc);
+        let values: Vec<ValueId> = inst.uses().collect();
+        let a = promote_integer::widen(cx, values[0], row, target, ext, Widening::Extend)?;
+        let b = promote_integer::widen(cx, values[1], row, target, ext, Widening::Extend)?;
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
+        return Ok(true);
+    }
+    match promote_integer::promoted_op(cx, inst, row, target, Widening::Extend)? {
+        Some(wide) => {
+            let def = inst.defs[0];
+            cx.op_into(ops.TRUNCATE, def, &[wide]);
+            Ok(true)
+        }
+        None => expand_or_fail(cx, inst, row),
+    }
+}
+
+/// The next wider type of the same kind whose action for `op` is not Custom.
+fn next_wider(cx: &Cx, op: OpcodeId, row: VtId) -> Option<VtId> {
+    let kind = types::kind(cx.tables, row);
+    let bits = types::bits(cx.tables, row);
+    let mut candidates: Vec<_> = cx.tables.types.iter().filter(|t| t.kind == kind && t.bits > bits && cx.sm.type_supported(VtId(t.id))).collect();
+    candidates.sort_by_key(|t| t.bits);
+    candidates.into_iter().map(|t| VtId(t.id)).find(|t| cx.sm.action(op, *t) != Action::Custom)
+}
+
+/// A float widened exactly to `target`.
+fn extend_float(cx: &mut Cx, v: ValueId, target: VtId) -> LResult<ValueId> {
+    let ops = cx.ops;
+    let ty = cx.ty(v);
+    let f32t = cx.named_type("f32")?;
+    if cx.type_name(ty) == "bf16" && target != f32t {
+        // bf16 widens through f32 (the direct conversions need newer SMs).
+        let f = cx.op(ops.FP_EXTEND, f32t, &[v]);
+        return Ok(cx.op(ops.FP_EXTEND, target, &[f]));
+    }
+    Ok(cx.op(ops.FP_EXTEND, target, &[v]))
+}
+
+/// A wide float rounded once to `narrow`.
+fn round_float(cx: &mut Cx, wide: ValueId, narrow: VtId) -> LResult<ValueId> {
+    let ops = cx.ops;
+    if cx.type_name(narrow) == "bf16" && types::bits(cx.tables, cx.ty(wide)) > 32 {
+        let odd = soften_float::f64_to_f32_odd(cx, wide)?;
+        return Ok(cx.op(ops.FP_ROUND, narrow, &[odd]));
+    }
+    Ok(cx.op(ops.FP_ROUND, narrow, &[wide]))
+}
+
+/// A splat of the float `value` of type `ty` (scalar or vector).
+fn float_splat(cx: &mut Cx, ty: VtId, value: f64) -> LResult<ValueId> {
+    let ops = cx.ops;
+    if types::is_vector(cx.tables, ty) {
+        let elem = types::element(cx.tables, ty);
+        let c = float_splat(cx, elem, value)?;
+        let lanes = vec![c; types::lanes(cx.tables, ty) as usize];
+        return Ok(cx.op(ops.BUILD_VECTOR, ty, &lanes));
+    }
+    if cx.type_name(ty) == "bf16" {
+        return Ok(cx.fconstant_bits(ty, soften_float::bf16_bits_of(value) as u64));
+    }
+    Ok(cx.fconstant(ty, value))
+}
+
+/// An integer splat (scalar or vector) of `value` in each lane.
+fn int_splat(cx: &mut Cx, ty: VtId, value: i128) -> LResult<ValueId> {
+    let ops = cx.ops;
+    if types::is_vector(cx.tables, ty) {
+        let elem = types::element(cx.tables, ty);
+        let c = int_splat(cx, elem, value)?;
+        let lanes = vec![c; types::lanes(cx.tables, ty) as usize];
+        return Ok(cx.op(ops.BUILD_VECTOR, ty, &lanes));
+    }
+    Ok(cx.constant(ty, value))
+}
+
+/// Rewrites a compare whose condition code the table does not allow on its type.
+fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResult<bool> {
+    let d = cx.tables.decide_cc(cx.sm, cc, row);
+    if d.action == Action::Legal {
+        return Ok(false);
+    }
+    let Some(info) = cx.tables.cond_code_info(cc) else { return Ok(false) };
+    let name = info.name;
+    let message = format!("condition code {name} on {} for {}: {} ({}: {})", cx.type_name(row), cx.sm.name, d.action, d.rule.source, d.rule.text);
+    cx.remark(message);
+    let ops = cx.ops;
+    let op = inst.opcode.generic().unwrap_or(ops.SETCC);
+    if op != ops.SETCC {
+        // SELECT_CC and BR_CC go through SETCC first.
+        return expand(cx, inst);
+    }
+    let values: Vec<ValueId> = inst.uses().collect();
+    let legal = |cx: &Cx, n: &str| cx.tables.cond_code(n).is_some_and(|c| cx.sm.cc_action(c, row) == Action::Legal);
+    if let Some(swapped) = swapped(name).filter(|s| legal(cx, s)) {
+        let c = cx.cond_code(swapped);
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(c), Operand::Value(values[1]), Operand::Value(values[0])], inst.defs.clone());
+        return Ok(true);
+    }
+    if let Some(inverse) = inverse(name, types::is_float(cx.tables, row)).filter(|s| legal(cx, s)) {
+        let i1 = cx.i1();
+        let r = cx.setcc(inverse, values[0], values[1]);
+        let t = cx.constant(i1, 1);
+        cx.op_into(ops.XOR, inst.defs[0], &[r, t]);
+        return Ok(true);
+    }
+    if d.action == Action::Promote && types::is_float(cx.tables, row) {
+        let f32t = cx.named_type("f32")?;
+        let a = extend_float(cx, values[0], f32t)?;
+        let b = extend_float(cx, values[1], f32t)?;
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
+        return Ok(true);
+    }
+    if !types::is_float(cx.tables, row) {
+        // Float-only codes on integers and pointers: ordering is meaningless.
+        let int_form = match name {
+            "oeq" | "ueq" => Some("eq"),
+            "one" | "une" => Some("ne"),
+            _ => None,
+        };
+        if let Some(f) = int_form.filter(|s| legal(cx, s)) {
+            let c = cx.cond_code(f);
+            cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(c), Operand::Value(values[0]), Operand::Value(values[1])], inst.defs.clone());
+            return Ok(true);
+        }
+    }
+    Err(cx.error(format!("condition code {name} on {} cannot be legalized for {} ({}: {})", cx.type_name(row), cx.sm.name, d.rule.source, d.rule.text)))
+}
+
+fn swapped(cc: &str) -> Option<&'static str> {
+    Some(match cc {
+        "eq" => "eq",
+        "ne" => "ne",
+        "lt" => "gt",
+        "gt" => "lt",
+        "le" => "ge",
+        "ge" => "le",
+        "ult" => "ugt",
+        "ugt" => "ult",
+        "ule" => "uge",
+        "uge" => "ule",
+        "olt" => "ogt",
+        "ogt" => "olt",
+        "ole" => "oge",
+        "oge" => "ole",
+        "oeq" => "oeq",
+        "one" => "one",
+        "ord" => "ord",
+        "uno" => "uno",
+        "ueq" => "ueq",
+        "une" => "une",
+        _ => return None,
+    })
+}
+
+fn inverse(cc: &str, float: bool) -> Option<&'static str> {
+    Some(match (cc, float) {
+        ("eq", _) => "ne",
+        ("ne", _) => "eq",
+        ("lt", false) => "ge",
+        ("ge", false) => "lt",
+        ("gt", false) => "le",
+        ("le", false) => "gt",
+        ("ult", false) => "uge",
+        ("uge", false) => "ult",
+        ("ugt", false) => "ule",
+        ("ule", false) => "ugt",
+        ("oeq", true) => "une",
+        ("une", true) => "oeq",
+        ("one", true) => "ueq",
+        ("ueq", true) => "one",
+        ("olt", true) => "uge",
+        ("uge", true) => "olt",
+        ("ogt", true) => "ule",
+        ("ule", true) => "ogt",
+        ("ole", true) => "ugt",
+        ("ugt", true) => "ole",
+        ("oge", true) => "ult",
+        ("ult", true) => "oge",
+        ("ord", true) => "uno",
+        ("uno", true) => "ord",
+        _ => return None,
+    })
+}
+
+/// The generic expansions. Returns false when the opcode has none.
+pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let ops = cx.ops;
+    let values: Vec<ValueId> = inst.uses().collect();
+    let def = inst.defs.first().copied();
+    let ty = def.map(|d| cx.ty(d));
+    let i1 = cx.i1();
+
+    if op == ops.SELECT_CC {
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
+        let c = cx.setcc_id(cc, values[0], values[1]);
+        cx.op_into(ops.SELECT, inst.defs[0], &[c, values[2], values[3]]);
+        return Ok(true);
+    }
+    if op == ops.BR_CC {
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
+        let c = cx.setcc_id(cc, values[0], values[1]);
+        let blocks: Vec<Operand> = inst.operands.iter().filter(|o| matches!(o, Operand::Block(_))).cloned().collect();
+        let mut operands = vec![Operand::Value(c)];
+        operands.extend(blocks);
+        cx.emit(ops.BRCOND, Vec::new(), operands, Vec::new());
+        return Ok(true);
+    }
+    let (Some(def), Some(ty)) = (def, ty) else { return Ok(false) };
+    let bits = types::bits(cx.tables, ty) as i128;
+    let is_vector = types::is_vector(cx.tables, ty);
+
+    // i128 arithmetic on SMs that hold i128 in registers but compute in halves.
+    let row = cx.row_type(inst).unwrap_or(ty);
+    if types::kind(cx.tables, row) == target_desc::tables::TypeKind::Int && types::bits(cx.tables, row) > 64 && cx.sm.type_supported(row) {
+        let half = cx.int(types::bits(cx.tables, row) / 2)?;
+        if let Some(results) = expand_integer::expand_op(cx, inst, row, half, Halves::Extract)? {
+            for (d, r) in inst.defs.iter().zip(results) {
+                match r {
+                    Expanded::Pair(lo, hi) => {
+                        cx.op_into(ops.BUILD_PAIR, *d, &[lo, hi]);
+                        cx.pairs.insert(*d, (lo, hi));
+                    }
+                    Expanded::Value(v) => cx.alias(*d, v),
+                }
+            }
+            return Ok(true);
+        }
+    }
+
+    if op == ops.SELECT && bits == 1 && !is_vector {
+        let t = cx.constant(i1, 1);
+        let not_c = cx.op(ops.XOR, i1, &[values[0], t]);
+        let a = cx.op(ops.AND, i1, &[values[0], values[1]]);
+        let b = cx.op(ops.AND, i1, &[not_c, values[2]]);
+        cx.op_into(ops.OR, def, &[a, b]);
+        return Ok(true);
+    }
+    if op == ops.SETCC && types::bits(cx.tables, row) == 1 && !types::is_vector(cx.tables, row) {
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
+        let name = cx.tables.cond_code_info(cc).map(|c| c.name).unwrap_or("?");
+        let (a, b) = (values[0], values[1]);
+        let t = cx.constant(i1, 1);
+        let not = |cx: &mut Cx, v: ValueId| cx.op(ops.XOR, i1, &[v, t]);
+        // i1 true is -1 when signed and 1 when unsigned.
+        let r = match name {
+            "eq" => {
+                let x = cx.op(ops.XOR, i1, &[a, b]);
+                not(cx, x)
+            }
+            "ne" => cx.op(ops.XOR, i1, &[a, b]),
+            "lt" | "ugt" => {
+                let nb = not(cx, b);
+                cx.op(ops.AND, i1, &[a, nb])
+            }
+            "gt" | "ult" => {
+                let na = not(cx, a);
+                cx.op(ops.AND, i1, &[na, b])
+            }
+            "le" | "uge" => {
+                let nb = not(cx, b);
+                cx.op(ops.OR, i1, &[a, nb])
+            }
+            "ge" | "ule" => {
+                let na = not(cx, a);
+                cx.op(ops.OR, i1, &[na, b])
+            }
+            other => return Err(cx.error(format!("condition code {other} does not apply to i1"))),
+        };
+        cx.alias(def, r);
+        return Ok(true);
+    }
+
+    // Vector operations with no vector instruction: lane by lane.
+    if is_vector && unroll(cx, inst)? {
+        return Ok(true);
+    }
+
+    let i32t = cx.int(32)?;
+    if op == ops.ROTL || op == ops.ROTR {
+        let x = values[0];
+        let amount = shift_amount_i32(cx, values[1])?;
+        let mask = cx.constant(i32t, bits - 1);
+        let a = cx.op(ops.AND, i32t, &[amount, mask]);
+        let zero = cx.constant(i32t, 0);
+        let neg = cx.op(ops.SUB, i32t, &[zero, a]);
+        let b = cx.op(ops.AND, i32t, &[neg, mask]);
+        let (first, second) = if op == ops.ROTL { (ops.SHL, ops.SRL) } else { (ops.SRL, ops.SHL) };
+        let p = cx.op(first, ty, &[x, a]);
+        let q = cx.op(second, ty, &[x, b]);
+        cx.op_into(ops.OR, def, &[p, q]);
+        return Ok(true);
+    }
+    if op == ops.CTTZ {
+        // Trailing zeros are the ones of (~x & (x - 1)).
+        let x = values[0];
+        let ones = cx.constant(ty, -1);
+        let one = cx.constant(ty, 1);
+        let not_x = cx.op(ops.XOR, ty, &[x, ones]);
+        let below = cx.op(ops.SUB, ty, &[x, one]);
+        let mask = cx.op(ops.AND, ty, &[not_x, below]);
+        cx.op_into(ops.CTPOP, def, &[mask]);
+        return Ok(true);
+    }
+    if op == ops.BSWAP && bits == 16 {
+        let x = values[0];
+        let eight = cx.constant(i32t, 8);
+        let l = cx.op(ops.SHL, ty, &[x, eight]);
+        let r = cx.op(ops.SRL, ty, &[x, eight]);
+        cx.op_into(ops.OR, def, &[l, r]);
+        return Ok(true);
+    }
+    if (op == ops.BSWAP || op == ops.BITREVERSE) && bits == 64 {
+        let x = values[0];
+        let thirty_two = cx.constant(i32t, 32);
+        let lo = cx.op(ops.TRUNCATE, i32t, &[x]);
+        let shifted = cx.op(ops.SRL, ty, &[x, thirty_two]);
+        let hi = cx.op(ops.TRUNCATE, i32t, &[shifted]);
+        let lo_r = cx.op(op, i32t, &[lo]);
+        let hi_r = cx.op(op, i32t, &[hi]);
+        let new_hi = cx.op(ops.ZERO_EXTEND, ty, &[lo_r]);
+        let new_lo = cx.op(ops.ZERO_EXTEND, ty, &[hi_r]);
+        let up = cx.op(ops.SHL, ty, &[new_hi, thirty_two]);
+        cx.op_into(ops.OR, def, &[up, new_lo]);
+        return Ok(true);
+    }
+    if op == ops.SIGN_EXTEND_INREG {
+        let from = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok())).unwrap_or(bits);
+        let n = cx.constant(i32t, bits - from);
+        let up = cx.op(ops.SHL, ty, &[values[0], n]);
+        cx.op_into(ops.SRA, def, &[up, n]);
+        return Ok(true);
+    }
+    if op == ops.UADDO || op == ops.USUBO {
+        let (a, b) = (values[0], values[1]);
+        if op == ops.UADDO {
+            cx.op_into(ops.ADD, def, &[a, b]);
+            let c = cx.setcc("ult", def, a);
+            cx.alias(inst.defs[1], c);
+        } else {
+            cx.op_into(ops.SUB, def, &[a, b]);
+            let c = cx.setcc("ult", a, b);
+            cx.alias(inst.defs[1], c);
+        }
+        return Ok(true);
+    }
+    if op == ops.ADDC || op == ops.SUBC {
+        let (a, b) = (values[0], values[1]);
+        let (arith, carry_of) = if op == ops.ADDC { (ops.ADD, true) } else { (ops.SUB, false) };
+        cx.op_into(arith, def, &[a, b]);
+        let c = if carry_of { cx.setcc("ult", def, a) } else { cx.setcc("ult", a, b) };
+        cx.alias(inst.defs[1], c);
+        return Ok(true);
+    }
+    if op == ops.ADDE || op == ops.SUBE {
+        let (a, b, c_in) = (values[0], values[1], values[2]);
+        let c = cx.op(ops.ZERO_EXTEND, ty, &[c_in]);
+        if op == ops.ADDE {
+            let s1 = cx.op(ops.ADD, ty, &[a, b]);
+            cx.op_into(ops.ADD, def, &[s1, c]);
+            let c1 = cx.setcc("ult", s1, a);
+            let c2 = cx.setcc("ult", def, s1);
+            let out = cx.op(ops.OR, i1, &[c1, c2]);
+            cx.alias(inst.defs[1], out);
+        } else {
+            let d1 = cx.op(ops.SUB, ty, &[a, b]);
+            cx.op_into(ops.SUB, def, &[d1, c]);
+            let b1 = cx.setcc("ult", a, b);
+            let b2 = cx.setcc("ult", d1, c);
+            let out = cx.op(ops.OR, i1, &[b1, b2]);
+            cx.alias(inst.defs[1], out);
+        }
+        return Ok(true);
+    }
+    if op == ops.SMUL_LOHI || op == ops.UMUL_LOHI {
+        let high = if op == ops.SMUL_LOHI { ops.MULHS } else { ops.MULHU };
+        cx.op_into(ops.MUL, def, &[values[0], values[1]]);
+        cx.op_into(high, inst.defs[1], &[values[0], values[1]]);
+        return Ok(true);
+    }
+    if types::is_float(cx.tables, ty) {
+        let fma_legal = cx.sm.is_legal(ops.FMA, ty);
+        if (op == ops.FADD || op == ops.FSUB || op == ops.FMUL) && fma_legal {
+            // Exactly rounded through a fused multiply-add: a*1+b, b*(-1)+a, a*b+(-0).
+            let (x, y, z) = if op == ops.FADD {
+                (values[0], float_splat(cx, ty, 1.0)?, values[1])
+            } else if op == ops.FSUB {
+                (values[1], float_splat(cx, ty, -1.0)?, values[0])
+            } else {
+                (values[0], values[1], float_splat(cx, ty, -0.0)?)
+            };
+            cx.emit(ops.FMA, inst.flags.clone(), vec![Operand::Value(x), Operand::Value(y), Operand::Value(z)], vec![def]);
+            return Ok(true);
+        }
+        if op == ops.FSUB && cx.sm.is_legal(ops.FADD, ty) {
+            let neg = cx.op(ops.FNEG, ty, &[values[1]]);
+            cx.emit(ops.FADD, inst.flags.clone(), vec![Operand::Value(values[0]), Operand::Value(neg)], vec![def]);
+            return Ok(true);
+        }
+        if op == ops.FNEG || op == ops.FABS {
+            // The sign bit, on the bits.
+            let int_ty = cx.int(bits as u16)?;
+            let raw = cx.op(ops.BITCAST, int_ty, &[values[0]]);
+            let sign = 1i128 << (bits - 1);
+            let (logic, mask) = if op == ops.FNEG { (ops.XOR, sign - (1i128 << bits)) } else { (ops.AND, sign - 1) };
+            let m = cx.constant(int_ty, mask);
+            let r = cx.op(logic, int_ty, &[raw, m]);
+            cx.op_into(ops.BITCAST, def, &[r]);
+            return Ok(true);
+        }
+        if op == ops.FEXP || op == ops.FLOG {
+            let ln2 = std::f64::consts::LN_2;
+            if op == ops.FEXP {
+                let k = cx.fconstant(ty, std::f64::consts::LOG2_E);
+                let scaled = cx.op(ops.FMUL, ty, &[values[0], k]);
+                cx.emit(ops.FEXP2, inst.flags.clone(), vec![Operand::Value(scaled)], vec![def]);
+            } else {
+                let l = cx.op(ops.FLOG2, ty, &[values[0]]);
+                let k = cx.fconstant(ty, ln2);
+                cx.op_into(ops.FMUL, def, &[l, k]);
+            }
+            return Ok(true);
+        }
+        if op == ops.FSINCOS {
+            cx.emit(ops.FSIN, inst.flags.clone(), vec![Operand::Value(values[0])], vec![def]);
+            cx.emit(ops.FCOS, inst.flags.clone(), vec![Operand::Value(values[0])], vec![inst.defs[1]]);
+            return Ok(true);
+        }
+    }
+    if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
+        // An integer to bf16 where no direct conversion exists: through f32, rounded
+        // to odd first so the final rounding is exact.
+        if cx.type_name(ty) == "bf16" {
+            let odd = soften_float::int_to_f32_odd(cx, values[0], op == ops.SINT_TO_FP)?;
+            cx.op_into(ops.FP_ROUND, def, &[odd]);
+            return Ok(true);
+        }
+        let src_bits = types::bits(cx.tables, cx.ty(values[0]));
+        if src_bits < 16 {
+            let i16t = cx.int(16)?;
+            let ext = if op == ops.SINT_TO_FP { ops.SIGN_EXTEND } else { ops.ZERO_EXTEND };
+            let w = cx.op(ext, i16t, &[values[0]]);
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(w)], vec![def]);
+            return Ok(true);
+        }
+    }
+    if (op == ops.FP_TO_SINT || op == ops.FP_TO_UINT) && cx.type_name(cx.ty(values[0])) == "bf16" {
+        let f32t = cx.named_type("f32")?;
+        let f = cx.op(ops.FP_EXTEND, f32t, &[values[0]]);
+        cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], vec![def]);
+        return Ok(true);
+    }
+    if op == ops.FP_ROUND && cx.type_name(ty) == "bf16" && types::bits(cx.tables, cx.ty(values[0])) > 32 {
+        let odd = soften_float::f64_to_f32_odd(cx, values[0])?;
+        cx.op_into(ops.FP_ROUND, def, &[odd]);
+        return Ok(true);
+    }
+    if op == ops.INSERT_VECTOR_ELT || op == ops.CONCAT_VECTORS || op == ops.EXTRACT_SUBVECTOR || op == ops.VECTOR_SHUFFLE || op == ops.EXTRACT_VECTOR_ELT {
+        return super::vectors::lanewise(cx, inst);
+    }
+    let _ = int_splat;
+    Ok(false)
+}
+
+fn shift_amount_i32(cx: &mut Cx, v: ValueId) -> LResult<ValueId> {
+    let ops = cx.ops;
+    let i32t = cx.int(32)?;
+    let bits = types::bits(cx.tables, cx.ty(v));
+    Ok(match bits.cmp(&32) {
+        std::cmp::Ordering::Equal => v,
+        std::cmp::Ordering::Greater => cx.op(ops.TRUNCATE, i32t, &[v]),
+        std::cmp::Ordering::Less => cx.op(ops.ZERO_EXTEND, i32t, &[v]),
+    })
+}
+
+/// A vector operation done lane by lane: EXTRACT_VECTOR_ELT of each vector operand,
+/// the scalar operation, BUILD_VECTOR of the results.
+fn unroll(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let ops = cx.ops;
+    if [ops.BUILD_VECTOR, ops.EXTRACT_VECTOR_ELT, ops.INSERT_VECTOR_ELT, ops.CONCAT_VECTORS, ops.EXTRACT_SUBVECTOR, ops.VECTOR_SHUFFLE, ops.LOAD, ops.STORE, ops.PHI, ops.COPY, ops.UNDEF, ops.BITCAST, ops.SETCC]
+        .contains(&op)
+        || inst.defs.len() != 1
+    {
+        return Ok(false);
+    }
+    let def = inst.defs[0];
+    let ty = cx.ty(def);
+    let lanes = types::lanes(cx.tables, ty) as usize;
+    let elem = types::element(cx.tables, ty);
+    let mut operand_lanes: Vec<Option<Vec<ValueId>>> = Vec::new();
+    for o in &inst.operands {
+        operand_lanes.push(match o {
+            Operand::Value(v) if types::is_vector(cx.tables, cx.ty(*v)) => {
+                if types::lanes(cx.tables, cx.ty(*v)) as usize != lanes {
+                    return Ok(false);
+                }
+                Some(super::vectors::elements(cx, *v)?)
+            }
+            _ => None,
+        });
+    }
+    let mut results = Vec::new();
+    for i in 0..lanes {
+        let operands = inst.operands.iter().zip(&operand_lanes).map(|(o, l)| match l {
+            Some(l) => Operand::Value(l[i]),
+            None => o.clone(),
+        }).collect();
+        let d = cx.derived(def, &format!("l{i}"), elem);
+        cx.emit(op, inst.flags.clone(), operands, vec![d]);
+        results.push(d);
+    }
+    cx.op_into(ops.BUILD_VECTOR, def, &results);
+    Ok(true)
+}
