@@ -73,7 +73,7 @@ opcode_set!(
     FCEIL, FFLOOR, FTRUNC, FRINT, FNEARBYINT, FROUND, FSQRT, FSIN, FCOS, FEXP2, FLOG2, FEXP, FLOG, FPOW, FSINCOS,
     SETCC, SELECT, SELECT_CC,
     SIGN_EXTEND, ZERO_EXTEND, ANY_EXTEND, TRUNCATE, FP_ROUND, FP_EXTEND, FP_TO_SINT, FP_TO_UINT, SINT_TO_FP, UINT_TO_FP, BITCAST,
-    LOAD, STORE, PTR_ADD, LOADV2, LOADV4, STOREV2, STOREV4,
+    LOAD, STORE, PTR_ADD, ATOMIC_LOAD_ADD, ATOMIC_LOAD_FADD, ATOMIC_CMP_SWAP, LOADV2, LOADV4, STOREV2, STOREV4,
     BUILD_VECTOR, EXTRACT_VECTOR_ELT, INSERT_VECTOR_ELT, CONCAT_VECTORS, EXTRACT_SUBVECTOR, VECTOR_SHUFFLE,
 );
 
@@ -135,6 +135,11 @@ pub(crate) struct Cx<'a> {
     constants: HashMap<ValueId, i128>,
     /// BUILD_PAIR halves by register, so halves are not extracted again.
     pub pairs: HashMap<ValueId, (ValueId, ValueId)>,
+    /// The block being written in an operation round (number, name, location), the
+    /// blocks a lowering has finished before it, and the next free block number.
+    current: (u32, Option<String>, Loc),
+    split_blocks: Vec<Block>,
+    next_block: u32,
     pub remarks: Vec<Remark>,
     /// Library functions called by LibCall lowerings.
     pub library_calls: HashSet<String>,
@@ -156,6 +161,9 @@ impl<'a> Cx<'a> {
             aliases: HashMap::new(),
             constants: HashMap::new(),
             pairs: HashMap::new(),
+            current: (0, None, Loc::default()),
+            split_blocks: Vec::new(),
+            next_block: 0,
             remarks: Vec::new(),
             library_calls: HashSet::new(),
         }
@@ -171,7 +179,7 @@ impl<'a> Cx<'a> {
         result
     }
 
-    fn run_rounds(&mut self, blocks: &mut [Block], verify: bool) -> LResult<()> {
+    fn run_rounds(&mut self, blocks: &mut Vec<Block>, verify: bool) -> LResult<()> {
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
             let mut type_rounds = 0;
@@ -686,13 +694,18 @@ impl<'a> Cx<'a> {
 
     // ---- the operation round ----
 
-    fn operation_round(&mut self, blocks: &mut [Block]) -> LResult<bool> {
+    fn operation_round(&mut self, blocks: &mut Vec<Block>) -> LResult<bool> {
         let mut changed = false;
         self.aliases.clear();
         self.collect_constants(blocks);
-        for block in blocks.iter_mut() {
+        self.next_block = blocks.iter().map(|b| b.number + 1).max().unwrap_or(0);
+        let original: HashSet<u32> = blocks.iter().map(|b| b.number).collect();
+        let mut renamed: HashMap<u32, u32> = HashMap::new();
+        let mut result = Vec::with_capacity(blocks.len());
+        for mut block in std::mem::take(blocks) {
             let insts = std::mem::take(&mut block.insts);
             self.out = Vec::with_capacity(insts.len());
+            self.current = (block.number, block.name.clone(), block.loc);
             for inst in &insts {
                 self.loc = inst.loc;
                 if !operations::legalize(self, inst)? {
@@ -701,10 +714,50 @@ impl<'a> Cx<'a> {
                     changed = true;
                 }
             }
-            block.insts = std::mem::take(&mut self.out);
+            result.append(&mut self.split_blocks);
+            let (number, name, loc) = self.current.clone();
+            if number != block.number {
+                renamed.insert(block.number, number);
+            }
+            result.push(Block { number, name, insts: std::mem::take(&mut self.out), loc });
         }
+        // A split block's terminator now ends its last part: PHIs of the original
+        // successors name that part as their predecessor.
+        if !renamed.is_empty() {
+            let phi = Opcode::Generic(self.ops.PHI);
+            for b in result.iter_mut().filter(|b| original.contains(&b.number)) {
+                for inst in b.insts.iter_mut().filter(|i| i.opcode == phi) {
+                    for o in &mut inst.operands {
+                        if let Operand::Block(n) = o {
+                            if let Some(r) = renamed.get(n) {
+                                *n = *r;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        *blocks = result;
         self.resolve_aliases(blocks);
         Ok(changed)
+    }
+
+    /// The number of the block being written.
+    pub fn current_block(&self) -> u32 {
+        self.current.0
+    }
+
+    /// A fresh block number for control flow a lowering creates.
+    pub fn reserve_block(&mut self) -> u32 {
+        self.next_block += 1;
+        self.next_block - 1
+    }
+
+    /// Ends the block being written (the caller has emitted its terminator) and
+    /// continues in block `number`.
+    pub fn switch_to_block(&mut self, number: u32, name: &str) {
+        let (old_number, old_name, loc) = std::mem::replace(&mut self.current, (number, Some(name.to_string()), self.loc));
+        self.split_blocks.push(Block { number: old_number, name: old_name, insts: std::mem::take(&mut self.out), loc });
     }
 
     /// Why `inst` is not legal yet, if it is not.

@@ -578,6 +578,9 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         cx.op_into(ops.FP_ROUND, def, &[odd]);
         return Ok(true);
     }
+    if is_one_of(op, &[ops.ATOMIC_LOAD_ADD, ops.ATOMIC_LOAD_FADD]) && types::is_float(cx.tables, ty) {
+        return atomic_through_compare_swap(cx, inst);
+    }
     if op == ops.INSERT_VECTOR_ELT || op == ops.CONCAT_VECTORS || op == ops.EXTRACT_SUBVECTOR || op == ops.VECTOR_SHUFFLE || op == ops.EXTRACT_VECTOR_ELT {
         return super::vectors::lanewise(cx, inst);
     }
@@ -634,5 +637,52 @@ fn unroll(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         results.push(d);
     }
     cx.op_into(ops.BUILD_VECTOR, def, &results);
+    Ok(true)
+}
+
+fn is_one_of(op: OpcodeId, list: &[OpcodeId]) -> bool {
+    list.contains(&op)
+}
+
+/// A float atomic add the SM has no instruction for, as a compare-and-swap loop on
+/// the bits (the reference's "Atomic CAS Expansion"):
+///
+/// ```text
+///   %init = LOAD %p ; BR loop
+/// loop:
+///   %old = PHI %init, entry, %seen, loop
+///   %seen = ATOMIC_CMP_SWAP %p, %old, bits(float(%old) + %v)
+///   BRCOND %seen != %old, loop, done
+/// done:
+///   %result = float(%old)
+/// ```
+fn atomic_through_compare_swap(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let ops = cx.ops;
+    let values: Vec<ValueId> = inst.uses().collect();
+    let (ptr, v) = (values[0], values[1]);
+    let def = inst.defs[0];
+    let ty = cx.ty(def);
+    let int_ty = cx.int(types::bits(cx.tables, ty))?;
+    if !cx.sm.is_legal(ops.ATOMIC_CMP_SWAP, int_ty) {
+        return Ok(false);
+    }
+    let entry = cx.current_block();
+    let body = cx.reserve_block();
+    let done = cx.reserve_block();
+    let init = cx.derived(def, "init", int_ty);
+    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(ptr)], vec![init]);
+    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
+    cx.switch_to_block(body, "atomic.loop");
+    let old = cx.derived(def, "old", int_ty);
+    let seen = cx.derived(def, "seen", int_ty);
+    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
+    let old_f = cx.op(ops.BITCAST, ty, &[old]);
+    let new_f = cx.op(ops.FADD, ty, &[old_f, v]);
+    let new = cx.op(ops.BITCAST, int_ty, &[new_f]);
+    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], vec![seen]);
+    let again = cx.setcc("ne", seen, old);
+    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
+    cx.switch_to_block(done, "atomic.done");
+    cx.op_into(ops.BITCAST, def, &[old]);
     Ok(true)
 }
