@@ -16,6 +16,7 @@ pub mod audit;
 pub mod cli;
 pub mod diagnostics;
 pub mod emit;
+pub mod interp;
 pub mod isel;
 pub mod machine;
 pub mod mir;
