@@ -63,6 +63,7 @@ use target_desc::tables::TargetTables;
 use crate::mir::{Function, Module};
 
 pub use args::{canonicalize_nans, random_args};
+pub use compile::{Kind, Ty};
 pub use float::FloatFormat;
 
 /// The launch geometry: blocks per grid and threads per block, in x, y, z.

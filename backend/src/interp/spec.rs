@@ -36,6 +36,11 @@ pub struct ParsedArg {
     pub view_name: Option<String>,
 }
 
+/// A parameter's type for [`parse_arg`] (`None` when the interpreter does not know it).
+pub fn param_type(tables: &TargetTables, vt: target_desc::tables::VtId) -> Option<Ty> {
+    Ty::from_vt(tables, vt)
+}
+
 /// A scalar or element type by name (`f32`, `i8`); vector types are not element types.
 pub fn element_type(tables: &TargetTables, name: &str) -> Result<Ty, String> {
     let ty = tables.vt(name.trim()).and_then(|vt| Ty::from_vt(tables, vt)).ok_or_else(|| format!("unknown type `{name}`"))?;
