@@ -57,6 +57,8 @@ pub mod float;
 pub mod int;
 pub mod memory;
 pub mod spec;
+#[cfg(test)]
+mod tests;
 
 use target_desc::tables::TargetTables;
 
