@@ -787,7 +787,7 @@ impl Context<'_> {
                     "CTTZ" => IntUnary::Cttz,
                     _ => IntUnary::Bitreverse,
                 };
-                if op == IntUnary::Bswap && defs[0].bits % 16 != 0 {
+                if op == IntUnary::Bswap && !defs[0].bits.is_multiple_of(16) {
                     return malformed(format!("BSWAP of i{}: the width must be a multiple of 16", defs[0].bits));
                 }
                 Ok(Op::Unary(op))

@@ -794,7 +794,7 @@ impl<'p> Machine<'p> {
             Op::ExtractSubvector => {
                 let (ty, source) = (inst.ty(), inst.arg_tys[0]);
                 let index = regs[arg(1)];
-                if index % u128::from(ty.lanes) != 0 || index + u128::from(ty.lanes) > u128::from(source.lanes) {
+                if !index.is_multiple_of(u128::from(ty.lanes)) || index + u128::from(ty.lanes) > u128::from(source.lanes) {
                     return undefined(format!("EXTRACT_SUBVECTOR of {} lanes at index {index} from {} lanes", ty.lanes, source.lanes));
                 }
                 let from = arg(0) + index as usize;
@@ -803,7 +803,7 @@ impl<'p> Machine<'p> {
             Op::InsertSubvector => {
                 let (ty, sub) = (inst.ty(), inst.arg_tys[1]);
                 let index = regs[arg(2)];
-                if index % u128::from(sub.lanes) != 0 || index + u128::from(sub.lanes) > u128::from(ty.lanes) {
+                if !index.is_multiple_of(u128::from(sub.lanes)) || index + u128::from(sub.lanes) > u128::from(ty.lanes) {
                     return undefined(format!("INSERT_SUBVECTOR of {} lanes at index {index} into {} lanes", sub.lanes, ty.lanes));
                 }
                 self.scratch.clear();

@@ -116,7 +116,7 @@ impl Memory {
                 region.bytes.len()
             ));
         }
-        if align > 1 && offset % align != 0 {
+        if align > 1 && !offset.is_multiple_of(align) {
             return Err(format!("misaligned access: offset {offset} of {} is not a multiple of the alignment {align}", region.label));
         }
         if write && region.read_only {
