@@ -283,3 +283,54 @@ fn ptxc_interp_prints_buffers_as_json() {
     let count = ptxc(&["interp", path, "--entry", "saxpy", "--arg", "1"]);
     assert!(count.stderr.contains("takes 4 arguments"), "{}", count.stderr);
 }
+
+#[test]
+fn mutated_modules_never_panic() {
+    // Corpus kernels with one random operand, type, operand count or opcode changed:
+    // whatever the verifier would say, the interpreter reports an error or runs, and
+    // never panics or hangs.
+    let tables = tables::nvptx();
+    let mut rng = interp::args::Rng::new(99);
+    let generic: Vec<backend::mir::Opcode> = tables.opcodes.iter().map(|o| backend::mir::Opcode::Generic(target_desc::tables::OpcodeId(o.id))).collect();
+    let mut runs = 0;
+    for entry in std::fs::read_dir(corpus_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "mir") {
+            continue;
+        }
+        let original = load(&path.file_name().unwrap().to_string_lossy());
+        for _ in 0..40 {
+            let mut module = original.clone();
+            let f = rng.below(module.functions.len() as u64) as usize;
+            let function = &mut module.functions[f];
+            let values = function.values.len() as u64;
+            let b = rng.below(function.blocks.len() as u64) as usize;
+            let block = &mut function.blocks[b];
+            let i = rng.below(block.insts.len() as u64) as usize;
+            let inst = &mut block.insts[i];
+            match rng.below(4) {
+                0 => {
+                    if let Some(backend::mir::Operand::Value(v)) = inst.operands.iter_mut().find(|o| matches!(o, backend::mir::Operand::Value(_))) {
+                        *v = backend::mir::ValueId(rng.below(values) as u32);
+                    }
+                }
+                1 => {
+                    if let Some(d) = inst.defs.first() {
+                        let ty = tables.types[rng.below(tables.types.len() as u64) as usize].id;
+                        function.values[d.0 as usize].ty = target_desc::tables::VtId(ty);
+                    }
+                }
+                2 => {
+                    inst.operands.pop();
+                }
+                _ => inst.opcode = generic[rng.below(generic.len() as u64) as usize],
+            }
+            for kernel in module.functions.iter().filter(|f| f.kind == backend::mir::FunctionKind::Kernel) {
+                let args = interp::random_args(kernel, tables, runs);
+                let _ = interp::run_kernel(&module, tables, &kernel.name, &Launch::linear(2, 40), &args, 200_000);
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 1000);
+}

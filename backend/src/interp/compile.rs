@@ -734,7 +734,7 @@ impl Context<'_> {
             }
             "COPY" => {
                 shape(1, 1)?;
-                same_lanes(&[defs[0], args[0]])?;
+                same_type(&[defs[0], args[0]])?;
                 Ok(Op::Copy)
             }
             "ARG" => {
@@ -1342,8 +1342,8 @@ impl FunctionContext<'_> {
             match incoming {
                 Some(v) => {
                     let Some(src) = self.value(v.0) else { return malformed("PHI operand without a type") };
-                    if src.1.lanes != dst.1.lanes {
-                        return malformed("PHI operand and result differ in lane count");
+                    if src.1 != dst.1 {
+                        return malformed("PHI operand and result differ in type");
                     }
                     copies.push((dst.0, src.0, dst.1.lanes));
                 }

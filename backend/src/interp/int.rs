@@ -157,7 +157,7 @@ pub fn shift_parts(low: u128, high: u128, bits: u32, amount: u32, kind: PartsShi
 
 /// Bit count helpers of a `bits`-bit value (zero-extended in a `u128`).
 pub fn count_leading_zeros(value: u128, bits: u32) -> u128 {
-    u128::from(value.leading_zeros() - (128 - bits))
+    u128::from(value.leading_zeros().saturating_sub(128 - bits))
 }
 
 pub fn count_trailing_zeros(value: u128, bits: u32) -> u128 {
