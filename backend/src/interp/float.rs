@@ -1,7 +1,7 @@
 //! Bit-exact IEEE 754 arithmetic for every float format of the description (f16, bf16,
 //! f32, f64, f128), used by the reference interpreter.
 //!
-//! Where it sits: below the instruction semantics of [`super::exec`]; every float value
+//! Where it sits: below the instruction semantics of `exec.rs`; every float value
 //! the interpreter handles is raw bits, and this module turns bits into numbers and
 //! numbers back into correctly rounded bits.
 //!

@@ -1,7 +1,7 @@
 //! Two's-complement integer helpers of any width from 1 to 128 bits, for the reference
 //! interpreter.
 //!
-//! Where it sits: below the instruction semantics of [`super::exec`]. A value of an
+//! Where it sits: below the instruction semantics of `exec.rs`. A value of an
 //! `iN` type is held as a `u128` whose bits above `N` are zero; these helpers mask,
 //! sign-extend and implement the operations that need more than 128 bits (the high
 //! half of a 128-bit product, shifts of a pair of 128-bit halves).

@@ -1,7 +1,7 @@
 //! The interpreter's memory: objects ("regions") in the global, shared and const state
 //! spaces, and the 64-bit address encoding that names a byte in one of them.
 //!
-//! Where it sits: [`super::exec`] resolves every LOAD, STORE and atomic through
+//! Where it sits: `exec.rs` resolves every LOAD, STORE and atomic through
 //! [`Memory::resolve`]; kernel buffers, module globals and shared arrays are regions.
 //!
 //! Address encoding: `space << 56 | region << 32 | offset`, with `space` the PTX state

@@ -45,7 +45,7 @@
 //!   each thread runs until it exits or reaches a synchronisation point (barrier, warp
 //!   shuffle or vote), in thread order, so results do not depend on how many
 //!   instructions a thread executes between synchronisation points (a legalized kernel
-//!   interleaves exactly like the original, races included). See [`exec`] for the
+//!   interleaves exactly like the original, races included). See `exec.rs` for the
 //!   barrier and warp rules.
 //! - Fuel: one unit per executed instruction (PHIs, evaluated on block entry, are
 //!   free), across all threads; [`InterpError::OutOfFuel`] when it runs out.
