@@ -9,6 +9,8 @@
 //! - [`isel`]: instruction selection from the description's patterns.
 //! - [`machine`]: machine-level passes (dead code, PHI elimination).
 //! - [`emit`]: PTX emission.
+//! - [`interp`]: the MIR reference interpreter (`ptxc interp`), the oracle of
+//!   differential tests.
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`cli`]: the `ptxc` command line.
 

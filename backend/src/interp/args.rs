@@ -62,7 +62,8 @@ impl Rng {
 /// Half the seeds give *tame* inputs (no special values or arbitrary bit patterns in
 /// typed buffers and scalars), because one NaN converted to an integer by one thread
 /// makes the whole run undefined; the other half give *wild* inputs that exercise the
-/// edge cases.
+/// edge cases. (A vector parameter wider than 128 bits does not fit an
+/// [`ArgValue::Scalar`]; [`super::run_kernel`] rejects such a kernel's arguments.)
 pub fn random_args(function: &Function, tables: &TargetTables, seed: u64) -> Vec<ArgValue> {
     let mut rng = Rng::new(seed);
     let tame = rng.below(2) == 0;

@@ -7,7 +7,8 @@
 //!
 //! - a scalar literal: `3`, `-1`, `1.5`, `inf`, `nan`; for a float parameter a hex
 //!   literal is the raw bits (`0x3c00` is f16 1.0) and a decimal is rounded to the type;
-//!   for a pointer parameter, an address (`0` for null);
+//!   for a pointer parameter an address (`0` for null); a vector parameter takes its
+//!   raw bits (lane 0 lowest, at most 128 bits);
 //! - a buffer of typed elements: `f32[1, 2, 3.5]`, `i32[0;256]` (256 zeros; any
 //!   element and count), `i8[]`;
 //! - random bytes: `random:4096` (from `--seed`), optionally typed for the output:
