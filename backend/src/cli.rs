@@ -1,6 +1,7 @@
 //! The `ptxc` command line, as a library function so tests run it in-process.
 //!
-//! `ptxc audit` answers legality questions per SM (see [`crate::audit`]).
+//! `ptxc audit` answers legality questions per SM (see [`crate::audit`]); `ptxc interp`
+//! runs a kernel in the reference interpreter (see [`crate::interp`]).
 
 use std::path::PathBuf;
 
@@ -32,6 +33,48 @@ enum Command {
     RunPass(RunPassArgs),
     /// Compile a MIR file to PTX.
     Compile(CompileArgs),
+    /// Run a kernel in the reference interpreter and print its buffers as JSON.
+    ///
+    /// One --arg per kernel parameter, in order: a scalar (`3`, `-1`, `1.5`, `0x3c00` =
+    /// raw float bits), a buffer (`f32[1,2,3.5]`, `i32[0;256]`) or random bytes
+    /// (`random:4096`, `random:4096:f32`). Without any --arg, arguments are random
+    /// (`--seed`). Buffers print decoded by their element type (or --view), else as hex.
+    ///
+    /// Examples:
+    ///   ptxc interp saxpy.mir --entry saxpy --block 4 --arg 'f32[1,2,3,4]' --arg 'f32[0;4]' --arg 2 --arg 4
+    ///   ptxc interp kernel.mir --entry k --grid 2 --block 64,2 --seed 7 --view i32
+    #[command(verbatim_doc_comment)]
+    Interp(InterpArgs),
+}
+
+#[derive(Args)]
+struct InterpArgs {
+    /// The MIR file.
+    input: PathBuf,
+    /// The kernel to run.
+    #[arg(long)]
+    entry: String,
+    /// Blocks in the grid: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    grid: String,
+    /// Threads per block: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    block: String,
+    /// One argument per kernel parameter, in order (see above).
+    #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
+    args: Vec<String>,
+    /// Stop after this many executed instructions (all threads together).
+    #[arg(long, default_value_t = 100_000_000)]
+    fuel: u64,
+    /// Seed of random arguments and `random:N` buffers.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Element type to show untyped buffers as (`f32`, `i8`, ...).
+    #[arg(long, value_name = "TYPE")]
+    view: Option<String>,
+    /// Load the target description from DIR instead of the built-in one.
+    #[arg(long, value_name = "DIR")]
+    target_desc: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -137,7 +180,104 @@ where
         Command::Audit(args) => run_audit(args),
         Command::RunPass(args) => run_pass(args),
         Command::Compile(args) => compile(args),
+        Command::Interp(args) => interp(args),
     }
+}
+
+/// `X`, `X,Y` or `X,Y,Z` (missing dimensions are 1).
+fn parse_dims(text: &str, what: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("expected --{what} X[,Y[,Z]], found `{text}`"));
+    }
+    let mut dims = [1u32; 3];
+    for (d, part) in dims.iter_mut().zip(&parts) {
+        *d = part.parse().map_err(|_| format!("expected --{what} X[,Y[,Z]] with positive numbers, found `{text}`"))?;
+    }
+    Ok(dims)
+}
+
+fn interp(args: InterpArgs) -> Output {
+    let tables = match crate::load_tables(args.target_desc.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return failure(render_desc_error(&e)),
+    };
+    let file = args.input.to_string_lossy().to_string();
+    let text = match std::fs::read_to_string(&args.input) {
+        Ok(t) => t,
+        Err(e) => return failure(format!("error: cannot read {file}: {e}\n")),
+    };
+    let module = match crate::mir::parser::parse_module(&text, &file, tables) {
+        Ok(m) => m,
+        Err(e) => return failure(e.render()),
+    };
+    let source = crate::mir::verifier::Source { file: &file, text: &text };
+    let errors = crate::mir::verifier::verify_module(&module, tables, source);
+    if !errors.is_empty() {
+        return failure(render_all(&errors, &file));
+    }
+    let Some(function) = crate::interp::find_function(&module, &args.entry) else {
+        let kernels: Vec<&str> = module.functions.iter().filter(|f| f.kind == crate::mir::FunctionKind::Kernel).map(|f| f.name.as_str()).collect();
+        return failure(format!("error: no function @{} in {file} (kernels: {})\n", args.entry, kernels.join(", ")));
+    };
+    let launch = match (parse_dims(&args.grid, "grid"), parse_dims(&args.block, "block")) {
+        (Ok(grid), Ok(block)) => crate::interp::Launch { grid, block },
+        (Err(e), _) | (_, Err(e)) => return failure(format!("error: {e}\n")),
+    };
+    let view = match args.view.as_deref().map(|v| crate::interp::spec::element_type(tables, v)).transpose() {
+        Ok(v) => v,
+        Err(e) => return failure(format!("error: --view: {e}\n")),
+    };
+    let parsed: Vec<crate::interp::spec::ParsedArg> = if args.args.is_empty() {
+        crate::interp::random_args(function, tables, args.seed)
+            .into_iter()
+            .map(|value| crate::interp::spec::ParsedArg { value, view: None, view_name: None })
+            .collect()
+    } else {
+        if args.args.len() != function.params.len() {
+            return failure(format!("error: @{} takes {} arguments, {} --arg given\n", function.name, function.params.len(), args.args.len()));
+        }
+        let mut parsed = Vec::with_capacity(args.args.len());
+        for (k, (spec, param)) in args.args.iter().zip(&function.params).enumerate() {
+            let ty = crate::interp::spec::param_type(tables, param.ty);
+            match crate::interp::spec::parse_arg(spec, ty, tables, args.seed, k) {
+                Ok(p) => parsed.push(p),
+                Err(e) => return failure(format!("error: --arg {} (`{}`, parameter `{}`): {e}\n", k + 1, spec, param.name)),
+            }
+        }
+        parsed
+    };
+    let values: Vec<crate::interp::ArgValue> = parsed.iter().map(|p| p.value.clone()).collect();
+    match crate::interp::run_kernel(&module, tables, &args.entry, &launch, &values, args.fuel) {
+        Ok(result) => {
+            let report = crate::interp::spec::result_json(function, tables, &module.globals, &parsed, view, args.view.as_deref(), &result);
+            Output { stdout: format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()), ..Output::default() }
+        }
+        Err(e) => failure(render_interp_error(&e, &module, &file, &text)),
+    }
+}
+
+/// An interpreter error at its instruction's source line, like the verifier's errors.
+fn render_interp_error(e: &crate::interp::InterpError, module: &crate::mir::Module, file: &str, text: &str) -> String {
+    use crate::interp::InterpError as E;
+    let message = match e {
+        E::Undefined { what, thread, .. } => format!("undefined behaviour in {thread}: {what}"),
+        E::OutOfFuel { steps, .. } => format!("out of fuel after {steps} instructions (raise --fuel)"),
+        E::Unsupported { what, .. } => format!("not supported by the interpreter: {what}"),
+        E::Malformed { what, .. } => format!("malformed MIR: {what}"),
+        E::BadArguments(what) => return format!("error: {what}\n"),
+    };
+    let Some((function, block, inst)) = e.location() else { return format!("error: {message}\n") };
+    let loc = module
+        .functions
+        .iter()
+        .find(|f| f.name == function)
+        .and_then(|f| f.blocks.iter().find(|b| b.label() == block))
+        .and_then(|b| b.insts.get(inst).map(|i| i.loc).or(Some(b.loc)));
+    let Some(loc) = loc else { return format!("error: {e}\n") };
+    let mut error = crate::diagnostics::MirError::at(file, text, loc.line as usize, loc.column as usize, message);
+    error.context = Some(format!("function @{function}, {block}, instruction {}", inst + 1));
+    error.render()
 }
 
 fn failure(stderr: String) -> Output {

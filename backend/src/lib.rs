@@ -10,6 +10,8 @@
 //! - [`isel`]: instruction selection from the description's patterns.
 //! - [`machine`]: machine-level passes (dead code, PHI elimination).
 //! - [`emit`]: PTX emission.
+//! - [`interp`]: the MIR reference interpreter (`ptxc interp`), the oracle of
+//!   differential tests.
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`cli`]: the `ptxc` command line.
 
@@ -17,6 +19,7 @@ pub mod audit;
 pub mod cli;
 pub mod diagnostics;
 pub mod emit;
+pub mod interp;
 pub mod isel;
 pub mod legalize;
 pub mod machine;
