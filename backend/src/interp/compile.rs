@@ -357,6 +357,10 @@ pub enum Op {
     AddrSpaceCast,
     Load(MemAccess),
     Store(MemAccess),
+    /// LOADV2/LOADV4 and STOREV2/STOREV4: consecutive elements of `access`'s type in
+    /// one access aligned (and bounds-checked) as a whole.
+    LoadVector(MemAccess, u32),
+    StoreVector(MemAccess, u32),
     PtrAdd,
     Atomic(AtomicOp, MemAccess),
     Fence,
@@ -998,6 +1002,30 @@ impl Context<'_> {
                 }
                 let access = self.access(inst, args[0], false)?;
                 Ok(Op::Store(access))
+            }
+            "LOADV2" | "LOADV4" | "STOREV2" | "STOREV4" => {
+                let count: usize = if name.ends_with('2') { 2 } else { 4 };
+                let load = name.starts_with("LOAD");
+                let values: Vec<Ty> = if load {
+                    shape(count, 1)?;
+                    defs.to_vec()
+                } else {
+                    shape(0, count + 1)?;
+                    args[..count].to_vec()
+                };
+                let pointer = if load { args[0] } else { args[count] };
+                if pointer.space().is_none() || pointer.lanes != 1 {
+                    return malformed(format!("{name}: expected a pointer operand"));
+                }
+                same_type(&values)?;
+                let element = self.access(inst, values[0], load)?;
+                let size = element.size * count as u64;
+                let explicit = inst.operands.iter().find_map(|o| match o {
+                    Operand::Align(a) => Some(*a),
+                    _ => None,
+                });
+                let whole = MemAccess { size, align: explicit.unwrap_or(size.next_power_of_two()), ..element };
+                Ok(if load { Op::LoadVector(whole, count as u32) } else { Op::StoreVector(whole, count as u32) })
             }
             "ATOMIC_LOAD_ADD" | "ATOMIC_LOAD_SUB" | "ATOMIC_LOAD_AND" | "ATOMIC_LOAD_OR" | "ATOMIC_LOAD_XOR" | "ATOMIC_LOAD_MIN"
             | "ATOMIC_LOAD_MAX" | "ATOMIC_LOAD_UMIN" | "ATOMIC_LOAD_UMAX" | "ATOMIC_LOAD_FADD" | "ATOMIC_SWAP" | "ATOMIC_CMP_SWAP" => {

@@ -723,6 +723,30 @@ impl<'p> Machine<'p> {
                 let lanes = &regs[x..x + inst.arg_tys[0].lanes as usize];
                 memory::encode_lanes(lanes, access.memory, self.memory.bytes_mut(region, offset, access.size as usize));
             }
+            Op::LoadVector(access, count) => {
+                let pointer = regs[arg(0)] as u64;
+                let space = inst.arg_tys[0].space().unwrap_or(0);
+                let (region, offset) = self.memory.resolve(pointer, access.size, access.align, space, false).map_err(Fault::Undefined)?;
+                let element = access.size / u64::from(*count);
+                for i in 0..*count as usize {
+                    let ty = inst.def_tys[i];
+                    let d = inst.defs[i] as usize;
+                    let bytes = self.memory.bytes(region, offset + i * element as usize, element as usize);
+                    memory::decode_lanes(bytes, access.memory, &mut regs[d..d + ty.lanes as usize]);
+                }
+            }
+            Op::StoreVector(access, count) => {
+                let n = *count as usize;
+                let pointer = regs[arg(n)] as u64;
+                let space = inst.arg_tys[n].space().unwrap_or(0);
+                let (region, offset) = self.memory.resolve(pointer, access.size, access.align, space, true).map_err(Fault::Undefined)?;
+                let element = access.size / u64::from(*count);
+                for i in 0..n {
+                    let x = arg(i);
+                    let lanes = regs[x..x + inst.arg_tys[i].lanes as usize].to_vec();
+                    memory::encode_lanes(&lanes, access.memory, self.memory.bytes_mut(region, offset + i * element as usize, element as usize));
+                }
+            }
             Op::Atomic(op, access) => {
                 let pointer = regs[arg(0)] as u64;
                 let space = inst.arg_tys[0].space().unwrap_or(0);

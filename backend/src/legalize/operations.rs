@@ -111,7 +111,15 @@ fn promote(cx: &mut Cx, inst: &Inst, row: VtId, detail: Option<ActionDetail>) ->
                 defs.push(*d);
             }
         }
-        cx.emit(op, inst.flags.clone(), operands, defs);
+        if op == ops.FMA && types::bits(cx.tables, target) == 64 && narrow_back.len() == 1 {
+            // One rounding from an f64 FMA is not enough for a correctly rounded narrow
+            // FMA: round the f64 sum to odd first.
+            let args: Vec<ValueId> = operands.iter().filter_map(|o| if let Operand::Value(v) = o { Some(*v) } else { None }).collect();
+            let odd = soften_float::narrow_fma_to_odd(cx, args[0], args[1], args[2])?;
+            cx.alias(narrow_back[0].1, odd);
+        } else {
+            cx.emit(op, inst.flags.clone(), operands, defs);
+        }
         for (d, wide) in narrow_back {
             let narrow = round_float(cx, wide, row)?;
             cx.alias(d, narrow);

@@ -71,6 +71,38 @@ pub(crate) fn f64_to_f32_odd(cx: &mut Cx, x: ValueId) -> LResult<ValueId> {
     Ok(cx.op(ops.BITCAST, f32t, &[chosen]))
 }
 
+/// `a * b + c` for f64 operands holding narrow floats (so the product is exact), rounded
+/// to odd: the f64 sum's rounding error (TwoSum, exact) says whether it is inexact and
+/// in which direction it rounded. Rounding the result once more to f16 or bf16 then
+/// gives the correctly rounded fused multiply-add, which a plain f64 FMA does not when
+/// the addend is far smaller than the product.
+pub(crate) fn narrow_fma_to_odd(cx: &mut Cx, a: ValueId, b: ValueId, c: ValueId) -> LResult<ValueId> {
+    let ops = cx.ops;
+    let f64t = cx.named_type("f64")?;
+    let i64t = cx.int(64)?;
+    let p = cx.op(ops.FMUL, f64t, &[a, b]);
+    let s = cx.op(ops.FADD, f64t, &[p, c]);
+    let virtual_c = cx.op(ops.FSUB, f64t, &[s, p]);
+    let virtual_p = cx.op(ops.FSUB, f64t, &[s, virtual_c]);
+    let p_error = cx.op(ops.FSUB, f64t, &[p, virtual_p]);
+    let c_error = cx.op(ops.FSUB, f64t, &[c, virtual_c]);
+    let error = cx.op(ops.FADD, f64t, &[p_error, c_error]);
+    let zero = cx.fconstant(f64t, 0.0);
+    let inexact = cx.setcc("one", error, zero);
+    let s_bits = cx.op(ops.BITCAST, i64t, &[s]);
+    let e_bits = cx.op(ops.BITCAST, i64t, &[error]);
+    let signs = cx.op(ops.XOR, i64t, &[s_bits, e_bits]);
+    let zero_i = cx.constant(i64t, 0);
+    // The error has the other sign: the sum was rounded away from zero.
+    let away = cx.setcc("lt", signs, zero_i);
+    let one = cx.constant(i64t, 1);
+    let toward_zero = cx.op(ops.SUB, i64t, &[s_bits, one]);
+    let truncated = cx.select(away, toward_zero, s_bits);
+    let odd = cx.op(ops.OR, i64t, &[truncated, one]);
+    let chosen = cx.select(inexact, odd, s_bits);
+    Ok(cx.op(ops.BITCAST, f64t, &[chosen]))
+}
+
 /// An integer converted to f32 rounded to odd (for a final rounding to bf16).
 pub(crate) fn int_to_f32_odd(cx: &mut Cx, v: ValueId, signed: bool) -> LResult<ValueId> {
     let ops = cx.ops;
@@ -229,8 +261,13 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             for v in &values {
                 args.push(widened(cx, *v, target)?);
             }
-            let r = cx.new_value("wide", target);
-            cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), vec![r]);
+            let r = if op == ops.FMA && types::bits(cx.tables, target) == 64 {
+                narrow_fma_to_odd(cx, args[0], args[1], args[2])?
+            } else {
+                let r = cx.new_value("wide", target);
+                cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), vec![r]);
+                r
+            };
             let bits = float_to_bf16_bits(cx, r)?;
             cx.alias(part, bits);
         } else {
