@@ -136,6 +136,17 @@ pub(crate) fn lanewise(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         define_scalar(cx, def, lane)?;
         return Ok(true);
     }
+    if op == ops.BITCAST {
+        return bitcast(cx, values[0], def);
+    }
+    if op == ops.SETCC && types::is_vector(cx.tables, def_ty) {
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
+        let a = elements(cx, values[0])?;
+        let b = elements(cx, values[1])?;
+        let lanes: Vec<ValueId> = a.iter().zip(&b).map(|(x, y)| cx.setcc_id(cc, *x, *y)).collect();
+        assemble(cx, def, lanes)?;
+        return Ok(true);
+    }
     if !types::is_vector(cx.tables, def_ty) {
         return Ok(false);
     }
@@ -399,4 +410,70 @@ pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
         return store_pieces(cx, inst, ptr, &lanes, elem_bytes * lanes.len() as u64);
     }
     lanewise(cx, inst)
+}
+
+/// A bitcast with a vector side that is being split, scalarized or widened: through
+/// the integer of the total width, lane 0 in the low bits (little-endian, as memory).
+fn bitcast(cx: &mut Cx, src: ValueId, def: ValueId) -> LResult<bool> {
+    let ops = cx.ops;
+    let src_ty = cx.ty(src);
+    let def_ty = cx.ty(def);
+    let total = types::bits(cx.tables, src_ty);
+    if total != types::bits(cx.tables, def_ty) {
+        return Err(cx.error("BITCAST between types of different widths"));
+    }
+    let wide = cx.int(total)?;
+    let i32t = cx.int(32)?;
+    // The source as one integer.
+    let bits = if types::is_vector(cx.tables, src_ty) {
+        let elem = types::element(cx.tables, src_ty);
+        let elem_bits = types::bits(cx.tables, elem);
+        let elem_int = cx.int(elem_bits)?;
+        let mut acc: Option<ValueId> = None;
+        for (i, lane) in elements(cx, src)?.into_iter().enumerate() {
+            let lane = fit(cx, lane, elem);
+            let as_int = if types::is_float(cx.tables, elem) { cx.op(ops.BITCAST, elem_int, &[lane]) } else { lane };
+            let widened = if elem_bits == total { as_int } else { cx.op(ops.ZERO_EXTEND, wide, &[as_int]) };
+            let placed = if i == 0 {
+                widened
+            } else {
+                let shift = cx.constant(i32t, (i as i128) * elem_bits as i128);
+                cx.op(ops.SHL, wide, &[widened, shift])
+            };
+            acc = Some(match acc {
+                None => placed,
+                Some(a) => cx.op(ops.OR, wide, &[a, placed]),
+            });
+        }
+        acc.ok_or_else(|| cx.error("BITCAST of an empty vector"))?
+    } else {
+        let v = cx.original(src);
+        if types::is_float(cx.tables, src_ty) {
+            cx.op(ops.BITCAST, wide, &[v])
+        } else {
+            v
+        }
+    };
+    if types::is_vector(cx.tables, def_ty) {
+        let elem = types::element(cx.tables, def_ty);
+        let elem_bits = types::bits(cx.tables, elem);
+        let elem_int = cx.int(elem_bits)?;
+        let mut lanes = Vec::new();
+        for i in 0..types::lanes(cx.tables, def_ty) {
+            let shifted = if i == 0 {
+                bits
+            } else {
+                let shift = cx.constant(i32t, i as i128 * elem_bits as i128);
+                cx.op(ops.SRL, wide, &[bits, shift])
+            };
+            let narrow = if elem_bits == total { shifted } else { cx.op(ops.TRUNCATE, elem_int, &[shifted]) };
+            let lane = if types::is_float(cx.tables, elem) { cx.op(ops.BITCAST, elem, &[narrow]) } else { narrow };
+            lanes.push(lane);
+        }
+        assemble(cx, def, lanes)?;
+    } else {
+        let value = if types::is_float(cx.tables, def_ty) { cx.op(ops.BITCAST, def_ty, &[bits]) } else { bits };
+        define_scalar(cx, def, value)?;
+    }
+    Ok(true)
 }
