@@ -11,6 +11,7 @@
 //! - [`emit`]: PTX emission.
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`cli`]: the `ptxc` command line.
+//! - [`random_mir`]: random kernels for differential tests and fuzzing (not a pipeline stage).
 
 pub mod audit;
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod isel;
 pub mod machine;
 pub mod mir;
 pub mod passes;
+pub mod random_mir;
 pub mod synth;
 
 use std::path::Path;
