@@ -39,6 +39,24 @@
 //! produces values of those types. Besides them a kernel only holds `i1` conditions,
 //! the element types of its vector types, `i32`/`i64` indices, shift amounts and loop
 //! counters, and `p1` addresses.
+//!
+//! A differential test, in outline:
+//!
+//! ```
+//! use backend::random_mir::{generate, GeneratorConfig};
+//!
+//! let tables = tables::nvptx();
+//! let kernel = generate(42, &GeneratorConfig::only(&["i128", "bf16"]), tables).unwrap();
+//! let module = backend::mir::parser::parse_module(&kernel.text, "random.mir", tables).unwrap();
+//! let threads = 32; // one block; each thread uses tid.x
+//! let input = vec![0x5a_u8; kernel.required_input_bytes(threads)]; // any bytes are valid
+//! let output = vec![0_u8; kernel.required_output_bytes(threads)];
+//! // Parameters: 0 = input, 1 = output, then one scalar per `kernel.scalar_params`.
+//! // Run `module`'s `kernel.name` before and after legalization from these buffers,
+//! // then `kernel.compare_outputs(&before, &after)`.
+//! # let _ = (module, input);
+//! assert_eq!(kernel.compare_outputs(&output, &output), Ok(()));
+//! ```
 
 use std::collections::HashMap;
 use std::fmt;
@@ -1144,7 +1162,7 @@ impl<'a> Generator<'a> {
             Class::Bool => BOOL_OPS.iter().copied().filter(|(n, _)| self.tables.opcode(n).is_some()).collect(),
             Class::Int => {
                 let mut ops = self.integer_ops.clone();
-                ops.extend(self.scalar_integer_ops.iter().copied().filter(|(n, _)| *n != "BSWAP" || ty.element_bits % 16 == 0));
+                ops.extend(self.scalar_integer_ops.iter().copied().filter(|(n, _)| *n != "BSWAP" || ty.element_bits.is_multiple_of(16)));
                 ops
             }
             Class::IntVector => self.integer_ops.clone(),

@@ -147,11 +147,11 @@ struct Linear {
     constant: i128,
 }
 
-fn evaluate(f: &Function, defs: &HashMap<ValueId, &Inst>, v: ValueId, tables: &TargetTables) -> Option<Linear> {
+fn evaluate(defs: &HashMap<ValueId, &Inst>, v: ValueId, tables: &TargetTables) -> Option<Linear> {
     let inst = defs.get(&v)?;
     let name = inst.opcode.name(tables);
     let operand = |i: usize| match inst.operands.get(i) {
-        Some(Operand::Value(x)) => evaluate(f, defs, *x, tables),
+        Some(Operand::Value(x)) => evaluate(defs, *x, tables),
         _ => None,
     };
     let number = |per_thread, constant| Some(Linear { base: None, per_thread, constant });
@@ -224,7 +224,7 @@ fn every_access_stays_in_the_threads_declared_bytes() {
                 let align = align.unwrap_or_else(|| (bytes as u64).next_power_of_two() as i128);
                 let (expected_base, stride) = if name == "LOAD" { (0, input) } else { (1, output) };
                 let at = format!("{file}:{}: {name}", inst.loc.line);
-                match evaluate(f, &defs, pointer, tables) {
+                match evaluate(&defs, pointer, tables) {
                     None => problems.push(format!("{at}: the address is not parameter + tid * stride + constant")),
                     Some(a) if a.base != Some(expected_base) => problems.push(format!("{at}: expected an address in parameter {expected_base}, found {:?}", a.base)),
                     Some(a) if a.per_thread != stride => problems.push(format!("{at}: the address advances {} bytes per thread, `# buffers:` says {stride}", a.per_thread)),
