@@ -14,6 +14,7 @@
 //!   differential tests.
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`cli`]: the `ptxc` command line.
+//! - [`random_mir`]: random kernels for differential tests and fuzzing (not a pipeline stage).
 
 pub mod audit;
 pub mod cli;
@@ -25,6 +26,7 @@ pub mod legalize;
 pub mod machine;
 pub mod mir;
 pub mod passes;
+pub mod random_mir;
 pub mod synth;
 
 use std::path::Path;
