@@ -19,6 +19,7 @@
 pub mod audit;
 pub mod cli;
 pub mod diagnostics;
+pub mod differential;
 pub mod emit;
 pub mod interp;
 pub mod isel;

@@ -117,7 +117,13 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
     let half_bits = super::types::bits(cx.tables, half) as i128;
     let i1 = cx.i1();
     let pair = |cx: &mut Cx, i: usize| -> (ValueId, ValueId) { halves(cx, values[i], half, &how) };
-    let result = if op == ops.ADD || op == ops.SUB {
+    let result = if op == ops.CONSTANT {
+        let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(None) };
+        let (lo, hi) = split_constant(v, half_bits);
+        let lo = cx.constant(half, lo);
+        let hi = cx.constant(half, hi);
+        vec![Expanded::Pair(lo, hi)]
+    } else if op == ops.ADD || op == ops.SUB {
         let (a, b) = (pair(cx, 0), pair(cx, 1));
         let (first, next) = if op == ops.ADD { (ops.ADDC, ops.ADDE) } else { (ops.SUBC, ops.SUBE) };
         let lo = cx.new_value("lo", half);
@@ -245,13 +251,9 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let parts = cx.parts(value);
         if op == ops.CONSTANT {
             let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(false) };
-            let mask = (1i128 << half_bits) - 1;
-            let lo = v & mask;
-            let hi = (v >> half_bits) & mask;
-            // Literals are written signed (i64 range) so every half value reads back.
-            let signed = |x: i128| if x >> (half_bits - 1) != 0 { x - (1i128 << half_bits) } else { x };
-            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(signed(lo))], vec![parts[0]]);
-            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(signed(hi))], vec![parts[1]]);
+            let (lo, hi) = split_constant(v, half_bits);
+            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(lo)], vec![parts[0]]);
+            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(hi)], vec![parts[1]]);
             return Ok(true);
         }
         if op == ops.UNDEF {
@@ -392,4 +394,12 @@ fn addresses(cx: &mut Cx, ptr: ValueId, offset: i128) -> LResult<(ValueId, Value
     let ty = cx.ty(ptr);
     let hi = cx.op(ops.PTR_ADD, ty, &[ptr, off]);
     Ok((ptr, hi))
+}
+
+/// The (low, high) halves of a wide literal, each written signed so it reads back in
+/// the half type's range.
+fn split_constant(v: i128, half_bits: i128) -> (i128, i128) {
+    let mask = (1i128 << half_bits) - 1;
+    let signed = |x: i128| if x >> (half_bits - 1) != 0 { x - (1i128 << half_bits) } else { x };
+    (signed(v & mask), signed((v >> half_bits) & mask))
 }
