@@ -10,6 +10,7 @@
 //! - [`machine`]: machine-level passes (dead code, PHI elimination).
 //! - [`emit`]: PTX emission.
 //! - [`passes`]: the pass manager and the pipeline's passes.
+//! - [`selfcheck`]: `ptxc audit --verify`, a probe kernel for every Legal cell.
 //! - [`cli`]: the `ptxc` command line.
 
 pub mod audit;
@@ -20,6 +21,7 @@ pub mod isel;
 pub mod machine;
 pub mod mir;
 pub mod passes;
+pub mod selfcheck;
 pub mod synth;
 
 use std::path::Path;
