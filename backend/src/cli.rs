@@ -299,6 +299,7 @@ fn run_verify(tables: &'static target_desc::TargetTables, args: &AuditArgs) -> O
         None
     } else {
         match crate::selfcheck::find_ptxas(args.ptxas.as_deref()) {
+            Some(p) if !crate::selfcheck::runs(&p) => return failure(format!("error: cannot run ptxas at {}\n", p.display())),
             Some(p) => Some(p),
             None => return failure("error: ptxas not found: pass --ptxas PATH, set PTXAS, or use --no-assemble to only compile the probes\n".into()),
         }

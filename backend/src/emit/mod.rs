@@ -81,7 +81,7 @@ fn encode_float(x: f64, bits: u32, mantissa: u32) -> u64 {
     let sign = u64::from(x.is_sign_negative()) << (bits - 1);
     let exp_all_ones = ((1u64 << exponent_bits) - 1) << mantissa;
     if x.is_nan() {
-        return sign | exp_all_ones | 1 << (mantissa - 1);
+        return sign | exp_all_ones | 1 << mantissa.saturating_sub(1);
     }
     let a = x.abs();
     if a == 0.0 {

@@ -96,7 +96,7 @@ impl CellReport {
         }
         if !self.skipped.is_empty() {
             let labels: Vec<&str> = self.skipped.iter().map(|s| s.label.as_str()).collect();
-            why.push_str(&format!("; not generated: {} ({})", labels.join(", "), self.skipped[0].reason));
+            why.push_str(&format!("; skipped: {} ({})", labels.join(", "), self.skipped[0].reason));
         }
         Some(why)
     }
@@ -133,22 +133,34 @@ impl SmReport {
     }
 }
 
+fn failed(stage: &str, message: String) -> Outcome {
+    Outcome::Failed { stage: stage.into(), message }
+}
+
+fn render(errors: &[crate::diagnostics::MirError]) -> String {
+    errors.iter().map(|e| e.render()).collect()
+}
+
+/// Parses and verifies one probe. Errors at the probed instruction only mean the
+/// instance is not valid MIR; any other error is a failure (of the generator).
+fn check(tables: &TargetTables, p: &probe::Probe) -> Result<crate::mir::Module, Outcome> {
+    let file = format!("{}.mir", p.kernel);
+    let module = crate::mir::parser::parse_module(&p.mir, &file, tables).map_err(|e| failed("parse", e.render()))?;
+    let errors = verify_module(&module, tables, Source { file: &file, text: &p.mir });
+    if errors.is_empty() {
+        Ok(module)
+    } else if errors.iter().all(|e| e.line == p.line) {
+        Err(Outcome::Invalid(errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("; ")))
+    } else {
+        Err(failed("verify", render(&errors)))
+    }
+}
+
 /// Compiles one probe through the pipeline; `Ok` holds the PTX.
 fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe) -> Result<String, Outcome> {
     let file = format!("{}.mir", p.kernel);
-    let failed = |stage: &str, message: String| Outcome::Failed { stage: stage.into(), message };
-    let render = |errors: &[crate::diagnostics::MirError]| errors.iter().map(|e| e.render()).collect::<String>();
-    let mut module = crate::mir::parser::parse_module(&p.mir, &file, tables).map_err(|e| failed("parse", e.render()))?;
+    let mut module = check(tables, p)?;
     let source = Source { file: &file, text: &p.mir };
-    let errors = verify_module(&module, tables, source);
-    if !errors.is_empty() {
-        // Errors at the probed instruction only: the instance is not valid MIR.
-        return Err(if errors.iter().all(|e| e.line == p.line) {
-            Outcome::Invalid(errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("; "))
-        } else {
-            failed("verify", render(&errors))
-        });
-    }
     let cx = crate::passes::PassContext { tables, sm: Some(sm), source };
     for pass in crate::passes::PASSES.iter().filter(|p| p.name != "verify") {
         (pass.run)(&mut module, &cx).map_err(|e| failed(pass.name, render(&e)))?;
@@ -205,6 +217,13 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
             probe::Plan::Probes { probes, skipped } => {
                 cell.skipped = skipped;
                 for p in probes {
+                    if let Some(reason) = &p.skip {
+                        match check(tables, &p) {
+                            Ok(_) => cell.skipped.push(probe::Skipped { label: p.label, reason: reason.clone() }),
+                            Err(outcome) => cell.instances.push(InstanceReport { label: p.label, kernel: p.kernel, outcome, mir: Some(p.mir) }),
+                        }
+                        continue;
+                    }
                     let outcome = match compile(tables, sm, &p) {
                         Ok(ptx) => match split_header(&ptx) {
                             Some((version, body)) => {
@@ -279,6 +298,11 @@ pub fn verify_sms(tables: &TargetTables, sms: &[&SmTables], ptxas: Option<&Path>
         }
     });
     reports.into_iter().flatten().collect()
+}
+
+/// Does `ptxas --version` run?
+pub fn runs(ptxas: &Path) -> bool {
+    std::process::Command::new(ptxas).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
 /// The ptxas to use: `explicit`, else `$PTXAS`, else `ptxas` on `PATH`.

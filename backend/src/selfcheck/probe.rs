@@ -45,6 +45,9 @@ pub struct Probe {
     pub mir: String,
     /// The line of `mir` holding the probed instruction.
     pub line: usize,
+    /// Not to be compiled, and why (an operand of a storage-only type). The caller
+    /// still verifies it, so that only valid instances are reported as skipped.
+    pub skip: Option<String>,
 }
 
 /// An instance that was not generated, and why.
@@ -186,6 +189,7 @@ struct Variant {
     index: Option<i64>,
     /// How a lane index is given: a constant lane or a register.
     lane: Option<Lane>,
+    skip: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -240,11 +244,7 @@ pub fn plan(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, pre
                 // A storage-only value is an operand of its own class's moves only.
                 let own_class = storage_only_class(tables, sm, vt).is_some() && tables.register_type(sm, vt).map(|c| c.0.name) == tables.register_type(sm, t).map(|c| c.0.name);
                 if let (Some(class), false) = (storage_only_class(tables, sm, t), own_class) {
-                    skipped.push(Skipped {
-                        label: w.label.join(" "),
-                        reason: format!("{} is in the storage-only register class {class}: only moves take it", vt_name(tables, t)),
-                    });
-                    continue;
+                    w.skip = Some(format!("{} is in the storage-only register class {class}: only moves take it", vt_name(tables, t)));
                 }
                 next.push(w);
             }
@@ -339,7 +339,7 @@ pub fn plan(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, pre
     for (n, v) in variants.iter().enumerate() {
         let kernel = format!("{prefix}{n}");
         match build(tables, sm, op, vt, v, &kernel) {
-            Ok(Some(p)) => probes.push(p),
+            Ok(Some(p)) => probes.push(Probe { skip: v.skip.clone(), ..p }),
             Ok(None) => {}
             Err(reason) => skipped.push(Skipped { label: v.label.join(" "), reason }),
         }
@@ -386,7 +386,7 @@ fn build(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, v: &Va
         let line = k.line_of(k.lines.len() - 1);
         k.store(&r);
         k.lines.push("    RET".into());
-        return Ok(Some(Probe { label: v.label.join(" "), kernel: kernel.into(), mir: k.text(kernel), line }));
+        return Ok(Some(Probe { label: v.label.join(" "), kernel: kernel.into(), mir: k.text(kernel), line, skip: None }));
     }
 
     let mut operands: Vec<String> = Vec::new();
@@ -500,7 +500,7 @@ fn build(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, v: &Va
     } else if !op.has(target_desc::tables::props::TERMINATOR) {
         k.lines.push("    RET".into());
     }
-    Ok(Some(Probe { label: v.label.join(" "), kernel: kernel.into(), mir: k.text(kernel), line }))
+    Ok(Some(Probe { label: v.label.join(" "), kernel: kernel.into(), mir: k.text(kernel), line, skip: None }))
 }
 
 fn vt_i32(tables: &TargetTables) -> Result<VtId, String> {
@@ -543,4 +543,90 @@ fn carry_in(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, v: 
     }
     k.lines.push(format!("    {} = {} {}", defs.join(", "), producer.name, operands.join(", ")));
     Ok(carry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probes(sm: &str, op: &str, vt: &str) -> Vec<Probe> {
+        let t = tables::nvptx();
+        let sm = t.find_sm(sm).unwrap();
+        let info = t.opcode_info(t.opcode(op).unwrap()).unwrap();
+        match plan(t, sm, info, t.vt(vt).unwrap(), "k") {
+            Plan::Probes { probes, .. } => probes,
+            Plan::Unprobeable(why) => panic!("{op} {vt}: {why}"),
+        }
+    }
+
+    fn probed_line(p: &Probe) -> &str {
+        p.mir.lines().nth(p.line - 1).unwrap().trim()
+    }
+
+    #[test]
+    fn a_carry_consumer_follows_its_producer() {
+        let ps = probes("50", "ADDE", "i64");
+        assert_eq!(ps.len(), 1);
+        let p = &ps[0];
+        assert!(probed_line(p).starts_with("%v7:i64, %v8:i1 = ADDE %v1, %v2, %v6"), "{}", p.mir);
+        let before = p.mir.lines().nth(p.line - 2).unwrap().trim();
+        assert!(before.starts_with("%v5:i64, %v6:i1 = ADDC "), "{}", p.mir);
+        // The carry out of ADDE is a flag: it is not stored.
+        assert!(!p.mir.contains("STORE %v8"), "{}", p.mir);
+        let subs = probes("50", "SUBE", "i32");
+        assert!(subs[0].mir.contains("= SUBC "), "SUBE takes SUBC's borrow: {}", subs[0].mir);
+    }
+
+    #[test]
+    fn compares_take_every_legal_condition_code() {
+        let t = tables::nvptx();
+        let sm = t.find_sm("80").unwrap();
+        for (vt, expected) in [("f32", 20), ("i32", 10), ("p3", 10)] {
+            let ps = probes("80", "SETCC", vt);
+            let legal = t.cond_codes.iter().filter(|c| t.decide_cc(sm, target_desc::tables::CondCodeId(c.id), t.vt(vt).unwrap()).action == Action::Legal).count();
+            assert_eq!(ps.len(), legal, "{vt}");
+            assert_eq!(ps.len(), expected, "{vt}");
+            assert!(ps.iter().all(|p| probed_line(p).contains("= SETCC ")));
+        }
+    }
+
+    #[test]
+    fn memory_is_probed_in_every_address_space() {
+        let labels: Vec<String> = probes("80", "LOAD", "i32").into_iter().map(|p| p.label).collect();
+        assert_eq!(labels, ["P=p0", "P=p1", "P=p3", "P=p4", "P=p5", "P=p101"]);
+        // p101 is a register type from sm_70 only.
+        assert_eq!(probes("60", "STORE", "f32").len(), 5);
+        assert_eq!(probes("60", "ATOMIC_LOAD_ADD", "i32").len(), 5);
+    }
+
+    #[test]
+    fn vectors_get_one_element_per_lane_and_every_lane_form() {
+        let ps = probes("80", "BUILD_VECTOR", "v4i8");
+        // i8 is no register type: the elements come in wider integers.
+        let labels: Vec<&str> = ps.iter().map(|p| p.label.as_str()).collect();
+        assert!(labels.contains(&"E=i32"), "{labels:?}");
+        let p = ps.iter().find(|p| p.label == "E=i32").unwrap();
+        assert_eq!(probed_line(p).matches('%').count(), 5, "{}", probed_line(p));
+        let lanes: Vec<String> = probes("80", "EXTRACT_VECTOR_ELT", "v2f16").into_iter().map(|p| p.label).collect();
+        assert!(lanes.iter().any(|l| l.ends_with("lane 0")) && lanes.iter().any(|l| l.ends_with("lane 1")) && lanes.iter().any(|l| l.ends_with("lane in a register")), "{lanes:?}");
+    }
+
+    #[test]
+    fn cells_without_an_instance_say_why() {
+        let t = tables::nvptx();
+        let sm = t.find_sm("80").unwrap();
+        let info = t.opcode_info(t.opcode("GLOBAL_ADDR").unwrap()).unwrap();
+        match plan(t, sm, info, t.vt("p0").unwrap(), "k") {
+            Plan::Unprobeable(why) => assert!(why.contains("address space 0"), "{why}"),
+            Plan::Probes { .. } => panic!("a p0 global exists?"),
+        }
+        // Storage-only operands are skipped, with the reason, unless the row is theirs.
+        let info = t.opcode_info(t.opcode("SINT_TO_FP").unwrap()).unwrap();
+        let Plan::Probes { probes: conversions, .. } = plan(t, sm, info, t.vt("f32").unwrap(), "k") else { panic!() };
+        let i128 = conversions.iter().find(|p| p.label == "I=i128").unwrap();
+        assert!(i128.skip.as_deref().is_some_and(|s| s.contains("storage-only")), "{:?}", i128.skip);
+        assert!(conversions.iter().filter(|p| p.label != "I=i128").all(|p| p.skip.is_none()));
+        // (Other widths are generated too; the verifier drops them as invalid.)
+        assert!(probes("80", "BITCAST", "i128").iter().any(|p| p.label == "S=i128" && p.skip.is_none()));
+    }
 }

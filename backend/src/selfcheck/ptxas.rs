@@ -28,6 +28,14 @@ pub struct Assembler<'a> {
 
 static SERIAL: AtomicUsize = AtomicUsize::new(0);
 
+/// Why a ptxas call failed.
+enum Run {
+    /// ptxas rejected the module; its diagnostics.
+    Rejected(String),
+    /// ptxas could not be run (or its input not written).
+    NotRun(String),
+}
+
 struct TempFiles(Vec<PathBuf>);
 
 impl Drop for TempFiles {
@@ -57,7 +65,12 @@ impl Assembler<'_> {
                 out.extend(units.iter().map(|u| (u.id, Ok(()))));
                 return;
             }
-            Err(e) => e,
+            // ptxas did not run at all: no kernel can be told apart, none passes.
+            Err(Run::NotRun(e)) => {
+                out.extend(units.iter().map(|u| (u.id, Err(e.clone()))));
+                return;
+            }
+            Err(Run::Rejected(e)) => e,
         };
         if units.len() == 1 {
             out.insert(units[0].id, Err(errors));
@@ -79,7 +92,7 @@ impl Assembler<'_> {
                 let alone = Unit { id: u.id, body: u.body };
                 let (text, _) = module(self.sm, version, std::slice::from_ref(&alone));
                 let result = match self.run(&text) {
-                    Err(e) => Err(e),
+                    Err(Run::Rejected(e) | Run::NotRun(e)) => Err(e),
                     // It fails only next to the others: keep the message that named it.
                     Ok(()) => Err(errors.clone()),
                 };
@@ -92,7 +105,7 @@ impl Assembler<'_> {
     }
 
     /// One ptxas call on `text`: `Err` holds its diagnostics.
-    fn run(&mut self, text: &str) -> Result<(), String> {
+    fn run(&mut self, text: &str) -> Result<(), Run> {
         self.runs += 1;
         let n = SERIAL.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir();
@@ -100,7 +113,7 @@ impl Assembler<'_> {
         let input = dir.join(format!("{stem}.ptx"));
         let output = dir.join(format!("{stem}.cubin"));
         let _cleanup = TempFiles(vec![input.clone(), output.clone()]);
-        std::fs::write(&input, text).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
+        std::fs::write(&input, text).map_err(|e| Run::NotRun(format!("cannot write {}: {e}", input.display())))?;
         let result = Command::new(self.ptxas)
             .arg(format!("-arch={}", self.sm))
             .arg("-O0")
@@ -108,12 +121,12 @@ impl Assembler<'_> {
             .arg("-o")
             .arg(&output)
             .output()
-            .map_err(|e| format!("cannot run {}: {e}", self.ptxas.display()))?;
+            .map_err(|e| Run::NotRun(format!("cannot run {}: {e}", self.ptxas.display())))?;
         if result.status.success() {
             Ok(())
         } else {
             let text = String::from_utf8_lossy(&result.stderr).replace(&input.display().to_string(), "probe.ptx");
-            Err(text.trim_end().to_string())
+            Err(Run::Rejected(text.trim_end().to_string()))
         }
     }
 }
