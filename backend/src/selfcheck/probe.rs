@@ -301,7 +301,7 @@ pub fn plan(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, pre
                     _ => None,
                 });
                 let part = part.and_then(|t| tables.type_info(t)).map_or(0, |t| t.bits);
-                let count = if part == 0 { 1 } else { (wide / part).max(1) as i64 };
+                let count = wide.checked_div(part).map_or(1, |n| n.max(1) as i64);
                 (0..count).map(move |i| {
                     let mut w = v.clone();
                     w.index = Some(i);
@@ -515,7 +515,8 @@ fn carry_in(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, v: 
     let wanted: Vec<OperandKind> = sig.operands.iter().filter(|o| !(matches!(o.kind, OperandKind::TypeVar(x) if sig.type_vars[x as usize].class == TypeClass::Bool))).map(|o| o.kind).collect();
     let same_shape = |p: &OpcodeInfo| {
         let kinds: Vec<OperandKind> = p.signature.operands.iter().map(|o| o.kind).collect();
-        p.signature.results.len() == sig.results.len() && kinds.len() == wanted.len() && p.signature.type_vars.len() == sig.type_vars.len()
+        let results: Vec<OperandKind> = p.signature.results.iter().map(|o| o.kind).collect();
+        kinds == wanted && results == sig.results.iter().map(|o| o.kind).collect::<Vec<_>>() && p.signature.type_vars == sig.type_vars
     };
     let prefix = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
     let producer = tables
