@@ -17,7 +17,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Query, dump or diff the legality tables of the target description.
+    /// Query, dump, diff or verify the legality tables of the target description.
     ///
     /// Examples:
     ///   ptxc audit --sm 80 --op FADD --vt v2bf16 [--json]
@@ -25,6 +25,15 @@ enum Command {
     ///   ptxc audit --sm 80 --cc olt --vt f16
     ///   ptxc audit --sm 80 --dump [--json|--csv]
     ///   ptxc audit --diff 75 80 [--json]
+    ///   ptxc audit --sm 80 --verify [--json]     # compile + ptxas a probe of every Legal cell
+    ///   ptxc audit --verify --all-sms [--json]   # the same on every SM of the description
+    ///
+    /// --verify generates a small kernel for each instance of each Legal (opcode, type)
+    /// cell (every operand type, condition code, address space, ...), compiles it
+    /// through the whole pipeline and assembles the PTX with ptxas for that SM. It
+    /// lists each failure with the rule that made the cell Legal and the failing stage
+    /// or ptxas message, and each cell that cannot be probed with the reason; it exits
+    /// with 1 when any cell fails. ptxas comes from --ptxas, $PTXAS or PATH.
     #[command(verbatim_doc_comment)]
     Audit(AuditArgs),
     /// Run one pass on a MIR file and print the resulting MIR.
@@ -148,6 +157,18 @@ struct AuditArgs {
     /// Print CSV (with --dump).
     #[arg(long)]
     csv: bool,
+    /// Compile and assemble a probe kernel for every Legal cell of --sm (or --all-sms).
+    #[arg(long)]
+    verify: bool,
+    /// With --verify: every SM of the description.
+    #[arg(long, requires = "verify", conflicts_with = "sm")]
+    all_sms: bool,
+    /// With --verify: the ptxas to assemble with (default: $PTXAS, then PATH).
+    #[arg(long, value_name = "PATH", requires = "verify")]
+    ptxas: Option<PathBuf>,
+    /// With --verify: only compile the probes, do not run ptxas.
+    #[arg(long, requires = "verify")]
+    no_assemble: bool,
     /// Audit the description in DIR (loaded at run time) instead of the built-in one.
     #[arg(long, value_name = "DIR")]
     target_desc: Option<PathBuf>,
@@ -410,10 +431,46 @@ fn run_audit(args: AuditArgs) -> Output {
         Ok(t) => t,
         Err(e) => return Output { stderr: render_desc_error(&e), code: 1, ..Output::default() },
     };
+    if args.verify {
+        return run_verify(tables, &args);
+    }
     match audit_output(tables, &args) {
         Ok(text) => Output { stdout: text, ..Output::default() },
         Err(e) => Output { stderr: format!("error: {e}\n"), code: 1, ..Output::default() },
     }
+}
+
+/// `ptxc audit --verify`: exit code 1 when a cell fails or the request is bad.
+fn run_verify(tables: &'static target_desc::TargetTables, args: &AuditArgs) -> Output {
+    if args.dump || args.diff.is_some() || args.op.is_some() || args.vt.is_some() || args.cc.is_some() || args.csv {
+        return failure("error: --verify checks whole SMs; drop --dump, --diff, --op, --vt, --cc and --csv\n".into());
+    }
+    let sms: Vec<&target_desc::tables::SmTables> = match (&args.sm, args.all_sms) {
+        (_, true) => tables.sms.iter().collect(),
+        (Some(name), false) => match audit::find_sm(tables, name) {
+            Ok(sm) => vec![sm],
+            Err(e) => return failure(format!("error: {e}\n")),
+        },
+        (None, false) => return failure("error: --verify needs --sm SM or --all-sms\n".into()),
+    };
+    let ptxas = if args.no_assemble {
+        None
+    } else {
+        match crate::selfcheck::find_ptxas(args.ptxas.as_deref()) {
+            Some(p) if !crate::selfcheck::runs(&p) => return failure(format!("error: cannot run ptxas at {}\n", p.display())),
+            Some(p) => Some(p),
+            None => return failure("error: ptxas not found: pass --ptxas PATH, set PTXAS, or use --no-assemble to only compile the probes\n".into()),
+        }
+    };
+    let reports = crate::selfcheck::verify_sms(tables, &sms, ptxas.as_deref());
+    let failed = reports.iter().any(|r| r.failed() > 0);
+    let stdout = if args.json {
+        let value = if args.all_sms { crate::selfcheck::report_json(&reports) } else { reports.first().map(crate::selfcheck::sm_json).unwrap_or_default() };
+        format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
+    } else {
+        crate::selfcheck::report_text(&reports)
+    };
+    Output { stdout, stderr: String::new(), code: i32::from(failed) }
 }
 
 /// A description error with its source line, as miette draws it (no colours, so the

@@ -13,6 +13,7 @@
 //! - [`interp`]: the MIR reference interpreter (`ptxc interp`), the oracle of
 //!   differential tests.
 //! - [`passes`]: the pass manager and the pipeline's passes.
+//! - [`selfcheck`]: `ptxc audit --verify`, a probe kernel for every Legal cell.
 //! - [`cli`]: the `ptxc` command line.
 //! - [`random_mir`]: random kernels for differential tests and fuzzing (not a pipeline stage).
 
@@ -28,6 +29,7 @@ pub mod machine;
 pub mod mir;
 pub mod passes;
 pub mod random_mir;
+pub mod selfcheck;
 pub mod synth;
 
 use std::path::Path;

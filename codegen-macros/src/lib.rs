@@ -244,13 +244,13 @@ impl Emitter {
         let vt_slots = t.vt_slots;
 
         let types = t.types.iter().map(|ty| {
-            let (id, name, bits, elem, lanes, addrspace) = (ty.id, ty.name, ty.bits, ty.elem, ty.lanes, ty.addrspace);
+            let (id, name, bits, elem, lanes, addrspace, writable, mantissa) = (ty.id, ty.name, ty.bits, ty.elem, ty.lanes, ty.addrspace, ty.writable, ty.mantissa);
             let kind = format_ident!("{}", format!("{:?}", ty.kind));
             let src = source(&ty.source);
             quote! {
                 ::target_desc::tables::TypeInfo {
                     id: #id, name: #name, kind: ::target_desc::tables::TypeKind::#kind, bits: #bits,
-                    elem: #elem, lanes: #lanes, addrspace: #addrspace, source: #src,
+                    elem: #elem, lanes: #lanes, addrspace: #addrspace, writable: #writable, mantissa: #mantissa, source: #src,
                 }
             }
         });
@@ -293,14 +293,14 @@ impl Emitter {
             quote! { ::target_desc::tables::IntrinsicInfo { name: #name, signature: #sig, props: #props, source: #src } }
         });
         let classes = t.register_classes.iter().map(|c| {
-            let (name, prefix, ptx_type, weight) = (c.name, c.prefix, c.ptx_type, c.pressure_weight);
+            let (name, prefix, ptx_type, weight, storage_only) = (c.name, c.prefix, c.ptx_type, c.pressure_weight, c.storage_only);
             let members = u8s(c.members);
             let member_ptx = u16s(c.member_ptx);
             let src = source(&c.source);
             quote! {
                 ::target_desc::tables::RegisterClassInfo {
                     name: #name, prefix: #prefix, ptx_type: #ptx_type, members: #members, member_ptx: #member_ptx,
-                    pressure_weight: #weight, source: #src,
+                    pressure_weight: #weight, storage_only: #storage_only, source: #src,
                 }
             }
         });
@@ -426,18 +426,21 @@ impl Emitter {
                     PatternOperand::Symbol => quote! { Symbol },
                     PatternOperand::SymbolIs(name) => quote! { SymbolIs(#name) },
                     PatternOperand::Values => quote! { Values },
+                    PatternOperand::Flag => quote! { Flag },
+                    PatternOperand::LiteralIs(n) => quote! { LiteralIs(#n) },
+                    PatternOperand::ImmIs(t, n) => quote! { ImmIs(#t, #n) },
                 };
                 quote! { (#n, ::target_desc::tables::PatternOperand::#o) }
             });
-            let result = match p.result {
-                Some(t) => quote! { ::core::option::Option::Some(#t) },
-                None => quote! { ::core::option::Option::None },
-            };
+            let results = p.results.iter().map(|r| match r {
+                PatternResult::Reg(t) => quote! { ::target_desc::tables::PatternResult::Reg(#t) },
+                PatternResult::Flag => quote! { ::target_desc::tables::PatternResult::Flag },
+            });
             let any_results = p.any_results;
             let hook = opt_str(p.hook);
             quote! {
                 ::target_desc::tables::PatternInfo {
-                    name: #name, opcode: #opcode, flags: #flags, operands: &[#(#operands),*], result: #result, sms: #sms, min_ptx: #min_ptx,
+                    name: #name, opcode: #opcode, flags: #flags, operands: &[#(#operands),*], results: &[#(#results),*], sms: #sms, min_ptx: #min_ptx,
                     template: #template, any_results: #any_results, hook: #hook, suffix: #suffix, priority: #priority, rule: #rule,
                 }
             }

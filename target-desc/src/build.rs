@@ -355,6 +355,27 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         let missing = |what: &str| {
             b.err_at(DescErrorKind::Invalid(format!("a {} type needs `{what}`", item.kind)), file, line, &item.name)
         };
+        if item.writable.is_some() && kind != TypeKind::Pointer {
+            return Err(b.err_at(DescErrorKind::Invalid("`writable` applies to pointer types only".into()), file, line, "writable"));
+        }
+        if item.mantissa.is_some() && kind != TypeKind::Float {
+            return Err(b.err_at(DescErrorKind::Invalid("`mantissa` applies to float types only".into()), file, line, "mantissa"));
+        }
+        // IEEE 754 binary formats unless the entry says otherwise.
+        let mantissa = match (kind, item.mantissa, item.bits) {
+            (TypeKind::Float, Some(m), Some(bits)) if m + 2 <= bits => m,
+            (TypeKind::Float, Some(_), _) => {
+                return Err(b.err_at(DescErrorKind::Invalid("`mantissa` must leave room for a sign and an exponent".into()), file, line, "mantissa"))
+            }
+            (TypeKind::Float, None, Some(16)) => 10,
+            (TypeKind::Float, None, Some(32)) => 23,
+            (TypeKind::Float, None, Some(64)) => 52,
+            (TypeKind::Float, None, Some(128)) => 112,
+            (TypeKind::Float, None, _) => {
+                return Err(b.err_at(DescErrorKind::Invalid("a float type of a non-IEEE width needs `mantissa`".into()), file, line, &item.name))
+            }
+            _ => 0,
+        };
         let (bits, lanes, addrspace) = match kind {
             TypeKind::Int | TypeKind::Float => (item.bits.ok_or_else(|| missing("bits"))?, 1, 0),
             TypeKind::Pointer => (item.bits.unwrap_or(64), 1, item.addrspace.ok_or_else(|| missing("addrspace"))?),
@@ -371,6 +392,8 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             elem: item.id as u8,
             lanes: lanes as u16,
             addrspace: addrspace as u16,
+            writable: item.writable.unwrap_or(true),
+            mantissa: mantissa as u8,
             source: b.source(file, line),
         };
         b.type_index.insert(item.name.clone(), b.types.len());
@@ -842,6 +865,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             members: leak(members),
             member_ptx: leak(member_ptx),
             pressure_weight: item.pressure_weight as u8,
+            storage_only: item.storage_only,
             source: b.source(file, line),
         });
     }
@@ -1347,6 +1371,18 @@ fn resolve_one<'s>(
     Ok(ResolvedRule { stmt: rule, file, set, action, detail, rule_index, cells, cell_index, cell_wins, type_names, wins: 0 })
 }
 
+/// Is `operand` of `sig` a bool (a type variable of class `bool`)?
+fn is_bool(sig: &Signature, operand: Option<&SigOperand>) -> bool {
+    matches!(operand.map(|o| o.kind), Some(OperandKind::TypeVar(v)) if sig.type_vars.get(v as usize).is_some_and(|t| t.class == TypeClass::Bool))
+}
+
+/// The value of `lit.N` / `imm.TYPE.N` (decimal, `-` allowed).
+fn literal_value(b: &Builder, text: &str, kind: &Name, file: usize) -> DescResult<i64> {
+    text.parse::<i64>().map_err(|_| {
+        b.err(DescErrorKind::Invalid(format!("`{}`: expected an integer value after the last `.`, found `{text}`", kind.text)), file, kind.line, kind.column)
+    })
+}
+
 /// Instantiates every `pattern` statement: one machine instruction per `for` binding.
 fn build_patterns(
     b: &mut Builder,
@@ -1403,7 +1439,7 @@ fn build_patterns(
                 let type_or_bound = |b: &Builder, kind: Option<&Name>, what: &Name| -> DescResult<u8> {
                     match kind {
                         Some(k) => b.type_id(&k.text).ok_or_else(|| {
-                            b.err(b.unknown("operand kind or type", &k.text, b.types.iter().map(|t| t.name).chain(["imm", "lit", "cc", "bb", "sym"]).collect()), file, k.line, k.column)
+                            b.err(b.unknown("operand kind or type", &k.text, b.types.iter().map(|t| t.name).chain(["imm", "lit", "cc", "bb", "sym", "flag"]).collect()), file, k.line, k.column)
                         }),
                         None => bound.map(|(vt, _, _)| vt).ok_or_else(|| {
                             b.err(DescErrorKind::Invalid(format!("operand `{}` needs a type (`{}: i32`) or a `for` clause", what.text, what.text)), file, what.line, what.column)
@@ -1418,10 +1454,24 @@ fn build_patterns(
                         Some("values") => PatternOperand::Values,
                         Some(k) if k.starts_with("imm.") => {
                             let kind = kind.as_ref().expect("matched Some");
-                            let ty = Name { text: k[4..].to_string(), column: kind.column + 4, ..kind.clone() };
-                            PatternOperand::Imm(type_or_bound(b, Some(&ty), arg)?)
+                            // `imm.TYPE` or `imm.TYPE.VALUE`
+                            let (ty_text, value) = match k[4..].split_once('.') {
+                                Some((t, v)) => (t, Some(v)),
+                                None => (&k[4..], None),
+                            };
+                            let ty = Name { text: ty_text.to_string(), column: kind.column + 4, ..kind.clone() };
+                            let ty = type_or_bound(b, Some(&ty), arg)?;
+                            match value {
+                                None => PatternOperand::Imm(ty),
+                                Some(v) => PatternOperand::ImmIs(ty, literal_value(b, v, kind, file)?),
+                            }
+                        }
+                        Some(k) if k.starts_with("lit.") => {
+                            let kind = kind.as_ref().expect("matched Some");
+                            PatternOperand::LiteralIs(literal_value(b, &k[4..], kind, file)?)
                         }
                         Some("lit") => PatternOperand::Literal,
+                        Some("flag") => PatternOperand::Flag,
                         Some("cc") => PatternOperand::CondCode,
                         Some("bb") => PatternOperand::Block,
                         Some("sym") => PatternOperand::Symbol,
@@ -1429,6 +1479,21 @@ fn build_patterns(
                     };
                     if operands.iter().any(|(n, _)| *n == arg.text) {
                         return Err(b.err(DescErrorKind::Invalid(format!("operand name `{}` is used twice", arg.text)), file, arg.line, arg.column));
+                    }
+                    // A flag stands for a bool operand of the signature.
+                    if operand == PatternOperand::Flag && !is_bool(&op.signature, op.signature.operands.get(operands.len())) {
+                        return Err(b.err(
+                            DescErrorKind::Invalid(format!(
+                                "`{}: flag` stands for an i1 operand, but operand {} of {} (`{}`) is not a bool",
+                                arg.text,
+                                operands.len() + 1,
+                                op.name,
+                                op.signature.text
+                            )),
+                            file,
+                            arg.line,
+                            arg.column,
+                        ));
                     }
                     operands.push((leak_str(&arg.text), operand));
                 }
@@ -1443,17 +1508,55 @@ fn build_patterns(
                         p.opcode.column,
                     ));
                 }
-                let any_results = p.result.as_ref().is_some_and(|r| r.text == "values");
-                let result = match &p.result {
-                    Some(r) if r.text == "none" || r.text == "values" => None,
-                    Some(r) => Some(type_or_bound(b, Some(r), r)?),
-                    None => {
+                let any_results = p.results.len() == 1 && p.results[0].text == "values";
+                let mut results = Vec::new();
+                match p.results.as_slice() {
+                    [r] if r.text == "none" || r.text == "values" => {}
+                    [] => {
                         let single = op.signature.results.len() == 1 && !op.signature.results[0].variadic;
-                        if single { Some(type_or_bound(b, None, &p.name)?) } else { None }
+                        if single {
+                            results.push(PatternResult::Reg(type_or_bound(b, None, &p.name)?));
+                        }
                     }
+                    list => {
+                        let fixed = op.signature.results.iter().any(|r| r.variadic);
+                        if !fixed && list.len() != op.signature.results.len() {
+                            return Err(b.err(
+                                DescErrorKind::Invalid(format!(
+                                    "{} has {} result{} (`{}`), the pattern gives {}",
+                                    op.name,
+                                    op.signature.results.len(),
+                                    if op.signature.results.len() == 1 { "" } else { "s" },
+                                    op.signature.text,
+                                    list.len()
+                                )),
+                                file,
+                                list[0].line,
+                                list[0].column,
+                            ));
+                        }
+                        for r in list {
+                            if r.text == "flag" && !is_bool(&op.signature, op.signature.results.get(results.len())) {
+                                return Err(b.err(
+                                    DescErrorKind::Invalid(format!("result {} of {} (`{}`) is not a bool, so it cannot be a flag", results.len() + 1, op.name, op.signature.text)),
+                                    file,
+                                    r.line,
+                                    r.column,
+                                ));
+                            }
+                            results.push(if r.text == "flag" { PatternResult::Flag } else { PatternResult::Reg(type_or_bound(b, Some(r), r)?) });
+                        }
+                    }
+                }
+                let result = match results.first() {
+                    Some(PatternResult::Reg(t)) => Some(*t),
+                    _ => None,
                 };
                 // Registers must exist where the pattern applies.
-                let regs = operands.iter().filter_map(|(_, o)| if let PatternOperand::Reg(t) = o { Some(*t) } else { None }).chain(result);
+                let regs = operands
+                    .iter()
+                    .filter_map(|(_, o)| if let PatternOperand::Reg(t) = o { Some(*t) } else { None })
+                    .chain(results.iter().filter_map(|r| if let PatternResult::Reg(t) = r { Some(*t) } else { None }));
                 for t in regs {
                     if let Some(sm) = (0..b.sm_names.len()).find(|&sm| set.contains(sm) && type_class[sm][t as usize] == NO_CLASS) {
                         let ty = b.types.iter().find(|x| x.id == t).map(|x| x.name).unwrap_or("?");
@@ -1465,27 +1568,62 @@ fn build_patterns(
                         ));
                     }
                 }
-                // Template placeholders.
-                let mut rest = p.template.as_str();
+                // `{tmp.T}` is a scratch register of the `for` type.
+                let template = match bound {
+                    Some((vt, _, _)) => {
+                        let ty = b.types.iter().find(|t| t.id == vt).map_or("?", |t| t.name);
+                        p.template.replace("{tmp.T}", &format!("{{tmp.{ty}}}")).replace("{tmp.T.", &format!("{{tmp.{ty}."))
+                    }
+                    None => p.template.clone(),
+                };
+                // Template placeholders (`{{` and `}}` are literal braces).
+                let mut rest = template.as_str();
                 let mut offset = 0;
-                while let Some(open) = rest.find('{') {
+                loop {
+                    let (Some(open), brace) = (rest.find(['{', '}']), rest.find(['{', '}']).map(|i| &rest[i..])) else { break };
+                    if brace.is_some_and(|r| r.starts_with("{{") || r.starts_with("}}")) {
+                        offset += open + 2;
+                        rest = &rest[open + 2..];
+                        continue;
+                    }
+                    if brace.is_some_and(|r| r.starts_with('}')) {
+                        return Err(b.err(DescErrorKind::Invalid("unmatched `}` in template (write `}}` for a brace)".into()), file, p.template_line, p.template_column + offset + open));
+                    }
                     let Some(close) = rest[open..].find('}') else {
                         return Err(b.err(DescErrorKind::Invalid("unclosed `{` in template".into()), file, p.template_line, p.template_column + offset + open));
                     };
                     let name = &rest[open + 1..open + close];
-                    let scratch_type = name.strip_prefix("tmp.").map(|t| b.type_id(t));
+                    let scratch_type = name.strip_prefix("tmp.").map(|t| b.type_id(scratch_type_name(t)));
+                    // `{d1}` is a result unless an operand has that name.
+                    let result_index = name.strip_prefix('d').and_then(|n| n.parse::<usize>().ok()).filter(|_| !operands.iter().any(|(n, _)| *n == name));
+                    let flag = operands.iter().any(|(n, o)| *n == name && *o == PatternOperand::Flag);
+                    if flag {
+                        return Err(b.err(
+                            DescErrorKind::Invalid(format!("`{name}` is a flag: the hardware carries it, so the template cannot name it")),
+                            file,
+                            p.template_line,
+                            p.template_column + offset + open,
+                        ));
+                    }
                     let known = match name {
                         _ if scratch_type.is_some() => scratch_type.flatten().is_some(),
                         "d" => result.is_some(),
+                        _ if result_index.is_some() => result_index.is_some_and(|i| i > 0 && matches!(results.get(i), Some(PatternResult::Reg(_)))),
                         "T" => bound.is_some(),
                         "cc" | "ccs" => operands.iter().any(|(_, o)| *o == PatternOperand::CondCode),
                         "param" => op.name == "ARG",
                         _ => operands.iter().any(|(n, _)| *n == name),
                     };
                     if !known {
-                        let names: Vec<String> = operands.iter().map(|(n, _)| format!("{{{n}}}")).collect();
+                        let names: Vec<String> = operands.iter().filter(|(_, o)| *o != PatternOperand::Flag).map(|(n, _)| format!("{{{n}}}")).collect();
                         return Err(b.err(
-                            DescErrorKind::Invalid(format!("unknown template placeholder `{{{name}}}` (this pattern has {}{}{})", names.join(" "), if result.is_some() { " {d}" } else { "" }, if bound.is_some() { " {T}" } else { "" })),
+                            DescErrorKind::Invalid(format!(
+                                "unknown template placeholder `{{{name}}}` (this pattern has {}{}{}{})",
+                                names.join(" "),
+                                if result.is_some() { " {d}" } else { "" },
+                                (1..results.len()).filter(|&i| matches!(results[i], PatternResult::Reg(_))).map(|i| format!(" {{d{i}}}")).collect::<String>(),
+                                if bound.is_some() { " {T}" } else { "" }
+                            )),
                             file,
                             p.template_line,
                             p.template_column + offset + open,
@@ -1514,16 +1652,24 @@ fn build_patterns(
                     ));
                 }
                 first_seen.insert(name.clone(), (file, p.line));
-                let priority = operands.iter().filter(|(_, o)| matches!(o, PatternOperand::Imm(_))).count() as u8;
+                // Folded immediates, then operands of a fixed value, make a pattern more specific.
+                let priority = operands
+                    .iter()
+                    .map(|(_, o)| match o {
+                        PatternOperand::Imm(_) | PatternOperand::LiteralIs(_) => 1,
+                        PatternOperand::ImmIs(..) => 2,
+                        _ => 0,
+                    })
+                    .sum::<u8>();
                 out.push(PatternInfo {
                     name: leak_str(&name),
                     opcode: op.id,
                     flags: leak(flags.clone()),
                     operands: leak(operands),
-                    result,
+                    results: leak(results),
                     sms: set.0,
                     min_ptx,
-                    template: leak_str(&p.template.replace("\\n", "\n")),
+                    template: leak_str(&template.replace("\\n", "\n")),
                     any_results,
                     hook: p.hook.as_ref().map(|h| leak_str(&h.text)),
                     suffix: leak_str(bound.map_or("", |(_, _, s)| s)),

@@ -87,7 +87,8 @@ pub struct PatternStmt {
     pub opcode: Name,
     /// Operand names and their optional kind (`imm`, `cc`, `bb`, `sym` or a type).
     pub args: Vec<(Name, Option<Name>)>,
-    pub result: Option<Name>,
+    /// `-> TYPE` or `-> (TYPE, TYPE, ...)`; empty without `->`.
+    pub results: Vec<Name>,
     pub condition: Option<Condition>,
     /// The template without its quotes, and where it starts.
     pub template: String,
@@ -170,7 +171,7 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let mut idents = Vec::new();
     let mut bindings = Vec::new();
     let mut args = Vec::new();
-    let mut result = None;
+    let mut results = Vec::new();
     let mut condition = None;
     let mut template = String::new();
     let (mut template_line, mut template_column) = (line, column);
@@ -180,7 +181,11 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
         match p.as_rule() {
             Rule::hook => hook = p.into_inner().find(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x)),
             Rule::ident if after_arrow => {
-                result = Some(Name::from_pair(&p));
+                results.push(Name::from_pair(&p));
+                after_arrow = false;
+            }
+            Rule::result_list => {
+                results.extend(p.into_inner().filter(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x)));
                 after_arrow = false;
             }
             Rule::ident => idents.push(Name::from_pair(&p)),
@@ -224,7 +229,7 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let mut idents = idents.into_iter();
     let name = idents.next().expect("pattern name");
     let opcode = idents.next().expect("pattern opcode");
-    PatternStmt { name, bindings, opcode, args, result, condition, template, template_line, template_column, hook, line, column, text }
+    PatternStmt { name, bindings, opcode, args, results, condition, template, template_line, template_column, hook, line, column, text }
 }
 
 /// Parses a stand-alone condition (the `when:` of a YAML entry). `line`/`column` are
@@ -316,6 +321,7 @@ fn describe(grammar_rule: &Rule) -> &'static str {
         Rule::suffix => "a suffix",
         Rule::pattern_args | Rule::pattern_arg => "pattern operands",
         Rule::arrow => "`->`",
+        Rule::result_list => "a result list `(TYPE, TYPE)`",
         Rule::expr | Rule::term | Rule::factor | Rule::negation => "a condition",
         Rule::EOI => "end of file",
         Rule::comma => "`,`",

@@ -57,6 +57,11 @@ pub struct ValueType {
     pub lanes: Option<u32>,
     /// Pointers: the address space.
     pub addrspace: Option<u32>,
+    /// Pointers: `false` for read-only memory (no stores, no atomics). Default `true`.
+    pub writable: Option<bool>,
+    /// Floats: the stored mantissa (fraction) bits, where they differ from the IEEE 754
+    /// binary format of the width (bf16: 7).
+    pub mantissa: Option<u32>,
 }
 
 /// A member of a register class, optionally present only where a condition holds.
@@ -81,6 +86,9 @@ pub struct RegisterClass {
     pub pressure_weight: u32,
     /// A condition over SMs and features (same syntax as a rule's `when`).
     pub when: Option<String>,
+    /// Registers that can only be moved, loaded, stored and taken apart.
+    #[serde(default)]
+    pub storage_only: bool,
 }
 
 #[derive(Debug, Deserialize)]

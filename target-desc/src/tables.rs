@@ -112,6 +112,10 @@ pub struct TypeInfo {
     pub lanes: u16,
     /// Address space for pointers.
     pub addrspace: u16,
+    /// Pointers: whether the memory may be written (stores, atomics); `true` otherwise.
+    pub writable: bool,
+    /// Floats: stored mantissa bits (f16 10, bf16 7, f32 23); 0 otherwise.
+    pub mantissa: u8,
     pub source: SourceLoc,
 }
 
@@ -268,6 +272,11 @@ pub struct RegisterClassInfo {
     /// class or the member; 0 when none). `.b128` registers need PTX 8.3.
     pub member_ptx: &'static [u16],
     pub pressure_weight: u8,
+    /// `storage_only: true`: the class's registers can be moved, loaded, stored and
+    /// taken apart (`BUILD_PAIR`, `EXTRACT_ELEMENT`) but are no operand of anything else
+    /// (PTX's `.b128` registers). An operation whose row is another type but that reads
+    /// or produces such a value needs the legalizer to take the value apart first.
+    pub storage_only: bool,
     pub source: SourceLoc,
 }
 
@@ -376,17 +385,36 @@ pub enum PatternOperand {
     Symbol,
     /// Exactly this symbol (`@llvm.nvvm.read.ptx.sreg.tid.x`), for intrinsics.
     SymbolIs(&'static str),
+    /// A literal operand equal to this value (`i: lit.1`: the high half).
+    LiteralIs(i64),
+    /// An immediate of this type folded from a `CONSTANT` equal to this value
+    /// (`i: imm.i32.0`: lane 0).
+    ImmIs(u8, i64),
     /// Zero or more registers of any type (the rest of a call's or return's operands).
     Values,
+    /// An `i1` value carried implicitly by the hardware (the carry of `add.cc`/`addc`):
+    /// the template does not name it and it gets no register.
+    Flag,
+}
+
+/// A result of an instruction-selection pattern.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PatternResult {
+    /// A register of this type.
+    Reg(u8),
+    /// An `i1` result left implicitly in the hardware (a carry): no register.
+    Flag,
 }
 
 /// A machine instruction: a generic opcode on operand kinds becomes a PTX template.
 ///
-/// Template placeholders: `{d}` the result, `{NAME}` an operand, `{T}` the type's
+/// Template placeholders: `{d}` the (first) result, `{d1}`, `{d2}` further results,
+/// `{NAME}` an operand, `{T}` the type's
 /// suffix from the pattern's `for` clause, `{cc}` the condition code's PTX comparison
 /// (integer or float form, from the compared type), `{ccs}` its integer signedness
 /// letter (`s`/`u`), `{param}` the parameter symbol of an `ARG`, `{tmp.TYPE}` a scratch
-/// register of that type private to the instruction. Lines of a template
+/// register of that type private to the instruction (`{tmp.TYPE.N}` a further one).
+/// `{{` and `}}` are literal braces (`mov.b32 {{{a}, {b}}}`). Lines of a template
 /// are separated by `\n`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PatternInfo {
@@ -396,7 +424,8 @@ pub struct PatternInfo {
     /// The exact flag set an instruction must carry (`LOAD.volatile` -> `["volatile"]`).
     pub flags: &'static [&'static str],
     pub operands: &'static [(&'static str, PatternOperand)],
-    pub result: Option<u8>,
+    /// The results in order (`{d}` is the first, `{d1}` the second, ...).
+    pub results: &'static [PatternResult],
     /// `-> values`: any number of results of any types (calls).
     pub any_results: bool,
     /// `= custom(NAME)`: an emission hook of the engine writes the instruction instead
@@ -414,6 +443,24 @@ pub struct PatternInfo {
     pub priority: u8,
     /// Provenance (index into [`TargetTables::rules`]).
     pub rule: u16,
+}
+
+/// The type name of a scratch placeholder `tmp.TYPE` or `tmp.TYPE.N`.
+pub fn scratch_type_name(key: &str) -> &str {
+    match key.rsplit_once('.') {
+        Some((ty, n)) if n.parse::<u32>().is_ok() => ty,
+        _ => key,
+    }
+}
+
+impl PatternInfo {
+    /// The type of the first result when it is a register (`{d}`).
+    pub fn result(&self) -> Option<u8> {
+        match self.results.first() {
+            Some(PatternResult::Reg(t)) => Some(*t),
+            _ => None,
+        }
+    }
 }
 
 /// Every table for one SM generation.

@@ -89,11 +89,6 @@ fn corpus_files_use_only_legal_operations_on_their_sms() {
 /// for it to be removed from the list, so the list cannot go stale.
 const NOT_YET_COMPILED: &[(&str, &str)] = &[
     ("atomics_ordered.mir", "no instruction-selection pattern for ATOMIC_LOAD_ADD.acq_rel.gpu"),
-    ("bf16_arith_sm90.mir", "no instruction-selection pattern for FCONSTANT (bf16)"),
-    ("bf16_fma.mir", "no instruction-selection pattern for FCONSTANT (bf16)"),
-    ("f16_minmax_sm80.mir", "no instruction-selection pattern for BUILD_VECTOR (v2f16"),
-    ("v2f32_packed.mir", "no instruction-selection pattern for BUILD_VECTOR (v2f32"),
-    ("v2f16_packed.mir", "no instruction-selection pattern for EXTRACT_VECTOR_ELT (f16, v2f16"),
 ];
 
 #[test]

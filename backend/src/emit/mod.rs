@@ -62,42 +62,51 @@ fn hex_float(tables: &TargetTables, vt: u8, operand: &Operand) -> Option<String>
         return None;
     }
     Some(match (t.bits, operand) {
-        (32, Operand::Float(x)) => format!("0f{:08X}", (*x as f32).to_bits()),
+        (32, Operand::Float(x)) if t.mantissa == 23 => format!("0f{:08X}", (*x as f32).to_bits()),
         (32, Operand::Int(bits)) => format!("0f{:08X}", *bits as u32),
-        (64, Operand::Float(x)) => format!("0d{:016X}", x.to_bits()),
+        (64, Operand::Float(x)) if t.mantissa == 52 => format!("0d{:016X}", x.to_bits()),
         (64, Operand::Int(bits)) => format!("0d{:016X}", *bits as u64),
-        (16, Operand::Float(x)) => format!("0x{:04X}", f16_bits(*x)),
+        (bits @ 1..=63, Operand::Float(x)) => format!("0x{:0width$X}", encode_float(*x, bits as u32, t.mantissa as u32), width = (bits as usize).div_ceil(4)),
         (_, Operand::Int(bits)) => format!("0x{bits:X}"),
         _ => return None,
     })
 }
 
-/// IEEE binary16 bits of `x`, rounded to nearest even.
-fn f16_bits(x: f64) -> u16 {
-    let f = x as f32;
-    let bits = f.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    if f.is_nan() {
-        return sign | 0x7E00;
+/// The bits of `x` in a binary floating-point format of `bits` bits with `mantissa`
+/// fraction bits (f16: 16, 10; bf16: 16, 7), rounded to nearest even. `x` is rounded
+/// once, straight from its f64 value.
+fn encode_float(x: f64, bits: u32, mantissa: u32) -> u64 {
+    let exponent_bits = bits - 1 - mantissa;
+    let bias = (1i64 << (exponent_bits - 1)) - 1;
+    let sign = u64::from(x.is_sign_negative()) << (bits - 1);
+    let exp_all_ones = ((1u64 << exponent_bits) - 1) << mantissa;
+    if x.is_nan() {
+        return sign | exp_all_ones | 1 << mantissa.saturating_sub(1);
     }
-    let abs = f.abs();
-    if abs >= 65520.0 {
-        return sign | 0x7C00;
+    let a = x.abs();
+    if a == 0.0 {
+        return sign;
     }
-    if abs < 6.103_515_6e-5 {
-        // Subnormal: scale to units of 2^-24 and round to nearest even.
-        let scaled = abs as f64 * 16_777_216.0;
-        let r = scaled.round_ties_even() as u16;
-        return sign | r;
+    if a.is_infinite() {
+        return sign | exp_all_ones;
     }
-    let exp = ((bits >> 23) & 0xFF) as i32 - 127 + 15;
-    let mant = bits & 0x7F_FFFF;
-    let mut half = ((exp as u32) << 10) | (mant >> 13);
-    let rest = mant & 0x1FFF;
-    if rest > 0x1000 || (rest == 0x1000 && half & 1 == 1) {
-        half += 1;
+    // a = m * 2^e with 1 <= m < 2 (f64 subnormals are far below any narrower format).
+    let e = ((a.to_bits() >> 52) & 0x7FF) as i64 - 1023;
+    let min_exp = 1 - bias;
+    let (field, scaled) = if e < min_exp {
+        // Subnormal: units of 2^(min_exp - mantissa).
+        (0u64, a * 2f64.powi((mantissa as i64 - min_exp) as i32))
+    } else {
+        (e.wrapping_add(bias) as u64, (a / 2f64.powi(e as i32) - 1.0) * 2f64.powi(mantissa as i32))
+    };
+    // Scaling by powers of two is exact, so this is the only rounding.
+    let q = scaled.round_ties_even() as u64;
+    // A carry out of the fraction moves to the exponent (and a subnormal may become normal).
+    let value = (field << mantissa) + q;
+    if value >= exp_all_ones {
+        return sign | exp_all_ones;
     }
-    sign | half as u16
+    sign | value
 }
 
 /// The PTX ISA version to declare: the SM's minimum from the description, raised to
@@ -283,20 +292,31 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
             let mut text = String::new();
             let mut scratch: BTreeMap<&str, String> = BTreeMap::new();
             let mut rest = p.template;
-            while let Some(open) = rest.find('{') {
+            while let Some(open) = rest.find(['{', '}']) {
                 text.push_str(&rest[..open]);
+                // `{{` and `}}` are literal braces.
+                if rest[open..].starts_with("{{") || rest[open..].starts_with("}}") {
+                    text.push_str(&rest[open..open + 1]);
+                    rest = &rest[open + 2..];
+                    continue;
+                }
+                if rest[open..].starts_with('}') {
+                    return Err(format!("{}: unmatched `}}` in the template", p.name));
+                }
                 let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
                 let key = &rest[open + 1..close];
                 rest = rest.get(close + 1..).unwrap_or("");
+                let result_index = key.strip_prefix('d').and_then(|n| n.parse::<usize>().ok()).filter(|_| !p.operands.iter().any(|(n, _)| *n == key));
                 let value = match key {
                     _ if key.starts_with("tmp.") => {
                         if let Some(name) = scratch.get(key) {
                             name.clone()
                         } else {
-                            let ty = tables.vt(&key[4..]).ok_or_else(|| format!("{}: unknown scratch type in {{{key}}}", p.name))?;
+                            let ty_name = target_desc::tables::scratch_type_name(&key[4..]);
+                            let ty = tables.vt(ty_name).ok_or_else(|| format!("{}: unknown scratch type in {{{key}}}", p.name))?;
                             let class = sm.type_class.get(ty.0 as usize).copied().unwrap_or(target_desc::tables::NO_CLASS);
                             if class == target_desc::tables::NO_CLASS {
-                                return Err(format!("{}: scratch type {} is not a register type on {}", p.name, &key[4..], sm.name));
+                                return Err(format!("{}: scratch type {ty_name} is not a register type on {}", p.name, sm.name));
                             }
                             let count = scratch_count.entry(class).or_insert(0);
                             *count += 1;
@@ -306,6 +326,10 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                         }
                     }
                     "d" => register(*inst.defs.first().ok_or("template uses {d} without a result")?)?,
+                    _ if result_index.is_some() => {
+                        let k = result_index.unwrap_or(0);
+                        register(*inst.defs.get(k).ok_or_else(|| format!("{}: template uses {{{key}}} but the instruction has {} results", p.name, inst.defs.len()))?)?
+                    }
                     "T" => p.suffix.to_string(),
                     "param" => match operands.first() {
                         Some(Operand::Int(i)) => param(*i as usize),
@@ -327,8 +351,8 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                             Some(Operand::Symbol(s)) => sanitize(s),
                             Some(o @ (Operand::Int(_) | Operand::Float(_))) => {
                                 let imm_type = match p.operands[k].1 {
-                                    target_desc::tables::PatternOperand::Imm(t) => Some(t),
-                                    target_desc::tables::PatternOperand::Literal => p.result,
+                                    target_desc::tables::PatternOperand::Imm(t) | target_desc::tables::PatternOperand::ImmIs(t, _) => Some(t),
+                                    target_desc::tables::PatternOperand::Literal => p.result(),
                                     _ => None,
                                 };
                                 match (imm_type.and_then(|t| hex_float(tables, t, o)), o) {
@@ -345,7 +369,8 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                 text.push_str(&value);
             }
             text.push_str(rest);
-            lines.extend(text.split('\n').map(|l| l.trim().trim_end_matches(';').to_string()));
+            // An empty template (UNDEF) writes nothing.
+            lines.extend(text.split('\n').map(|l| l.trim().trim_end_matches(';').to_string()).filter(|l| !l.is_empty()));
         }
         // Fall through instead of branching to the next block; `@p bra NEXT; bra F`
         // becomes `@!p bra F`.
@@ -431,10 +456,36 @@ mod tests {
             (f64::NEG_INFINITY, 0xFC00),
         ];
         for (x, bits) in cases {
-            assert_eq!(f16_bits(x), bits, "{x}");
+            assert_eq!(encode_float(x, 16, 10), bits, "{x}");
         }
-        assert_eq!(f16_bits(f64::NAN) & 0x7C00, 0x7C00);
-        assert_ne!(f16_bits(f64::NAN) & 0x03FF, 0, "NaN keeps a mantissa bit");
+        assert_eq!(encode_float(f64::NAN, 16, 10) & 0x7C00, 0x7C00);
+        assert_ne!(encode_float(f64::NAN, 16, 10) & 0x03FF, 0, "NaN keeps a mantissa bit");
+    }
+
+    /// bf16 is the top half of an f32, rounded to nearest even (expected values from
+    /// the f32 bits: 1.5 = 0x3FC00000, 1/3 = 0x3EAAAAAB, ...).
+    #[test]
+    fn bf16_immediates_are_correctly_rounded() {
+        let cases = [
+            (1.0, 0x3F80),
+            (1.5, 0x3FC0),
+            (-2.0, 0xC000),
+            (1.0 / 3.0, 0x3EAB),                // 0x3EAA_AAAB rounds up
+            (1.0 + 2f64.powi(-8), 0x3F80),     // tie rounds to even
+            (1.0 + 3.0 * 2f64.powi(-8), 0x3F82), // tie rounds to even (up)
+            (3.389_531_389_251_535_5e38, 0x7F7F), // the largest finite bf16
+            (3.4e38, 0x7F80),                  // above it, rounds to infinity
+            (2f64.powi(-133), 0x0001),         // smallest subnormal
+            (f64::NEG_INFINITY, 0xFF80),
+        ];
+        for (x, bits) in cases {
+            assert_eq!(encode_float(x, 16, 7), bits, "{x}");
+        }
+        let t = tables::nvptx();
+        let bf16 = t.vt("bf16").unwrap();
+        assert_eq!(hex_float(t, bf16.0, &Operand::Float(1.5)).as_deref(), Some("0x3FC0"));
+        let f16 = t.vt("f16").unwrap();
+        assert_eq!(hex_float(t, f16.0, &Operand::Float(1.5)).as_deref(), Some("0x3E00"));
     }
 
     #[test]

@@ -10,10 +10,10 @@
 
 use std::collections::HashMap;
 
-use target_desc::tables::{Action, PatternInfo, PatternOperand, SmTables, TargetTables, VtId};
+use target_desc::tables::{Action, PatternInfo, PatternOperand, PatternResult, SmTables, TargetTables, TypeClass, VtId};
 
 use crate::diagnostics::MirError;
-use crate::mir::verifier::Source;
+use crate::mir::verifier::{in_class, Source};
 use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
 
 pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
@@ -54,7 +54,8 @@ fn constants(f: &Function, tables: &TargetTables) -> HashMap<ValueId, Operand> {
 }
 
 /// The machine operands if `p` matches the instruction's operands, else `None`.
-fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Operand>, operands: &[Operand], defs: &[ValueId]) -> Option<Vec<Operand>> {
+fn match_pattern(p: &PatternInfo, tables: &TargetTables, f: &Function, constants: &HashMap<ValueId, Operand>, operands: &[Operand], defs: &[ValueId]) -> Option<Vec<Operand>> {
+    let is_bool = |v: &ValueId| in_class(tables, f.value(*v).ty, TypeClass::Bool);
     // A trailing `values` operand takes every remaining register.
     let variadic = p.operands.last().is_some_and(|(_, k)| *k == PatternOperand::Values);
     let fixed = if variadic { p.operands.len() - 1 } else { p.operands.len() };
@@ -68,7 +69,12 @@ fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Ope
     for ((_, kind), actual) in p.operands[..fixed].iter().zip(operands) {
         let operand = match (kind, actual) {
             (PatternOperand::Reg(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => actual.clone(),
+            (PatternOperand::Flag, Operand::Value(v)) if is_bool(v) => actual.clone(),
             (PatternOperand::Imm(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => constants.get(v)?.clone(),
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if f.value(*v).ty.0 == *t && constants.get(v) == Some(&Operand::Int(*n as i128)) => {
+                Operand::Int(*n as i128)
+            }
+            (PatternOperand::LiteralIs(n), Operand::Int(i)) if *i == *n as i128 => actual.clone(),
             (PatternOperand::SymbolIs(name), Operand::Symbol(s)) if s == name => actual.clone(),
             (PatternOperand::Literal, Operand::Int(_) | Operand::Float(_))
             | (PatternOperand::CondCode, Operand::CondCode(_))
@@ -82,8 +88,12 @@ fn match_pattern(p: &PatternInfo, f: &Function, constants: &HashMap<ValueId, Ope
     if p.any_results {
         return Some(out);
     }
-    let result: Vec<u8> = defs.iter().map(|d| f.value(*d).ty.0).collect();
-    (result == p.result.into_iter().collect::<Vec<_>>()).then_some(out)
+    let results_match = defs.len() == p.results.len()
+        && defs.iter().zip(p.results).all(|(d, r)| match r {
+            PatternResult::Reg(t) => f.value(*d).ty.0 == *t,
+            PatternResult::Flag => is_bool(d),
+        });
+    results_match.then_some(out)
 }
 
 fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_opcode: &[Vec<usize>], source: Source<'_>, errors: &mut Vec<MirError>) {
@@ -105,7 +115,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_op
                 if p.flags != flags.as_slice() {
                     continue;
                 }
-                if let Some(ops) = match_pattern(p, f, &constants, &operands, &inst.defs) {
+                if let Some(ops) = match_pattern(p, tables, f, &constants, &operands, &inst.defs) {
                     if best.as_ref().is_none_or(|(bi, _)| p.priority > tables.patterns[*bi].priority) {
                         best = Some((index, ops));
                     }

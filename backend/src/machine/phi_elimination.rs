@@ -23,7 +23,7 @@ fn copy_pattern(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<u16> {
             p.opcode == copy.0
                 && p.sms >> sm_index & 1 == 1
                 && p.flags.is_empty()
-                && p.result == Some(ty)
+                && p.result() == Some(ty)
                 && p.operands.len() == 1
                 && p.operands[0].1 == PatternOperand::Reg(ty)
         })

@@ -35,6 +35,8 @@ pub enum AddressSpace {
 }
 
 impl AddressSpace {
+    pub const ALL: [AddressSpace; 3] = [AddressSpace::Global, AddressSpace::Shared, AddressSpace::Const];
+
     pub fn name(self) -> &'static str {
         match self {
             AddressSpace::Global => "global",

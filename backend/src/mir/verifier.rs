@@ -283,9 +283,121 @@ impl Verifier<'_> {
             self.error(inst.loc, Some(b), Some(i), format!("{name}: {message} (signature `{}`)", info.signature.text));
             return;
         }
-        if let Err(message) = self.opcode_rules(name, inst) {
+        if let Err(message) = self.opcode_rules(name, inst).and_then(|()| self.element_rules(name, inst)).and_then(|()| self.write_rules(info, inst)) {
             self.error(inst.loc, Some(b), Some(i), format!("{name}: {message}"));
         }
+    }
+
+    /// Memory writes (stores, atomics) need a writable address space: the description
+    /// marks read-only pointer types (`writable: false`, constant and parameter memory).
+    /// The address is the operand the signature types as a pointer (`P: ptr`).
+    fn write_rules(&self, info: &target_desc::tables::OpcodeInfo, inst: &Inst) -> Result<(), String> {
+        if !info.has(props::MAY_STORE) || info.has(props::CALL) {
+            return Ok(());
+        }
+        let f = self.function;
+        for (s, o) in info.signature.operands.iter().zip(&inst.operands) {
+            let OperandKind::TypeVar(var) = s.kind else { continue };
+            let is_address = info.signature.type_vars.get(var as usize).is_some_and(|tv| tv.class == TypeClass::Pointer);
+            if let (true, Operand::Value(v)) = (is_address, o) {
+                if let Some(t) = self.tables.type_info(f.value(*v).ty) {
+                    if t.kind == TypeKind::Pointer && !t.writable {
+                        return Err(format!("%{} of type {} points to read-only memory ({}), which {} would write", f.value(*v).name, t.name, t.source, info.name));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// ISD rules a signature cannot say: halves of pairs, vector elements (an integer
+    /// element may be given or taken in a wider integer, implicitly truncated or
+    /// extended), the narrow type of an in-register sign extension, shift amounts with
+    /// the shifted value's lane count, and address-space casts that change the space
+    /// (as LLVM's IR verifier requires).
+    fn element_rules(&self, name: &str, inst: &Inst) -> Result<(), String> {
+        let f = self.function;
+        let info = |v: ValueId| self.tables.type_info(f.value(v).ty).copied();
+        let values: Vec<ValueId> = inst.uses().collect();
+        let result = inst.defs.first().and_then(|d| info(*d));
+        // `e` may stand for an element of vector `v`: the element type, or a wider
+        // scalar integer for an integer element.
+        let element_ok = |v: &target_desc::tables::TypeInfo, e: &target_desc::tables::TypeInfo| {
+            let Some(elem) = self.tables.type_info(VtId(v.elem)) else { return false };
+            e.id == elem.id || (elem.kind == TypeKind::Int && e.kind == TypeKind::Int && e.bits > elem.bits)
+        };
+        let element_error = |v: &target_desc::tables::TypeInfo, e: &target_desc::tables::TypeInfo| {
+            let elem = self.tables.type_info(VtId(v.elem)).map_or("?", |t| t.name);
+            format!("an element of {} is {elem} (or, for integers, a wider integer), found {}", v.name, e.name)
+        };
+        match name {
+            "BUILD_PAIR" => {
+                if let (Some(w), Some(h)) = (result, values.first().and_then(|v| info(*v))) {
+                    if w.bits != 2 * h.bits {
+                        return Err(format!("the halves of {} are {}-bit values, found {}", w.name, w.bits / 2, h.name));
+                    }
+                }
+            }
+            "EXTRACT_ELEMENT" => {
+                if let (Some(h), Some(w)) = (result, values.first().and_then(|v| info(*v))) {
+                    if w.bits != 2 * h.bits {
+                        return Err(format!("a half of {} is a {}-bit value, found {}", w.name, w.bits / 2, h.name));
+                    }
+                }
+                if let Some(Operand::Int(index)) = inst.operands.get(1) {
+                    if !(0..=1).contains(index) {
+                        return Err(format!("expected the index 0 (low half) or 1 (high half), found {index}"));
+                    }
+                }
+            }
+            "BUILD_VECTOR" => {
+                if let Some(v) = result {
+                    if values.len() != v.lanes as usize {
+                        return Err(format!("{} has {} elements, found {} operands", v.name, v.lanes, values.len()));
+                    }
+                    if let Some(e) = values.iter().filter_map(|x| info(*x)).find(|e| !element_ok(&v, e)) {
+                        return Err(element_error(&v, &e));
+                    }
+                }
+            }
+            "EXTRACT_VECTOR_ELT" | "INSERT_VECTOR_ELT" | "SCALAR_TO_VECTOR" => {
+                let (v, e) = match name {
+                    "EXTRACT_VECTOR_ELT" => (values.first().and_then(|x| info(*x)), result),
+                    "INSERT_VECTOR_ELT" => (result, values.get(1).and_then(|x| info(*x))),
+                    _ => (result, values.first().and_then(|x| info(*x))),
+                };
+                if let (Some(v), Some(e)) = (v, e) {
+                    if !element_ok(&v, &e) {
+                        return Err(element_error(&v, &e));
+                    }
+                }
+            }
+            "ADDRSPACECAST" => {
+                if let (Some(r), Some(a)) = (result, values.first().and_then(|x| info(*x))) {
+                    if r.id == a.id {
+                        return Err(format!("a cast from {} to {} does not change the address space (use COPY)", a.name, r.name));
+                    }
+                }
+            }
+            "SHL" | "SRA" | "SRL" | "ROTL" | "ROTR" => {
+                if let (Some(r), Some(a)) = (result, values.get(1).and_then(|x| info(*x))) {
+                    if r.lanes != a.lanes {
+                        return Err(format!("the shift amount of a {} value needs {} lane{}, found {}", r.name, r.lanes, if r.lanes == 1 { "" } else { "s" }, a.name));
+                    }
+                }
+            }
+            "SIGN_EXTEND_INREG" => {
+                let narrow: Vec<target_desc::tables::TypeInfo> =
+                    inst.flags.iter().filter_map(|fl| self.tables.vt(fl).and_then(|t| self.tables.type_info(t).copied())).collect();
+                match (narrow.as_slice(), result) {
+                    ([n], Some(r)) if n.bits >= r.bits => return Err(format!("the type flag .{} must be narrower than {}", n.name, r.name)),
+                    ([_], _) => {}
+                    _ => return Err("expected exactly one type flag naming the narrow type (`SIGN_EXTEND_INREG.i8 %x`)".into()),
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn match_list(
@@ -504,7 +616,9 @@ impl Verifier<'_> {
             use target_desc::tables::PatternOperand as K;
             let ok = match (kind, actual) {
                 (K::Reg(t), Operand::Value(v)) => f.value(*v).ty.0 == *t,
+                (K::Flag, Operand::Value(v)) => in_class(self.tables, f.value(*v).ty, TypeClass::Bool),
                 (K::Imm(_), Operand::Int(_) | Operand::Float(_)) | (K::Literal, Operand::Int(_) | Operand::Float(_)) => true,
+                (K::ImmIs(_, n) | K::LiteralIs(n), Operand::Int(i)) => *i == *n as i128,
                 (K::SymbolIs(name), Operand::Symbol(s)) => s == name,
                 (K::Values, _) => true,
                 (K::CondCode, Operand::CondCode(_)) | (K::Block, Operand::Block(_)) | (K::Symbol, Operand::Symbol(_)) => true,
@@ -515,18 +629,32 @@ impl Verifier<'_> {
                     K::Reg(t) => format!("a {} register", self.ty_name(VtId(*t))),
                     K::Imm(t) => format!("a {} immediate", self.ty_name(VtId(*t))),
                     K::Literal => "an integer literal".into(),
+                    K::LiteralIs(n) => format!("the literal {n}"),
+                    K::ImmIs(t, n) => format!("the {} immediate {n}", self.ty_name(VtId(*t))),
                     K::CondCode => "a condition code".into(),
                     K::Block => "a block".into(),
                     K::Symbol => "a symbol".into(),
                     K::SymbolIs(name) => format!("@{name}"),
                     K::Values => "registers".into(),
+                    K::Flag => "an i1 flag".into(),
                 };
                 let found = self.operand_text(actual);
                 return self.error(inst.loc, Some(b), Some(i), format!("{}: expected {expected} for `{name}` (operand {}), found {found}", p.name, k + 1));
             }
         }
         let result: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
-        let expected: Vec<VtId> = p.result.map(VtId).into_iter().collect();
+        // A flag result is any bool type; show the one the instruction has there.
+        let expected: Vec<VtId> = p
+            .results
+            .iter()
+            .enumerate()
+            .map(|(k, r)| match r {
+                target_desc::tables::PatternResult::Reg(t) => VtId(*t),
+                target_desc::tables::PatternResult::Flag => {
+                    result.get(k).copied().filter(|&t| in_class(self.tables, t, TypeClass::Bool)).unwrap_or(VtId(0))
+                }
+            })
+            .collect();
         if result != expected && !p.any_results {
             let (e, a) = (self.type_list(&expected), self.type_list(&result));
             self.error(inst.loc, Some(b), Some(i), format!("{}: expected results ({}), found ({})", p.name, e, a));
