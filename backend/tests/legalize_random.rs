@@ -5,7 +5,7 @@
 
 use backend::random_mir::{generate, GeneratorConfig};
 
-const PROGRAMS: u64 = 40;
+const PROGRAMS: u64 = 1500;
 const INPUTS: u64 = 3;
 const SMS: &[&str] = &["50", "53", "70", "80", "90", "100"];
 

@@ -1544,7 +1544,9 @@ fn build_patterns(
                                     r.column,
                                 ));
                             }
-                            results.push(if r.text == "flag" { PatternResult::Flag } else { PatternResult::Reg(type_or_bound(b, Some(r), r)?) });
+                            // `T` is the `for` clause's type (`-> (T, T)` for a pair of them).
+                            let kind = if r.text == "T" { None } else { Some(r) };
+                            results.push(if r.text == "flag" { PatternResult::Flag } else { PatternResult::Reg(type_or_bound(b, kind, r)?) });
                         }
                     }
                 }

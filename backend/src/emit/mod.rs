@@ -201,9 +201,15 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
     let _ = write!(out, ".visible {directive} {returns}{name}(");
     let mut params = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
-        let class = tables.register_type(sm, p.ty).map(|(c, _)| c.ptx_type).ok_or_else(|| {
-            format!("parameter `{}` has a type that is not a register type on {}", p.name, sm.name)
-        })?;
+        // A parameter type without a register (i8, bf16 before sm_80) is declared by its
+        // bits; the legalizer reads it into its carrier register (`ld.param.u8`).
+        let info = tables.type_info(p.ty);
+        let class = match (tables.register_type(sm, p.ty), info) {
+            (Some((c, _)), _) => c.ptx_type.to_string(),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => format!(".u{}", t.bits),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => format!(".b{}", t.bits),
+            _ => return Err(format!("parameter `{}` has a type that is not a register type on {}", p.name, sm.name)),
+        };
         if class == ".pred" {
             return Err(format!("parameter `{}`: i1 parameters are not supported yet (pass an i8 or i32)", p.name));
         }

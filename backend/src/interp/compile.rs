@@ -357,6 +357,8 @@ pub enum Op {
     AddrSpaceCast,
     Load(MemAccess),
     Store(MemAccess),
+    /// ARG of an integer parameter of this many bits, sign-extended into the result.
+    ArgSext(u32, u32),
     /// LOADV2/LOADV4 and STOREV2/STOREV4: consecutive elements of `access`'s type in
     /// one access aligned (and bounds-checked) as a whole.
     LoadVector(MemAccess, u32),
@@ -745,8 +747,20 @@ impl Context<'_> {
                 shape(1, 0)?;
                 let Some(index) = integer_immediate() else { return malformed("ARG: expected an index") };
                 let param = usize::try_from(index).ok().and_then(|k| fx.function.params.get(k));
+                // A legalized ARG may carry the parameter in a wider integer (`.zext.i8`,
+                // `.sext.i8`) or a float's bits in an integer of its width.
+                let carried = |p: &crate::mir::Param| {
+                    let Some(pt) = Ty::from_vt(self.tables, p.ty) else { return false };
+                    let extends = inst.has_flag("sext") || inst.has_flag("zext") || inst.has_flag("anyext");
+                    (extends && pt.is_int() && defs[0].is_int() && defs[0].bits > pt.bits && defs[0].lanes == 1)
+                        || (!extends && !pt.is_int() && defs[0].is_int() && defs[0].bits == pt.bits && pt.lanes == 1)
+                };
                 match param {
                     Some(p) if Ty::from_vt(self.tables, p.ty) == Some(defs[0]) => Ok(Op::Arg(index as u32)),
+                    Some(p) if carried(p) => {
+                        let bits = Ty::from_vt(self.tables, p.ty).map_or(0, |t| t.bits);
+                        Ok(if inst.has_flag("sext") { Op::ArgSext(index as u32, bits) } else { Op::Arg(index as u32) })
+                    }
                     Some(_) => malformed(format!("ARG {index}: the result type differs from the parameter's")),
                     None => malformed(format!("ARG {index}: the function has {} parameters", fx.function.params.len())),
                 }

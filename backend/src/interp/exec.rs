@@ -499,6 +499,12 @@ impl<'p> Machine<'p> {
                 let d = inst.defs[0] as usize;
                 regs[d..d + lanes].copy_from_slice(&frame.params[offset..offset + lanes]);
             }
+            Op::ArgSext(index, bits) => {
+                let function = &self.program.functions[frame.function as usize];
+                let offset = function.param_offsets[*index as usize] as usize;
+                let ty = inst.ty();
+                regs[inst.defs[0] as usize] = int::sign_extend(frame.params[offset], *bits, ty.bits) & mask(ty.bits);
+            }
             Op::GlobalAddr(address) => regs[inst.defs[0] as usize] = u128::from(*address),
             Op::Binary(op) => {
                 let ty = inst.ty();

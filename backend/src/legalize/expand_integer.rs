@@ -28,7 +28,7 @@ pub(crate) fn halves(cx: &mut Cx, v: ValueId, half: VtId, how: &Halves) -> (Valu
             (p[0], p[1])
         }
         Halves::Extract => {
-            if let Some(pair) = cx.pairs.get(&v) {
+            if let Some(pair) = cx.pairs.get(&v).or_else(|| cx.extracted.get(&v)) {
                 return *pair;
             }
             let ops = cx.ops;
@@ -36,7 +36,8 @@ pub(crate) fn halves(cx: &mut Cx, v: ValueId, half: VtId, how: &Halves) -> (Valu
             let hi = cx.derived(v, "hi", half);
             cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(0)], vec![lo]);
             cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(1)], vec![hi]);
-            cx.pairs.insert(v, (lo, hi));
+            // Only reused in this block: elsewhere the extraction may not dominate.
+            cx.extracted.insert(v, (lo, hi));
             (lo, hi)
         }
     }
@@ -288,9 +289,33 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             }
             return Ok(false);
         }
+        if op == ops.BITCAST {
+            return super::vectors::bitcast(cx, inst.uses().next().unwrap_or(value), value);
+        }
         if op == ops.LOAD {
-            if inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")) {
-                return Ok(false);
+            let extension = inst.flags.iter().find(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")).cloned();
+            if let Some(extension) = extension {
+                // An extending load into the wide type: the low half loads (extending
+                // from the memory type unless it is the half type), the high half is
+                // the sign or zero.
+                let memory_bits = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok())).unwrap_or(half_bits);
+                let ptr = cx.original(inst.uses().next().unwrap_or(value));
+                let mut flags: Vec<String> = inst.flags.iter().filter(|f| matches!(f.as_str(), "volatile" | "invariant")).cloned().collect();
+                if memory_bits < half_bits {
+                    flags.push(extension.clone());
+                    flags.push(format!("i{memory_bits}"));
+                }
+                let mut operands = vec![Operand::Value(ptr)];
+                operands.extend(inst.operands.iter().filter(|o| matches!(o, Operand::Align(_))).cloned());
+                cx.emit(ops.LOAD, flags, operands, vec![parts[0]]);
+                if extension == "sext" {
+                    let n = cx.int(32)?;
+                    let top = cx.constant(n, half_bits - 1);
+                    cx.op_into(ops.SRA, parts[1], &[parts[0], top]);
+                } else {
+                    cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(0)], vec![parts[1]]);
+                }
+                return Ok(true);
             }
             let ptr = inst.uses().next().unwrap_or(value);
             let ptr = cx.original(ptr);
@@ -333,6 +358,9 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             }
         }
         return Ok(true);
+    }
+    if op == ops.BITCAST {
+        return super::vectors::bitcast(cx, value, inst.defs[0]);
     }
     if op == ops.TRUNCATE {
         let def = inst.defs[0];

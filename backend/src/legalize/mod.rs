@@ -135,6 +135,8 @@ pub(crate) struct Cx<'a> {
     constants: HashMap<ValueId, i128>,
     /// BUILD_PAIR halves by register, so halves are not extracted again.
     pub pairs: HashMap<ValueId, (ValueId, ValueId)>,
+    /// Halves extracted in the block being rewritten.
+    pub extracted: HashMap<ValueId, (ValueId, ValueId)>,
     /// The block being written in an operation round (number, name, location), the
     /// blocks a lowering has finished before it, and the next free block number.
     current: (u32, Option<String>, Loc),
@@ -161,6 +163,7 @@ impl<'a> Cx<'a> {
             aliases: HashMap::new(),
             constants: HashMap::new(),
             pairs: HashMap::new(),
+            extracted: HashMap::new(),
             current: (0, None, Loc::default()),
             split_blocks: Vec::new(),
             next_block: 0,
@@ -180,10 +183,17 @@ impl<'a> Cx<'a> {
     }
 
     fn run_rounds(&mut self, blocks: &mut Vec<Block>, verify: bool) -> LResult<()> {
+        let size = |blocks: &[Block]| blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+        // Legalization multiplies a function's size by a bounded factor (an i128
+        // divide-free expansion, a v8f16 split); runaway growth is a legalizer bug.
+        let limit = size(blocks).max(64) * 400;
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
             let mut type_rounds = 0;
             while self.type_round(blocks, verify)? {
+                if size(blocks) > limit {
+                    return Err(self.stuck(blocks, "type legalization does not converge (the function keeps growing)"));
+                }
                 changed = true;
                 type_rounds += 1;
                 if type_rounds > MAX_ROUNDS {
@@ -612,8 +622,14 @@ impl<'a> Cx<'a> {
     /// Rewrites one instruction whose results or operands have illegal types; copies it
     /// unchanged otherwise.
     fn legalize_types(&mut self, inst: &Inst) -> LResult<()> {
-        let result = inst.defs.iter().copied().find(|d| self.is_replaced(*d));
+        let mut result = inst.defs.iter().copied().find(|d| self.is_replaced(*d));
         let operand = inst.uses().find(|u| self.is_replaced(*u));
+        // Taking lanes out of a vector that is being split: the split decides (its
+        // lanes are the answer), whatever happens to the result type.
+        let extracts = [self.ops.EXTRACT_VECTOR_ELT, self.ops.EXTRACT_SUBVECTOR];
+        if inst.opcode.generic().is_some_and(|op| extracts.contains(&op)) && inst.uses().next().is_some_and(|v| self.is_replaced(v)) {
+            result = None;
+        }
         let Some(value) = result.or(operand) else {
             self.out.push(inst.clone());
             return Ok(());
@@ -706,6 +722,7 @@ impl<'a> Cx<'a> {
             let insts = std::mem::take(&mut block.insts);
             self.out = Vec::with_capacity(insts.len());
             self.current = (block.number, block.name.clone(), block.loc);
+            self.extracted.clear();
             for inst in &insts {
                 self.loc = inst.loc;
                 if !operations::legalize(self, inst)? {

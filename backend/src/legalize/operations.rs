@@ -24,6 +24,23 @@ use crate::mir::{Inst, Operand, ValueId};
 pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let Some(row) = cx.row_type(inst) else { return Ok(false) };
+    let ops = cx.ops;
+    if op == ops.TRUNCATE {
+        // The table is keyed by the result; a source wider than every integer the SM
+        // computes on (i128 in .b128 registers) is taken apart first.
+        let src = inst.uses().next().unwrap_or(inst.defs[0]);
+        let src_ty = cx.ty(src);
+        if types::bits(cx.tables, src_ty) > 64 && !types::is_vector(cx.tables, src_ty) {
+            let half = cx.int(types::bits(cx.tables, src_ty) / 2)?;
+            let (lo, _) = expand_integer::halves(cx, src, half, &Halves::Extract);
+            if row == half {
+                cx.alias(inst.defs[0], lo);
+            } else {
+                cx.op_into(ops.TRUNCATE, inst.defs[0], &[lo]);
+            }
+            return Ok(true);
+        }
+    }
     let decision = cx.tables.decide(cx.sm, op, row);
     let describe = |cx: &Cx, what: &str| format!("{} {} on {}: {what} ({}: {})", cx.opcode_name(op), cx.type_name(row), cx.sm.name, decision.rule.source, decision.rule.text);
     match decision.action {
@@ -407,6 +424,22 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         return Ok(true);
     }
 
+    if op == ops.TRUNCATE && bits == 1 && !is_vector {
+        // To i1: the lowest bit.
+        let src_ty = cx.ty(values[0]);
+        let one = cx.constant(src_ty, 1);
+        let low = cx.op(ops.AND, src_ty, &[values[0], one]);
+        let zero = cx.constant(src_ty, 0);
+        let r = cx.setcc("ne", low, zero);
+        cx.alias(def, r);
+        return Ok(true);
+    }
+    let min_max = [(ops.SMIN, "lt"), (ops.SMAX, "gt"), (ops.UMIN, "ult"), (ops.UMAX, "ugt")];
+    if let Some((_, cc)) = min_max.iter().find(|(o, _)| *o == op) {
+        let c = cx.setcc(cc, values[0], values[1]);
+        cx.op_into(ops.SELECT, def, &[c, values[0], values[1]]);
+        return Ok(true);
+    }
     let i32t = cx.int(32)?;
     if op == ops.ROTL || op == ops.ROTR {
         let x = values[0];

@@ -170,6 +170,9 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let part = p(cx, value);
         if op == ops.CONSTANT {
             cx.emit(ops.CONSTANT, inst.flags.clone(), inst.operands.clone(), vec![part]);
+        } else if op == ops.ARG && inst.flags.is_empty() {
+            // A narrow parameter is read zero-extended into its carrier.
+            cx.emit(ops.ARG, vec!["zext".into(), narrow_name], inst.operands.clone(), vec![part]);
         } else if op == ops.UNDEF {
             cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![part]);
         } else if op == ops.COPY {

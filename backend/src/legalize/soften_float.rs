@@ -214,6 +214,9 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(signed)], vec![part]);
         } else if op == ops.UNDEF {
             cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![part]);
+        } else if op == ops.ARG {
+            // The parameter's bits, in the integer of its width.
+            cx.emit(ops.ARG, Vec::new(), inst.operands.clone(), vec![part]);
         } else if op == ops.COPY {
             let s = soft(cx, values[0]);
             cx.alias(part, s);

@@ -414,7 +414,7 @@ pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
 
 /// A bitcast with a vector side that is being split, scalarized or widened: through
 /// the integer of the total width, lane 0 in the low bits (little-endian, as memory).
-fn bitcast(cx: &mut Cx, src: ValueId, def: ValueId) -> LResult<bool> {
+pub(crate) fn bitcast(cx: &mut Cx, src: ValueId, def: ValueId) -> LResult<bool> {
     let ops = cx.ops;
     let src_ty = cx.ty(src);
     let def_ty = cx.ty(def);

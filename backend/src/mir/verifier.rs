@@ -547,7 +547,16 @@ impl Verifier<'_> {
                     return Err(format!("expected a parameter index below {}, found {index}", f.params.len()));
                 };
                 if let Some(r) = result {
-                    if r.id != param.ty.0 {
+                    let p = self.tables.type_info(param.ty);
+                    let narrow = inst.flags.iter().find_map(|fl| self.tables.vt(fl));
+                    let extends = inst.flags.iter().any(|fl| matches!(fl.as_str(), "sext" | "zext" | "anyext"));
+                    // The legalized carriers of a parameter (docs/mir-extensions.md).
+                    let carried = match (extends, narrow, p) {
+                        (true, Some(n), Some(p)) => n == param.ty && r.kind == TypeKind::Int && p.kind == TypeKind::Int && r.bits > p.bits,
+                        (false, None, Some(p)) => p.kind == TypeKind::Float && r.kind == TypeKind::Int && r.bits == p.bits,
+                        _ => false,
+                    };
+                    if r.id != param.ty.0 && !carried {
                         return Err(format!("parameter {index} (`{}`) has type {}, but the result is {}", param.name, self.ty_name(param.ty), r.name));
                     }
                 }
