@@ -233,8 +233,34 @@ impl Verifier<'_> {
         }
     }
 
+    /// A machine instruction reading an implicit flag (the carry of `addc`) must directly
+    /// follow the instruction that left it there: the flag has no register, and anything
+    /// in between could overwrite it.
+    fn carry_flag(&mut self, b: usize, i: usize, inst: &Inst, m: u16) {
+        let Some(p) = self.tables.patterns.get(m as usize) else { return };
+        let f = self.function;
+        for (k, (_, kind)) in p.operands.iter().enumerate() {
+            if *kind != target_desc::tables::PatternOperand::Flag {
+                continue;
+            }
+            let Some(Operand::Value(v)) = inst.operands.get(k) else { continue };
+            let previous = i.checked_sub(1).map(|j| &f.blocks[b].insts[j]);
+            let produced = previous.is_some_and(|prev| {
+                prev.defs.iter().position(|d| d == v).is_some_and(|r| match prev.opcode {
+                    Opcode::Machine(pm) => self.tables.patterns.get(pm as usize).is_some_and(|pp| matches!(pp.results.get(r), Some(target_desc::tables::PatternResult::Flag))),
+                    Opcode::Generic(_) => false,
+                })
+            });
+            if !produced {
+                let name = f.value(*v).name.clone();
+                self.error(inst.loc, Some(b), Some(i), format!("{}: the carry flag %{name} must be left by the instruction just before (a flag has no register)", p.name));
+            }
+        }
+    }
+
     fn types(&mut self, b: usize, i: usize, inst: &Inst) {
         if let Opcode::Machine(m) = inst.opcode {
+            self.carry_flag(b, i, inst, m);
             return self.machine(b, i, inst, m);
         }
         let Some(info) = opcode_info(inst.opcode, self.tables) else { return };

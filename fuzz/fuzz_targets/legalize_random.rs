@@ -1,0 +1,19 @@
+//! The legalizer checked by execution on random kernels steered by the fuzzer's bytes:
+//! each kernel ([`backend::random_mir`], default configuration) is interpreted before
+//! and after legalization for sm_50, sm_70, sm_80 and sm_100 on two inputs, and must
+//! give the same output ([`backend::differential`]). A kernel the legalizer rejects, a
+//! result that changes, or a panic is a finding.
+#![no_main]
+
+use backend::random_mir::{generate_from_bytes, GeneratorConfig};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let tables = tables::nvptx();
+    let Ok(kernel) = generate_from_bytes(data, &GeneratorConfig::default(), tables) else { return };
+    let sms: Vec<_> = ["50", "70", "80", "100"].iter().filter_map(|s| tables.find_sm(s)).collect();
+    let seed = data.iter().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b)));
+    if let Err(e) = backend::differential::check_kernel(&kernel, tables, &sms, 2, seed) {
+        panic!("{e}");
+    }
+});
