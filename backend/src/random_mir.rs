@@ -95,9 +95,8 @@ pub struct GeneratorConfig {
     /// At most this many scalar kernel parameters after the two buffers (see
     /// [`GeneratedKernel::scalar_params`]).
     pub max_scalar_params: usize,
-    /// Also generate i128 division, remainder, high multiplies and i128 <-> float
-    /// conversions. Off by default: the legalizer has no expansion for them yet on
-    /// SMs without 128-bit arithmetic (every SM), and rejects them with an error.
+    /// Also generate i128 <-> float conversions. Off by default: the legalizer has no
+    /// expansion for them yet and rejects them with an error.
     pub wide_division: bool,
 }
 
@@ -1167,9 +1166,6 @@ impl<'a> Generator<'a> {
             Class::Bool => BOOL_OPS.iter().copied().filter(|(n, _)| self.tables.opcode(n).is_some()).collect(),
             Class::Int => {
                 let mut ops = self.integer_ops.clone();
-                if ty.element_bits > 64 && !self.config.wide_division {
-                    ops.retain(|(n, _)| !matches!(*n, "SDIV" | "UDIV" | "SREM" | "UREM" | "MULHS" | "MULHU"));
-                }
                 ops.extend(self.scalar_integer_ops.iter().copied().filter(|(n, _)| *n != "BSWAP" || ty.element_bits.is_multiple_of(16)));
                 ops
             }

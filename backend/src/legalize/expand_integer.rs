@@ -143,6 +143,23 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
         let s = cx.op(ops.ADD, half, &[h1, h2]);
         let hi = cx.op(ops.ADD, half, &[s, h3]);
         vec![Expanded::Pair(lo, hi)]
+    } else if op == ops.MULHU || op == ops.MULHS {
+        let (a, b) = (pair(cx, 0), pair(cx, 1));
+        let (mut lo, mut hi) = high_product(cx, a, b, half)?;
+        if op == ops.MULHS {
+            // signed high = unsigned high - (a < 0 ? b : 0) - (b < 0 ? a : 0)
+            let n = cx.int(32)?;
+            let top = cx.constant(n, half_bits - 1);
+            for (x, y) in [(a, b), (b, a)] {
+                let sign = cx.op(ops.SRA, half, &[x.1, top]);
+                let ylo = cx.op(ops.AND, half, &[y.0, sign]);
+                let yhi = cx.op(ops.AND, half, &[y.1, sign]);
+                let (l, h) = sub_pairs(cx, (lo, hi), (ylo, yhi), half);
+                lo = l;
+                hi = h;
+            }
+        }
+        vec![Expanded::Pair(lo, hi)]
     } else if op == ops.AND || op == ops.OR || op == ops.XOR {
         let (a, b) = (pair(cx, 0), pair(cx, 1));
         let lo = cx.op(op, half, &[a.0, b.0]);
@@ -430,4 +447,47 @@ fn split_constant(v: i128, half_bits: i128) -> (i128, i128) {
     let mask = (1i128 << half_bits) - 1;
     let signed = |x: i128| if x >> (half_bits - 1) != 0 { x - (1i128 << half_bits) } else { x };
     (signed(v & mask), signed((v >> half_bits) & mask))
+}
+
+/// (lo, hi) - (lo, hi) with a borrow chain.
+fn sub_pairs(cx: &mut Cx, a: (ValueId, ValueId), b: (ValueId, ValueId), half: VtId) -> (ValueId, ValueId) {
+    let ops = cx.ops;
+    let i1 = cx.i1();
+    let lo = cx.new_value("lo", half);
+    let borrow = cx.new_value("borrow", i1);
+    cx.op_into_many(ops.SUBC, &[lo, borrow], &[a.0, b.0]);
+    let hi = cx.new_value("hi", half);
+    let borrow_out = cx.new_value("borrow", i1);
+    cx.op_into_many(ops.SUBE, &[hi, borrow_out], &[a.1, b.1, borrow]);
+    (lo, hi)
+}
+
+/// The high double word of the unsigned product of two (lo, hi) pairs: the four
+/// half-width products, with the carries of the middle column added in.
+fn high_product(cx: &mut Cx, a: (ValueId, ValueId), b: (ValueId, ValueId), half: VtId) -> LResult<(ValueId, ValueId)> {
+    let ops = cx.ops;
+    let h00 = cx.op(ops.MULHU, half, &[a.0, b.0]);
+    let l01 = cx.op(ops.MUL, half, &[a.0, b.1]);
+    let h01 = cx.op(ops.MULHU, half, &[a.0, b.1]);
+    let l10 = cx.op(ops.MUL, half, &[a.1, b.0]);
+    let h10 = cx.op(ops.MULHU, half, &[a.1, b.0]);
+    let l11 = cx.op(ops.MUL, half, &[a.1, b.1]);
+    let h11 = cx.op(ops.MULHU, half, &[a.1, b.1]);
+    // Carries out of the middle column (bits half..2*half of the full product).
+    let carry = |cx: &mut Cx, x: ValueId, y: ValueId| -> (ValueId, ValueId) {
+        let sum = cx.op(ops.ADD, half, &[x, y]);
+        let wrapped = cx.setcc("ult", sum, x);
+        let c = cx.op(ops.ZERO_EXTEND, half, &[wrapped]);
+        (sum, c)
+    };
+    let (t1, c1) = carry(cx, h00, l01);
+    let (_, c2) = carry(cx, t1, l10);
+    let middle = cx.op(ops.ADD, half, &[c1, c2]);
+    let (u1, d1) = carry(cx, l11, h01);
+    let (u2, d2) = carry(cx, u1, h10);
+    let (lo, d3) = carry(cx, u2, middle);
+    let s1 = cx.op(ops.ADD, half, &[h11, d1]);
+    let s2 = cx.op(ops.ADD, half, &[s1, d2]);
+    let hi = cx.op(ops.ADD, half, &[s2, d3]);
+    Ok((lo, hi))
 }

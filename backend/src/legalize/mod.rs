@@ -491,7 +491,7 @@ impl<'a> Cx<'a> {
     }
 
     /// One type round: returns false when every value already has a legal type.
-    fn type_round(&mut self, blocks: &mut [Block], verify: bool) -> LResult<bool> {
+    fn type_round(&mut self, blocks: &mut Vec<Block>, verify: bool) -> LResult<bool> {
         let n = self.values.len();
         // Values replaced in earlier rounds stay in the value list; only the ones the
         // blocks still mention are legalized.
@@ -541,15 +541,10 @@ impl<'a> Cx<'a> {
         self.parts = parts;
         self.aliases.clear();
         self.collect_constants(blocks);
-        for block in blocks.iter_mut() {
-            let insts = std::mem::take(&mut block.insts);
-            self.out = Vec::with_capacity(insts.len());
-            for inst in &insts {
-                self.loc = inst.loc;
-                self.legalize_types(inst)?;
-            }
-            block.insts = std::mem::take(&mut self.out);
-        }
+        self.rewrite_blocks(blocks, |cx, inst| {
+            cx.legalize_types(inst)?;
+            Ok(true)
+        })?;
         self.resolve_aliases(blocks);
         if verify {
             self.check_round(blocks)?;
@@ -711,9 +706,25 @@ impl<'a> Cx<'a> {
     // ---- the operation round ----
 
     fn operation_round(&mut self, blocks: &mut Vec<Block>) -> LResult<bool> {
-        let mut changed = false;
         self.aliases.clear();
         self.collect_constants(blocks);
+        let changed = self.rewrite_blocks(blocks, |cx, inst| {
+            if operations::legalize(cx, inst)? {
+                Ok(true)
+            } else {
+                cx.out.push(inst.clone());
+                Ok(false)
+            }
+        })?;
+        self.resolve_aliases(blocks);
+        Ok(changed)
+    }
+
+    /// Rewrites every instruction with `rewrite` (which emits into `self.out` and says
+    /// whether it changed anything). A rewrite may split the block it is in
+    /// ([`Cx::switch_to_block`]), for lowerings that need control flow.
+    fn rewrite_blocks(&mut self, blocks: &mut Vec<Block>, rewrite: impl Fn(&mut Self, &Inst) -> LResult<bool>) -> LResult<bool> {
+        let mut changed = false;
         self.next_block = blocks.iter().map(|b| b.number + 1).max().unwrap_or(0);
         let original: HashSet<u32> = blocks.iter().map(|b| b.number).collect();
         let mut renamed: HashMap<u32, u32> = HashMap::new();
@@ -725,11 +736,7 @@ impl<'a> Cx<'a> {
             self.extracted.clear();
             for inst in &insts {
                 self.loc = inst.loc;
-                if !operations::legalize(self, inst)? {
-                    self.out.push(inst.clone());
-                } else {
-                    changed = true;
-                }
+                changed |= rewrite(self, inst)?;
             }
             result.append(&mut self.split_blocks);
             let (number, name, loc) = self.current.clone();
@@ -755,7 +762,6 @@ impl<'a> Cx<'a> {
             }
         }
         *blocks = result;
-        self.resolve_aliases(blocks);
         Ok(changed)
     }
 

@@ -619,6 +619,9 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         cx.op_into(ops.FP_ROUND, def, &[odd]);
         return Ok(true);
     }
+    if is_one_of(op, &[ops.UDIV, ops.UREM, ops.SDIV, ops.SREM]) && types::kind(cx.tables, ty) == target_desc::tables::TypeKind::Int && bits > 64 {
+        return divide_by_shifting(cx, inst);
+    }
     if is_one_of(op, &[ops.ATOMIC_LOAD_ADD, ops.ATOMIC_LOAD_FADD]) && types::is_float(cx.tables, ty) {
         return atomic_through_compare_swap(cx, inst);
     }
@@ -725,5 +728,83 @@ fn atomic_through_compare_swap(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "atomic.done");
     cx.op_into(ops.BITCAST, def, &[old]);
+    Ok(true)
+}
+
+/// Division and remainder of integers wider than any divide instruction (i128), as a
+/// restoring shift-and-subtract loop, one quotient bit per iteration (signed forms
+/// divide the magnitudes and fix the signs). The loop's wide operations are legalized
+/// like any others.
+///
+/// ```text
+///   BR loop
+/// loop:
+///   %q, %r, %i = PHI ...          ; 0, 0, width - 1 on entry
+///   %r1 = (%r << 1) | ((%n >> %i) & 1)
+///   %ge = %r1 >=u %d
+///   %r2 = %ge ? %r1 - %d : %r1 ;  %q2 = (%q << 1) | %ge
+///   BRCOND %i != 0, loop, done     ; %i2 = %i - 1
+/// ```
+fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let ops = cx.ops;
+    let op = inst.opcode.generic().unwrap_or(ops.UDIV);
+    let values: Vec<ValueId> = inst.uses().collect();
+    let (n, d) = (values[0], values[1]);
+    let def = inst.defs[0];
+    let ty = cx.ty(def);
+    let bits = types::bits(cx.tables, ty) as i128;
+    let i32t = cx.int(32)?;
+    let signed = op == ops.SDIV || op == ops.SREM;
+    let remainder = op == ops.UREM || op == ops.SREM;
+    let zero = cx.constant(ty, 0);
+    let (un, ud, signs) = if signed {
+        let neg_n = cx.setcc("lt", n, zero);
+        let neg_d = cx.setcc("lt", d, zero);
+        let minus_n = cx.op(ops.SUB, ty, &[zero, n]);
+        let minus_d = cx.op(ops.SUB, ty, &[zero, d]);
+        let un = cx.select(neg_n, minus_n, n);
+        let ud = cx.select(neg_d, minus_d, d);
+        (un, ud, Some((neg_n, neg_d)))
+    } else {
+        (n, d, None)
+    };
+    let top = cx.constant(i32t, bits - 1);
+    let entry = cx.current_block();
+    let body = cx.reserve_block();
+    let done = cx.reserve_block();
+    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
+    cx.switch_to_block(body, "divide.loop");
+    let (q, r, i) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
+    let (q2, r2, i2) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
+    for (phi, init, next) in [(q, zero, q2), (r, zero, r2), (i, top, i2)] {
+        cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(next), Operand::Block(body)], vec![phi]);
+    }
+    let one = cx.constant(ty, 1);
+    let one32 = cx.constant(i32t, 1);
+    let zero32 = cx.constant(i32t, 0);
+    let shifted_n = cx.op(ops.SRL, ty, &[un, i]);
+    let bit = cx.op(ops.AND, ty, &[shifted_n, one]);
+    let r_shifted = cx.op(ops.SHL, ty, &[r, one32]);
+    let r1 = cx.op(ops.OR, ty, &[r_shifted, bit]);
+    let ge = cx.setcc("uge", r1, ud);
+    let reduced = cx.op(ops.SUB, ty, &[r1, ud]);
+    cx.op_into(ops.SELECT, r2, &[ge, reduced, r1]);
+    let q_shifted = cx.op(ops.SHL, ty, &[q, one32]);
+    let q_bit = cx.select(ge, one, zero);
+    cx.op_into(ops.OR, q2, &[q_shifted, q_bit]);
+    cx.op_into(ops.SUB, i2, &[i, one32]);
+    let more = cx.setcc("ne", i, zero32);
+    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(more), Operand::Block(body), Operand::Block(done)], Vec::new());
+    cx.switch_to_block(done, "divide.done");
+    let magnitude = if remainder { r2 } else { q2 };
+    let result = match signs {
+        None => magnitude,
+        Some((neg_n, neg_d)) => {
+            let negative = if remainder { neg_n } else { cx.op(ops.XOR, cx.i1(), &[neg_n, neg_d]) };
+            let minus = cx.op(ops.SUB, ty, &[zero, magnitude]);
+            cx.select(negative, minus, magnitude)
+        }
+    };
+    cx.alias(def, result);
     Ok(true)
 }
