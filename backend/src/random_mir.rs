@@ -95,9 +95,6 @@ pub struct GeneratorConfig {
     /// At most this many scalar kernel parameters after the two buffers (see
     /// [`GeneratedKernel::scalar_params`]).
     pub max_scalar_params: usize,
-    /// Also generate i128 <-> float conversions. Off by default: the legalizer has no
-    /// expansion for them yet and rejects them with an error.
-    pub wide_division: bool,
 }
 
 impl Default for GeneratorConfig {
@@ -112,7 +109,6 @@ impl Default for GeneratorConfig {
             float_remainder: true,
             nan_unspecified_float_codes: false,
             max_scalar_params: 2,
-            wide_division: false,
         }
     }
 }
@@ -129,7 +125,7 @@ impl GeneratorConfig {
 
     /// Everything on: every optional opcode and condition code (for coverage).
     pub fn everything() -> GeneratorConfig {
-        GeneratorConfig { approximate_functions: true, nan_unspecified_float_codes: true, wide_division: true, ..GeneratorConfig::default() }
+        GeneratorConfig { approximate_functions: true, nan_unspecified_float_codes: true, ..GeneratorConfig::default() }
     }
 }
 
@@ -1299,12 +1295,6 @@ impl<'a> Generator<'a> {
             for c in Self::conversions(source, target) {
                 choices.push((source, c));
             }
-        }
-        if !self.config.wide_division {
-            choices.retain(|(source, c)| {
-                let int_float = matches!(c, Conversion::SignedToFloat | Conversion::UnsignedToFloat | Conversion::FloatToSigned | Conversion::FloatToUnsigned);
-                !(int_float && (source.element_bits > 64 || target.element_bits > 64))
-            });
         }
         let Some((source, conversion)) = self.pick(&choices) else { return self.arithmetic(target) };
         // A BITCAST shows a float's NaN payload as plain bits: only exact sources.

@@ -41,6 +41,14 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             return Ok(true);
         }
     }
+    // Conversions between floats and integers wider than any conversion instruction
+    // (i128): the table row is the float, so the integer side is checked here.
+    let int_side = if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP { inst.uses().next() } else if op == ops.FP_TO_SINT || op == ops.FP_TO_UINT { inst.defs.first().copied() } else { None };
+    if let Some(v) = int_side {
+        if types::bits(cx.tables, cx.ty(v)) > 64 && !types::is_vector(cx.tables, cx.ty(v)) {
+            return wide_int_conversion(cx, inst);
+        }
+    }
     let decision = cx.tables.decide(cx.sm, op, row);
     let describe = |cx: &Cx, what: &str| format!("{} {} on {}: {what} ({}: {})", cx.opcode_name(op), cx.type_name(row), cx.sm.name, decision.rule.source, decision.rule.text);
     match decision.action {
@@ -594,7 +602,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
         // An integer to bf16 where no direct conversion exists: through f32, rounded
         // to odd first so the final rounding is exact.
-        if cx.type_name(ty) == "bf16" {
+        if cx.type_name(ty) == "bf16" && types::bits(cx.tables, cx.ty(values[0])) <= 64 {
             let odd = soften_float::int_to_f32_odd(cx, values[0], op == ops.SINT_TO_FP)?;
             cx.op_into(ops.FP_ROUND, def, &[odd]);
             return Ok(true);
@@ -618,6 +626,12 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         let odd = soften_float::f64_to_f32_odd(cx, values[0])?;
         cx.op_into(ops.FP_ROUND, def, &[odd]);
         return Ok(true);
+    }
+    if is_one_of(op, &[ops.SINT_TO_FP, ops.UINT_TO_FP, ops.FP_TO_SINT, ops.FP_TO_UINT]) {
+        let int_side = if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP { values[0] } else { def };
+        if types::bits(cx.tables, cx.ty(int_side)) > 64 {
+            return wide_int_conversion(cx, inst);
+        }
     }
     if is_one_of(op, &[ops.UDIV, ops.UREM, ops.SDIV, ops.SREM]) && types::kind(cx.tables, ty) == target_desc::tables::TypeKind::Int && bits > 64 {
         return divide_by_shifting(cx, inst);
@@ -804,6 +818,111 @@ fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             let minus = cx.op(ops.SUB, ty, &[zero, magnitude]);
             cx.select(negative, minus, magnitude)
         }
+    };
+    cx.alias(def, result);
+    Ok(true)
+}
+
+/// Conversions between floats and 128-bit integers, through 64-bit conversions.
+///
+/// To float: a value whose high half is zero converts directly; otherwise the top 64
+/// bits (with a sticky bit for everything shifted out, so the one rounding is still
+/// correct) convert and are scaled back by an exact power of two. Signed values convert
+/// their magnitude. From float: the high half is the float scaled by 2^-64 and
+/// truncated, the low half what remains (exact: both are multiples of the float's ulp).
+fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let ops = cx.ops;
+    let op = inst.opcode.generic().unwrap_or(ops.SINT_TO_FP);
+    let x = inst.uses().next().ok_or_else(|| cx.error("conversion without an operand"))?;
+    let def = inst.defs[0];
+    let i64t = cx.int(64)?;
+    let i32t = cx.int(32)?;
+    if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
+        let wide = cx.ty(x);
+        let float = cx.ty(def);
+        let zero = cx.constant(wide, 0);
+        let (magnitude, negative) = if op == ops.SINT_TO_FP {
+            let negative = cx.setcc("lt", x, zero);
+            let minus = cx.op(ops.SUB, wide, &[zero, x]);
+            (cx.select(negative, minus, x), Some(negative))
+        } else {
+            (x, None)
+        };
+        let sixty_four = cx.constant(i32t, 64);
+        let high = cx.op(ops.SRL, wide, &[magnitude, sixty_four]);
+        let high64 = cx.op(ops.TRUNCATE, i64t, &[high]);
+        let low64 = cx.op(ops.TRUNCATE, i64t, &[magnitude]);
+        let direct = cx.op(ops.UINT_TO_FP, float, &[low64]);
+        // shift = 64 - clz(high), in 1..=64 when high != 0 (and 1 otherwise, so the
+        // unused path's shifts stay defined)
+        let zero64 = cx.constant(i64t, 0);
+        let fits = cx.setcc("eq", high64, zero64);
+        let leading = cx.op(ops.CTLZ, i64t, &[high64]);
+        let leading32 = cx.op(ops.TRUNCATE, i32t, &[leading]);
+        let exact_shift = cx.op(ops.SUB, i32t, &[sixty_four, leading32]);
+        let one_shift = cx.constant(i32t, 1);
+        let shift = cx.select(fits, one_shift, exact_shift);
+        let top = cx.op(ops.SRL, wide, &[magnitude, shift]);
+        let top64 = cx.op(ops.TRUNCATE, i64t, &[top]);
+        let one = cx.constant(wide, 1);
+        let bit = cx.op(ops.SHL, wide, &[one, shift]);
+        let mask = cx.op(ops.SUB, wide, &[bit, one]);
+        let lost = cx.op(ops.AND, wide, &[magnitude, mask]);
+        let inexact = cx.setcc("ne", lost, zero);
+        let sticky = cx.op(ops.ZERO_EXTEND, i64t, &[inexact]);
+        let rounded_input = cx.op(ops.OR, i64t, &[top64, sticky]);
+        let converted = cx.op(ops.UINT_TO_FP, float, &[rounded_input]);
+        // * 2^(shift - 1) * 2, both exact powers of two
+        let one32 = cx.constant(i32t, 1);
+        let shift_less = cx.op(ops.SUB, i32t, &[shift, one32]);
+        let one64 = cx.constant(i64t, 1);
+        let power = cx.op(ops.SHL, i64t, &[one64, shift_less]);
+        let scale = cx.op(ops.UINT_TO_FP, float, &[power]);
+        let two = float_splat(cx, float, 2.0)?;
+        let scaled = cx.op(ops.FMUL, float, &[converted, scale]);
+        let scaled = cx.op(ops.FMUL, float, &[scaled, two]);
+        let unsigned = cx.select(fits, direct, scaled);
+        let result = match negative {
+            Some(n) => {
+                let flipped = cx.op(ops.FNEG, float, &[unsigned]);
+                cx.select(n, flipped, unsigned)
+            }
+            None => unsigned,
+        };
+        cx.alias(def, result);
+        return Ok(true);
+    }
+    // Float to a 128-bit integer (values out of range are undefined, as in the spec).
+    if inst.has_flag("sat") {
+        return Err(cx.error("saturating conversions to integers wider than 64 bits are not legalized yet"));
+    }
+    let wide = cx.ty(def);
+    let float = cx.ty(x);
+    let f32t = cx.named_type("f32")?;
+    let source = if types::bits(cx.tables, float) < 32 { cx.op(ops.FP_EXTEND, f32t, &[x]) } else { x };
+    let ft = cx.ty(source);
+    let zero_f = float_splat(cx, ft, 0.0)?;
+    let negative = cx.setcc("olt", source, zero_f);
+    let magnitude = if op == ops.FP_TO_SINT { cx.op(ops.FABS, ft, &[source]) } else { source };
+    let inverse = float_splat(cx, ft, 2f64.powi(-64))?;
+    let two64 = float_splat(cx, ft, 2f64.powi(64))?;
+    let scaled = cx.op(ops.FMUL, ft, &[magnitude, inverse]);
+    let high_f = cx.op(ops.FTRUNC, ft, &[scaled]);
+    let high = cx.op(ops.FP_TO_UINT, i64t, &[high_f]);
+    let back = cx.op(ops.FMUL, ft, &[high_f, two64]);
+    let rest = cx.op(ops.FSUB, ft, &[magnitude, back]);
+    let low = cx.op(ops.FP_TO_UINT, i64t, &[rest]);
+    let high_w = cx.op(ops.ZERO_EXTEND, wide, &[high]);
+    let sixty_four = cx.constant(i32t, 64);
+    let high_part = cx.op(ops.SHL, wide, &[high_w, sixty_four]);
+    let low_w = cx.op(ops.ZERO_EXTEND, wide, &[low]);
+    let unsigned = cx.op(ops.OR, wide, &[high_part, low_w]);
+    let result = if op == ops.FP_TO_SINT {
+        let zero = cx.constant(wide, 0);
+        let minus = cx.op(ops.SUB, wide, &[zero, unsigned]);
+        cx.select(negative, minus, unsigned)
+    } else {
+        unsigned
     };
     cx.alias(def, result);
     Ok(true)

@@ -253,7 +253,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let src = cx.original(values[0]);
             let r = float_to_bf16_bits(cx, src)?;
             cx.alias(part, r);
-        } else if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
+        } else if (op == ops.SINT_TO_FP || op == ops.UINT_TO_FP) && types::bits(cx.tables, cx.ty(values[0])) <= 64 {
             let src = cx.original(values[0]);
             let odd = int_to_f32_odd(cx, src, op == ops.SINT_TO_FP)?;
             let r = f32_to_bf16_bits(cx, odd)?;
