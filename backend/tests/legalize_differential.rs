@@ -141,7 +141,7 @@ fn legalization_preserves_results_on_every_sm() {
         failures.extend(o.failures.iter().cloned());
     }
     let rate = 100.0 * valid as f64 / (valid + discarded).max(1) as f64;
-    println!("total: {} kernels files, {valid} valid runs, {discarded} discarded ({rate:.1}% valid), {variants} distinct (kernel, SM-group) variants checked", outcomes.len());
+    println!("total: {} kernel files, {valid} valid runs, {discarded} discarded ({rate:.1}% valid), {variants} distinct (kernel, SM-group) variants checked", outcomes.len());
     assert!(failures.is_empty(), "{} differential failures:\n{}", failures.len(), failures.join("\n"));
     assert!(rate > 80.0, "valid-run rate {rate:.1}% is below 80%");
 }
