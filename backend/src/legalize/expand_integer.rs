@@ -116,7 +116,6 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
     let ops = cx.ops;
     let values: Vec<ValueId> = inst.uses().collect();
     let half_bits = super::types::bits(cx.tables, half) as i128;
-    let i1 = cx.i1();
     let pair = |cx: &mut Cx, i: usize| -> (ValueId, ValueId) { halves(cx, values[i], half, &how) };
     let result = if op == ops.CONSTANT {
         let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(None) };
@@ -126,13 +125,7 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
         vec![Expanded::Pair(lo, hi)]
     } else if op == ops.ADD || op == ops.SUB {
         let (a, b) = (pair(cx, 0), pair(cx, 1));
-        let (first, next) = if op == ops.ADD { (ops.ADDC, ops.ADDE) } else { (ops.SUBC, ops.SUBE) };
-        let lo = cx.new_value("lo", half);
-        let carry = cx.new_value("carry", i1);
-        cx.op_into_many(first, &[lo, carry], &[a.0, b.0]);
-        let hi = cx.new_value("hi", half);
-        let carry_out = cx.new_value("carry", i1);
-        cx.op_into_many(next, &[hi, carry_out], &[a.1, b.1, carry]);
+        let (lo, hi) = carry_chain(cx, op == ops.ADD, a, b, half);
         vec![Expanded::Pair(lo, hi)]
     } else if op == ops.MUL {
         let (a, b) = (pair(cx, 0), pair(cx, 1));
@@ -154,7 +147,7 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
                 let sign = cx.op(ops.SRA, half, &[x.1, top]);
                 let ylo = cx.op(ops.AND, half, &[y.0, sign]);
                 let yhi = cx.op(ops.AND, half, &[y.1, sign]);
-                let (l, h) = sub_pairs(cx, (lo, hi), (ylo, yhi), half);
+                let (l, h) = carry_chain(cx, false, (lo, hi), (ylo, yhi), half);
                 lo = l;
                 hi = h;
             }
@@ -191,12 +184,7 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
         let sign = cx.op(ops.SRA, half, &[a.1, top]);
         let xlo = cx.op(ops.XOR, half, &[a.0, sign]);
         let xhi = cx.op(ops.XOR, half, &[a.1, sign]);
-        let lo = cx.new_value("lo", half);
-        let borrow = cx.new_value("borrow", i1);
-        cx.op_into_many(ops.SUBC, &[lo, borrow], &[xlo, sign]);
-        let hi = cx.new_value("hi", half);
-        let borrow_out = cx.new_value("borrow", i1);
-        cx.op_into_many(ops.SUBE, &[hi, borrow_out], &[xhi, sign, borrow]);
+        let (lo, hi) = carry_chain(cx, false, (xlo, xhi), (sign, sign), half);
         vec![Expanded::Pair(lo, hi)]
     } else if op == ops.CTPOP {
         let a = pair(cx, 0);
@@ -225,13 +213,7 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
         vec![Expanded::Pair(lo, hi)]
     } else if op == ops.UADDO || op == ops.USUBO {
         let (a, b) = (pair(cx, 0), pair(cx, 1));
-        let (first, next) = if op == ops.UADDO { (ops.ADDC, ops.ADDE) } else { (ops.SUBC, ops.SUBE) };
-        let lo = cx.new_value("lo", half);
-        let carry = cx.new_value("carry", i1);
-        cx.op_into_many(first, &[lo, carry], &[a.0, b.0]);
-        let hi = cx.new_value("hi", half);
-        let carry_out = cx.new_value("carry", i1);
-        cx.op_into_many(next, &[hi, carry_out], &[a.1, b.1, carry]);
+        let (lo, hi) = carry_chain(cx, op == ops.UADDO, a, b, half);
         // The carry flag is consumed by the chain; the overflow is recomputed.
         let overflow = if op == ops.UADDO { compare_pairs(cx, "ult", (lo, hi), a, half)? } else { compare_pairs(cx, "ult", a, b, half)? };
         vec![Expanded::Pair(lo, hi), Expanded::Value(overflow)]
@@ -449,16 +431,18 @@ fn split_constant(v: i128, half_bits: i128) -> (i128, i128) {
     (signed(v & mask), signed((v >> half_bits) & mask))
 }
 
-/// (lo, hi) - (lo, hi) with a borrow chain.
-fn sub_pairs(cx: &mut Cx, a: (ValueId, ValueId), b: (ValueId, ValueId), half: VtId) -> (ValueId, ValueId) {
+/// (lo, hi) + or - (lo, hi) as a carry chain: ADDC then ADDE (SUBC then SUBE), the
+/// second directly after the first (the carry is a flag in PTX, `add.cc`/`addc`).
+fn carry_chain(cx: &mut Cx, add: bool, a: (ValueId, ValueId), b: (ValueId, ValueId), half: VtId) -> (ValueId, ValueId) {
     let ops = cx.ops;
     let i1 = cx.i1();
+    let (first, next) = if add { (ops.ADDC, ops.ADDE) } else { (ops.SUBC, ops.SUBE) };
     let lo = cx.new_value("lo", half);
-    let borrow = cx.new_value("borrow", i1);
-    cx.op_into_many(ops.SUBC, &[lo, borrow], &[a.0, b.0]);
+    let carry = cx.new_value("carry", i1);
+    cx.op_into_many(first, &[lo, carry], &[a.0, b.0]);
     let hi = cx.new_value("hi", half);
-    let borrow_out = cx.new_value("borrow", i1);
-    cx.op_into_many(ops.SUBE, &[hi, borrow_out], &[a.1, b.1, borrow]);
+    let carry_out = cx.new_value("carry", i1);
+    cx.op_into_many(next, &[hi, carry_out], &[a.1, b.1, carry]);
     (lo, hi)
 }
 
