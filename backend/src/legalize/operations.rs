@@ -184,7 +184,7 @@ fn extend_float(cx: &mut Cx, v: ValueId, target: VtId) -> LResult<ValueId> {
     let ops = cx.ops;
     let ty = cx.ty(v);
     let f32t = cx.named_type("f32")?;
-    if cx.type_name(ty) == "bf16" && target != f32t {
+    if types::is_f32_top_half(cx.tables, ty) && target != f32t {
         // bf16 widens through f32 (the direct conversions need newer SMs).
         let f = cx.op(ops.FP_EXTEND, f32t, &[v]);
         return Ok(cx.op(ops.FP_EXTEND, target, &[f]));
@@ -195,7 +195,7 @@ fn extend_float(cx: &mut Cx, v: ValueId, target: VtId) -> LResult<ValueId> {
 /// A wide float rounded once to `narrow`.
 fn round_float(cx: &mut Cx, wide: ValueId, narrow: VtId) -> LResult<ValueId> {
     let ops = cx.ops;
-    if cx.type_name(narrow) == "bf16" && types::bits(cx.tables, cx.ty(wide)) > 32 {
+    if types::is_f32_top_half(cx.tables, narrow) && types::bits(cx.tables, cx.ty(wide)) > 32 {
         let odd = soften_float::f64_to_f32_odd(cx, wide)?;
         return Ok(cx.op(ops.FP_ROUND, narrow, &[odd]));
     }
@@ -211,7 +211,7 @@ fn float_splat(cx: &mut Cx, ty: VtId, value: f64) -> LResult<ValueId> {
         let lanes = vec![c; types::lanes(cx.tables, ty) as usize];
         return Ok(cx.op(ops.BUILD_VECTOR, ty, &lanes));
     }
-    if cx.type_name(ty) == "bf16" {
+    if types::is_f32_top_half(cx.tables, ty) {
         return Ok(cx.fconstant_bits(ty, soften_float::bf16_bits_of(value) as u64));
     }
     Ok(cx.fconstant(ty, value))
@@ -602,7 +602,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
         // An integer to bf16 where no direct conversion exists: through f32, rounded
         // to odd first so the final rounding is exact.
-        if cx.type_name(ty) == "bf16" && types::bits(cx.tables, cx.ty(values[0])) <= 64 {
+        if types::is_f32_top_half(cx.tables, ty) && types::bits(cx.tables, cx.ty(values[0])) <= 64 {
             let odd = soften_float::int_to_f32_odd(cx, values[0], op == ops.SINT_TO_FP)?;
             cx.op_into(ops.FP_ROUND, def, &[odd]);
             return Ok(true);
@@ -616,13 +616,13 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             return Ok(true);
         }
     }
-    if (op == ops.FP_TO_SINT || op == ops.FP_TO_UINT) && cx.type_name(cx.ty(values[0])) == "bf16" {
+    if (op == ops.FP_TO_SINT || op == ops.FP_TO_UINT) && types::is_f32_top_half(cx.tables, cx.ty(values[0])) {
         let f32t = cx.named_type("f32")?;
         let f = cx.op(ops.FP_EXTEND, f32t, &[values[0]]);
         cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], vec![def]);
         return Ok(true);
     }
-    if op == ops.FP_ROUND && cx.type_name(ty) == "bf16" && types::bits(cx.tables, cx.ty(values[0])) > 32 {
+    if op == ops.FP_ROUND && types::is_f32_top_half(cx.tables, ty) && types::bits(cx.tables, cx.ty(values[0])) > 32 {
         let odd = soften_float::f64_to_f32_odd(cx, values[0])?;
         cx.op_into(ops.FP_ROUND, def, &[odd]);
         return Ok(true);

@@ -49,6 +49,24 @@ pub(crate) fn f32_to_bf16_bits(cx: &mut Cx, x: ValueId) -> LResult<ValueId> {
     Ok(cx.select(is_nan, nan_bits, result))
 }
 
+/// The bits of a float rounded *to odd* from the bits of its nearest (or truncated)
+/// rounding: one ulp toward zero when that rounding went `away` from zero, then the
+/// lowest bit set, when the rounding was `inexact`.
+fn to_odd(cx: &mut Cx, bits: ValueId, away: Option<ValueId>, inexact: ValueId) -> ValueId {
+    let ops = cx.ops;
+    let ty = cx.ty(bits);
+    let one = cx.constant(ty, 1);
+    let truncated = match away {
+        Some(away) => {
+            let toward_zero = cx.op(ops.SUB, ty, &[bits, one]);
+            cx.select(away, toward_zero, bits)
+        }
+        None => bits,
+    };
+    let odd = cx.op(ops.OR, ty, &[truncated, one]);
+    cx.select(inexact, odd, bits)
+}
+
 /// An f64 rounded to f32 *to odd*: truncated toward zero, lowest bit set when
 /// inexact. Rounding that to a narrower format gives the correctly rounded result.
 pub(crate) fn f64_to_f32_odd(cx: &mut Cx, x: ValueId) -> LResult<ValueId> {
@@ -63,11 +81,7 @@ pub(crate) fn f64_to_f32_odd(cx: &mut Cx, x: ValueId) -> LResult<ValueId> {
     let x_abs = cx.op(ops.FABS, f64t, &[x]);
     let away = cx.setcc("ogt", back_abs, x_abs);
     let bits = cx.op(ops.BITCAST, i32t, &[nearest]);
-    let one = cx.constant(i32t, 1);
-    let toward_zero = cx.op(ops.SUB, i32t, &[bits, one]);
-    let truncated = cx.select(away, toward_zero, bits);
-    let odd = cx.op(ops.OR, i32t, &[truncated, one]);
-    let chosen = cx.select(inexact, odd, bits);
+    let chosen = to_odd(cx, bits, Some(away), inexact);
     Ok(cx.op(ops.BITCAST, f32t, &[chosen]))
 }
 
@@ -95,11 +109,7 @@ pub(crate) fn narrow_fma_to_odd(cx: &mut Cx, a: ValueId, b: ValueId, c: ValueId)
     let zero_i = cx.constant(i64t, 0);
     // The error has the other sign: the sum was rounded away from zero.
     let away = cx.setcc("lt", signs, zero_i);
-    let one = cx.constant(i64t, 1);
-    let toward_zero = cx.op(ops.SUB, i64t, &[s_bits, one]);
-    let truncated = cx.select(away, toward_zero, s_bits);
-    let odd = cx.op(ops.OR, i64t, &[truncated, one]);
-    let chosen = cx.select(inexact, odd, s_bits);
+    let chosen = to_odd(cx, s_bits, Some(away), inexact);
     Ok(cx.op(ops.BITCAST, f64t, &[chosen]))
 }
 
@@ -121,9 +131,7 @@ pub(crate) fn int_to_f32_odd(cx: &mut Cx, v: ValueId, signed: bool) -> LResult<V
         let back = cx.op(back_op, i64t, &[toward_zero]);
         let inexact = cx.setcc("ne", back, v64);
         let raw = cx.op(ops.BITCAST, i64t, &[toward_zero]);
-        let one = cx.constant(i64t, 1);
-        let odd = cx.op(ops.OR, i64t, &[raw, one]);
-        let chosen = cx.select(inexact, odd, raw);
+        let chosen = to_odd(cx, raw, None, inexact);
         cx.op(ops.BITCAST, f64t, &[chosen])
     };
     f64_to_f32_odd(cx, as_f64)
@@ -183,9 +191,8 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
     let ops = cx.ops;
     let soft_ty = cx.ty(value);
     let TypeAction::Soften(int_ty) = cx.action(value) else { return Ok(false) };
-    let bits = types::bits(cx.tables, soft_ty);
-    if bits != 16 || cx.type_name(soft_ty) != "bf16" {
-        return Err(cx.error(format!("softening {} is not supported (only bf16, the top half of an f32)", cx.type_name(soft_ty))));
+    if !types::is_f32_top_half(cx.tables, soft_ty) {
+        return Err(cx.error(format!("softening {} is not supported (only a float that is the top half of an f32, like bf16)", cx.type_name(soft_ty))));
     }
     let values: Vec<ValueId> = inst.uses().collect();
     // The bits of an operand: its part if softened, else itself.

@@ -81,6 +81,13 @@ pub fn is_vector(tables: &TargetTables, ty: VtId) -> bool {
     kind(tables, ty) == TypeKind::Vector
 }
 
+/// A float that is the top half of an f32 (16 bits with 7 stored mantissa bits, as the
+/// description's `mantissa` field says of bf16): it widens to f32 by a shift and narrows
+/// by rounding the bits, and the SMs that lack its conversions go through f32.
+pub fn is_f32_top_half(tables: &TargetTables, ty: VtId) -> bool {
+    tables.type_info(ty).is_some_and(|t| t.kind == TypeKind::Float && t.bits == 16 && t.mantissa == 7)
+}
+
 /// The integer type of exactly `bits` bits, if the description defines one.
 pub fn int_type(tables: &TargetTables, bits: u16) -> Option<VtId> {
     tables.types.iter().find(|t| t.kind == TypeKind::Int && t.bits == bits).map(|t| VtId(t.id))
