@@ -438,12 +438,22 @@ impl Emitter {
             });
             let any_results = p.any_results;
             let hook = opt_str(p.hook);
+            let flag_groups = u16s(p.flag_groups);
             quote! {
                 ::target_desc::tables::PatternInfo {
-                    name: #name, opcode: #opcode, flags: #flags, operands: &[#(#operands),*], results: &[#(#results),*], sms: #sms, min_ptx: #min_ptx,
+                    name: #name, opcode: #opcode, flags: #flags, flag_groups: #flag_groups, operands: &[#(#operands),*], results: &[#(#results),*], sms: #sms, min_ptx: #min_ptx,
                     template: #template, any_results: #any_results, hook: #hook, suffix: #suffix, priority: #priority, rule: #rule,
                 }
             }
+        });
+        let flag_groups = t.flag_groups.iter().map(|g| {
+            let (name, fields) = (g.name, strs(g.fields));
+            let members = g.members.iter().map(|m| {
+                let (flag, texts, min_ptx, rule) = (m.flag, strs(m.texts), m.min_ptx, m.rule);
+                let sms = Literal::u128_unsuffixed(m.sms);
+                quote! { ::target_desc::tables::FlagMember { flag: #flag, texts: #texts, sms: #sms, min_ptx: #min_ptx, rule: #rule } }
+            });
+            quote! { ::target_desc::tables::FlagGroupInfo { name: #name, fields: #fields, members: &[#(#members),*] } }
         });
         let (default_action, default_rule) = (action(t.default_action.0), t.default_action.1);
         let (default_cc, default_cc_rule) = (action(t.default_cc_action.0), t.default_cc_action.1);
@@ -523,6 +533,7 @@ impl Emitter {
                 default_action: (#default_action, #default_rule),
                 default_cc_action: (#default_cc, #default_cc_rule),
                 patterns: &[#(#patterns),*],
+                flag_groups: &[#(#flag_groups),*],
                 names: ::target_desc::tables::NameMaps {
                     opcodes: ::target_desc::tables::NameMap::Static(&#op_map),
                     types: ::target_desc::tables::NameMap::Static(&#ty_map),

@@ -872,7 +872,8 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
 
     // ---- rules ----
     let resolved = resolve_rules(&mut b, &rule_files, &opcode_infos, &cc_infos, &type_class)?;
-    let patterns = build_patterns(&mut b, &rule_files, &opcode_infos, &type_class)?;
+    let (flag_groups, group_index) = build_flag_groups(&mut b, &rule_files)?;
+    let patterns = build_patterns(&mut b, &rule_files, &opcode_infos, &type_class, &flag_groups, &group_index)?;
 
     // ---- assemble ----
     let mut sm_tables = Vec::new();
@@ -935,6 +936,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         default_action: resolved.default_action,
         default_cc_action: resolved.default_cc_action,
         patterns: leak(patterns),
+        flag_groups: leak(flag_groups),
         names,
     })
 }
@@ -1053,7 +1055,7 @@ fn resolve_rules(
                     let r = resolve_one(b, rule, file, opcodes, ccs, type_class)?;
                     resolved.push(r);
                 }
-                Statement::Pattern(_) => {}
+                Statement::Pattern(_) | Statement::Flags(_) => {}
             }
         }
     }
@@ -1377,10 +1379,84 @@ fn is_bool(sig: &Signature, operand: Option<&SigOperand>) -> bool {
 }
 
 /// The value of `lit.N` / `imm.TYPE.N` (decimal, `-` allowed).
+/// The `{NAME}` placeholders of a text (`{{`/`}}` are literal braces).
+fn placeholders(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        if rest[open..].starts_with("{{") {
+            rest = &rest[open + 2..];
+            continue;
+        }
+        let Some(close) = rest[open..].find('}') else { break };
+        out.push(&rest[open + 1..open + close]);
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
+/// Whether `{NAME}` or `{NAME.FIELD}` names a text of `group`.
+fn flag_field_known(group: &FlagGroupInfo, placeholder: &str) -> bool {
+    match placeholder.split_once('.') {
+        None => placeholder == group.name,
+        Some((g, field)) => g == group.name && group.fields.contains(&field),
+    }
+}
+
 fn literal_value(b: &Builder, text: &str, kind: &Name, file: usize) -> DescResult<i64> {
     text.parse::<i64>().map_err(|_| {
         b.err(DescErrorKind::Invalid(format!("`{}`: expected an integer value after the last `.`, found `{text}`", kind.text)), file, kind.line, kind.column)
     })
+}
+
+/// Every `flags` statement, and the index of each group by name (without the `$`).
+fn build_flag_groups(b: &mut Builder, rule_files: &[(usize, Vec<Statement>)]) -> DescResult<(Vec<FlagGroupInfo>, HashMap<String, (u16, usize, usize)>)> {
+    let mut groups = Vec::new();
+    let mut index: HashMap<String, (u16, usize, usize)> = HashMap::new();
+    for (file, stmts) in rule_files {
+        let file = *file;
+        for stmt in stmts {
+            let Statement::Flags(g) = stmt else { continue };
+            let name = g.name.text.trim_start_matches('$').to_string();
+            if let Some((_, f0, l0)) = index.get(&name) {
+                let first = format!("{}:{}", b.file(*f0).display, l0);
+                return Err(b.err(DescErrorKind::Duplicate { what: "flag group", name: g.name.text.clone(), first }, file, g.name.line, g.name.column));
+            }
+            let rule = b.add_rule(file, g.line, &g.text)?;
+            let fields: Vec<&'static str> = g.fields.iter().map(|f| leak_str(&f.text)).collect();
+            let arity = fields.len().max(1);
+            let mut members: Vec<FlagMember> = Vec::new();
+            for m in &g.members {
+                if m.texts.len() != arity {
+                    let expected = if fields.is_empty() { "one text".to_string() } else { format!("{} texts ({})", fields.len(), fields.join(", ")) };
+                    return Err(b.err(DescErrorKind::Invalid(format!("flag member `{}` has {} text(s), expected {expected}", m.flag.text, m.texts.len())), file, m.flag.line, m.flag.column));
+                }
+                let sms = match &m.condition {
+                    None => b.all_sms,
+                    Some(c) => b.eval(c, file)?,
+                };
+                if sms.is_empty() {
+                    return Err(b.err(DescErrorKind::NeverApplies(format!("flag member `{}`: its condition holds on no SM", m.flag.text)), file, m.flag.line, m.flag.column));
+                }
+                let flag = if m.flag.text == "_" { "" } else { leak_str(&m.flag.text) };
+                if let Some(other) = members.iter().find(|o| o.flag == flag && o.sms & sms.0 != 0) {
+                    let sm = (0..b.sm_names.len()).find(|&i| other.sms & sms.0 >> i & 1 == 1).map_or("?", |i| b.sm_names[i].as_str());
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!("flag member `{}` applies twice on {sm}: members of one flag need disjoint `when` conditions", m.flag.text)),
+                        file,
+                        m.flag.line,
+                        m.flag.column,
+                    ));
+                }
+                let min_ptx = m.condition.as_ref().map_or(0, |c| b.required_ptx(c));
+                let texts: Vec<&'static str> = m.texts.iter().map(|(t, _, _)| leak_str(&t.replace("\\n", "\n"))).collect();
+                members.push(FlagMember { flag, texts: leak(texts), sms: sms.0, min_ptx, rule });
+            }
+            index.insert(name.clone(), (groups.len() as u16, file, g.line));
+            groups.push(FlagGroupInfo { name: leak_str(&name), fields: leak(fields), members: leak(members) });
+        }
+    }
+    Ok((groups, index))
 }
 
 /// Instantiates every `pattern` statement: one machine instruction per `for` binding.
@@ -1389,6 +1465,8 @@ fn build_patterns(
     rule_files: &[(usize, Vec<Statement>)],
     opcodes: &[OpcodeInfo],
     type_class: &[Vec<u8>],
+    flag_groups: &[FlagGroupInfo],
+    group_index: &HashMap<String, (u16, usize, usize)>,
 ) -> DescResult<Vec<PatternInfo>> {
     let mut out: Vec<PatternInfo> = Vec::new();
     let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
@@ -1396,22 +1474,75 @@ fn build_patterns(
         let file = *file;
         for stmt in stmts {
             let Statement::Pattern(p) = stmt else { continue };
-            // `LOAD.volatile`: the opcode and the exact flags the instruction must carry.
+            // `LOAD.volatile`: the opcode and the flags the instruction must carry;
+            // `ATOMIC_LOAD_ADD.$atom_scope`: a flag group.
             let mut parts = p.opcode.text.split('.');
             let base = parts.next().unwrap_or("");
-            let mut flags: Vec<&'static str> = parts.map(leak_str).collect();
+            let (group_parts, fixed_parts): (Vec<&str>, Vec<&str>) = parts.partition(|f| f.starts_with('$'));
+            let mut flags: Vec<&'static str> = fixed_parts.into_iter().map(leak_str).collect();
             flags.sort();
+            let mut groups: Vec<u16> = Vec::new();
+            for g in &group_parts {
+                let Some(&(gi, _, _)) = group_index.get(&g[1..]) else {
+                    let candidates = flag_groups.iter().map(|x| x.name).collect();
+                    return Err(b.err(b.unknown("flag group", g, candidates), file, p.opcode.line, p.opcode.column));
+                };
+                if groups.contains(&gi) {
+                    return Err(b.err(DescErrorKind::Invalid(format!("flag group `{g}` is named twice")), file, p.opcode.line, p.opcode.column));
+                }
+                groups.push(gi);
+            }
             let Some(op) = opcodes.iter().find(|o| o.name == base) else {
                 let candidates = opcodes.iter().map(|o| o.name).collect();
                 return Err(b.err(b.unknown("opcode", base, candidates), file, p.opcode.line, p.opcode.column));
             };
-            if let Some(bad) = flags.iter().find(|f| !op.flags.contains(f)) {
+            let group_flags = groups.iter().flat_map(|&g| flag_groups[g as usize].members.iter().map(|m| m.flag).filter(|f| !f.is_empty()));
+            if let Some(bad) = flags.iter().copied().chain(group_flags.clone()).find(|f| !op.flags.contains(f)) {
                 return Err(b.err(
                     DescErrorKind::Invalid(format!("{} has no flag `.{bad}` (it accepts: {})", op.name, op.flags.join(", "))),
                     file,
                     p.opcode.line,
                     p.opcode.column,
                 ));
+            }
+            // A flag must tell which group (or fixed flag) it belongs to.
+            let mut seen: Vec<&str> = flags.clone();
+            for f in groups.iter().flat_map(|&g| {
+                let mut own: Vec<&str> = flag_groups[g as usize].members.iter().map(|m| m.flag).filter(|f| !f.is_empty()).collect();
+                own.sort_unstable();
+                own.dedup();
+                own
+            }) {
+                if seen.contains(&f) {
+                    return Err(b.err(DescErrorKind::Invalid(format!("flag `.{f}` belongs to two flag groups (or a group and a fixed flag) of this pattern")), file, p.opcode.line, p.opcode.column));
+                }
+                seen.push(f);
+            }
+            // A member's text may name only groups after its own, so texts resolve without cycles.
+            for (k, &g) in groups.iter().enumerate() {
+                let group = &flag_groups[g as usize];
+                for m in group.members {
+                    for t in m.texts {
+                        for name in placeholders(t) {
+                            let base_name = name.split('.').next().unwrap_or("");
+                            let later = groups[k + 1..].iter().any(|&h| flag_groups[h as usize].name == base_name && flag_field_known(&flag_groups[h as usize], name));
+                            if !later {
+                                let (_, gf, gl) = group_index[group.name];
+                                return Err(b.err(
+                                    DescErrorKind::Invalid(format!(
+                                        "`{{{name}}}` in a member of flag group ${} is not a flag group named after ${} in this pattern's opcode (defined at {}:{gl})",
+                                        group.name,
+                                        group.name,
+                                        b.file(gf).display
+                                    )),
+                                    file,
+                                    p.opcode.line,
+                                    p.opcode.column,
+                                ));
+                            }
+                        }
+                    }
+                }
             }
             let set = match &p.condition {
                 None => b.all_sms,
@@ -1614,17 +1745,26 @@ fn build_patterns(
                         "T" => bound.is_some(),
                         "cc" | "ccs" => operands.iter().any(|(_, o)| *o == PatternOperand::CondCode),
                         "param" => op.name == "ARG",
+                        _ if groups.iter().any(|&g| flag_field_known(&flag_groups[g as usize], name)) => true,
                         _ => operands.iter().any(|(n, _)| *n == name),
                     };
                     if !known {
                         let names: Vec<String> = operands.iter().filter(|(_, o)| *o != PatternOperand::Flag).map(|(n, _)| format!("{{{n}}}")).collect();
                         return Err(b.err(
                             DescErrorKind::Invalid(format!(
-                                "unknown template placeholder `{{{name}}}` (this pattern has {}{}{}{})",
+                                "unknown template placeholder `{{{name}}}` (this pattern has {}{}{}{}{})",
                                 names.join(" "),
                                 if result.is_some() { " {d}" } else { "" },
                                 (1..results.len()).filter(|&i| matches!(results[i], PatternResult::Reg(_))).map(|i| format!(" {{d{i}}}")).collect::<String>(),
-                                if bound.is_some() { " {T}" } else { "" }
+                                if bound.is_some() { " {T}" } else { "" },
+                                groups
+                                    .iter()
+                                    .map(|&g| {
+                                        let group = &flag_groups[g as usize];
+                                        let fields: String = group.fields.iter().map(|f| format!(" {{{}.{f}}}", group.name)).collect();
+                                        format!(" {{{}}}{fields}", group.name)
+                                    })
+                                    .collect::<String>()
                             )),
                             file,
                             p.template_line,
@@ -1667,6 +1807,7 @@ fn build_patterns(
                     name: leak_str(&name),
                     opcode: op.id,
                     flags: leak(flags.clone()),
+                    flag_groups: leak(groups.clone()),
                     operands: leak(operands),
                     results: leak(results),
                     sms: set.0,

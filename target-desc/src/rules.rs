@@ -101,9 +101,35 @@ pub struct PatternStmt {
     pub text: String,
 }
 
+/// A flag group (`flags $scope(atom, fence) = _: ("", ".gpu"), cta: (".cta", ".cta");`):
+/// the flags a pattern accepts where its opcode names `$scope`, and the template text
+/// each becomes. Like LLVM's operand modifiers (NVPTX prints `.acquire.gpu` from an
+/// ordering operand), the flags stay on the selected instruction instead of
+/// multiplying the patterns.
+#[derive(Debug, Clone)]
+pub struct FlagsStmt {
+    pub name: Name,
+    /// Field names; empty for a group with one text per member.
+    pub fields: Vec<Name>,
+    pub members: Vec<FlagMemberStmt>,
+    pub line: usize,
+    pub column: usize,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct FlagMemberStmt {
+    /// The flag, or `_` for its absence.
+    pub flag: Name,
+    /// One text per field, each with where it starts.
+    pub texts: Vec<(String, usize, usize)>,
+    pub condition: Option<Condition>,
+}
+
 #[derive(Debug, Clone)]
 pub enum Statement {
     Set { name: Name, items: Vec<Name> },
+    Flags(FlagsStmt),
     Pattern(PatternStmt),
     Default { condcode: bool, action: ActionSpec, line: usize, column: usize, text: String },
     Rule(RuleStmt),
@@ -160,6 +186,7 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
                 out.push(Statement::Rule(RuleStmt { table, action, keys, types, condition, line, column, text }));
             }
             Rule::pattern_stmt => out.push(Statement::Pattern(parse_pattern(pair, line, column, text))),
+            Rule::flags_stmt => out.push(Statement::Flags(parse_flags(pair, line, column, text))),
             Rule::EOI => {}
             other => unreachable!("unexpected statement {other:?}"),
         }
@@ -188,7 +215,7 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
                 results.extend(p.into_inner().filter(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x)));
                 after_arrow = false;
             }
-            Rule::ident => idents.push(Name::from_pair(&p)),
+            Rule::ident | Rule::pattern_op => idents.push(Name::from_pair(&p)),
             Rule::arrow => after_arrow = true,
             Rule::for_clause => {
                 for b in p.into_inner().filter(|b| b.as_rule() == Rule::binding) {
@@ -230,6 +257,40 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let name = idents.next().expect("pattern name");
     let opcode = idents.next().expect("pattern opcode");
     PatternStmt { name, bindings, opcode, args, results, condition, template, template_line, template_column, hook, line, column, text }
+}
+
+fn parse_flags(pair: Pair<'_, Rule>, line: usize, column: usize, text: String) -> FlagsStmt {
+    let mut name = None;
+    let mut fields = Vec::new();
+    let mut members = Vec::new();
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::set_ref => name = Some(Name::from_pair(&p)),
+            Rule::field_list => fields.extend(p.into_inner().filter(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x))),
+            Rule::flag_member => {
+                let mut flag = None;
+                let mut texts = Vec::new();
+                let mut condition = None;
+                for m in p.into_inner() {
+                    match m.as_rule() {
+                        Rule::ident => flag = Some(Name::from_pair(&m)),
+                        Rule::flag_texts => {
+                            for t in m.into_inner().filter(|t| t.as_rule() == Rule::template) {
+                                let (l, c) = t.as_span().start_pos().line_col();
+                                let raw = t.as_str();
+                                texts.push((raw[1..raw.len() - 1].to_string(), l, c + 1));
+                            }
+                        }
+                        Rule::condition => condition = Some(parse_expr(m.into_inner().nth(1).expect("condition expression"))),
+                        _ => {}
+                    }
+                }
+                members.push(FlagMemberStmt { flag: flag.expect("member flag"), texts, condition });
+            }
+            _ => {}
+        }
+    }
+    FlagsStmt { name: name.expect("group name"), fields, members, line, column, text }
 }
 
 /// Parses a stand-alone condition (the `when:` of a YAML entry). `line`/`column` are
@@ -315,6 +376,11 @@ fn describe(grammar_rule: &Rule) -> &'static str {
         Rule::kw_promotion | Rule::kw_fsincos | Rule::one_dim_rule => "`promotion` or `fsincos`",
         Rule::kw_when | Rule::condition => "`when`",
         Rule::kw_pattern | Rule::pattern_stmt => "`pattern`",
+        Rule::kw_flags | Rule::flags_stmt => "`flags`",
+        Rule::pattern_op => "an opcode with flags (`ATOMIC_LOAD_ADD.$scope`)",
+        Rule::field_list => "field names `(NAME, ...)`",
+        Rule::flag_member => "a flag member (`FLAG: \"TEXT\"`)",
+        Rule::flag_texts => "a quoted text or a list `(\"TEXT\", ...)`",
         Rule::template => "a quoted template",
         Rule::for_clause | Rule::kw_for => "`for (TYPE: SUFFIX, ...)`",
         Rule::binding => "`TYPE: SUFFIX`",

@@ -413,7 +413,9 @@ pub enum PatternResult {
 /// suffix from the pattern's `for` clause, `{cc}` the condition code's PTX comparison
 /// (integer or float form, from the compared type), `{ccs}` its integer signedness
 /// letter (`s`/`u`), `{param}` the parameter symbol of an `ARG`, `{tmp.TYPE}` a scratch
-/// register of that type private to the instruction (`{tmp.TYPE.N}` a further one).
+/// register of that type private to the instruction (`{tmp.TYPE.N}` a further one),
+/// `{GROUP}` / `{GROUP.FIELD}` the text of the instruction's flag in a flag group the
+/// opcode names (`ATOMIC_LOAD_ADD.$atom_scope`).
 /// `{{` and `}}` are literal braces (`mov.b32 {{{a}, {b}}}`). Lines of a template
 /// are separated by `\n`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -421,8 +423,12 @@ pub struct PatternInfo {
     /// The machine opcode's name in MIR after selection (`ADD_rr_i32`).
     pub name: &'static str,
     pub opcode: u16,
-    /// The exact flag set an instruction must carry (`LOAD.volatile` -> `["volatile"]`).
+    /// The flags an instruction must carry (`LOAD.volatile` -> `["volatile"]`); every
+    /// other flag it carries must belong to one of `flag_groups`.
     pub flags: &'static [&'static str],
+    /// Flag groups (indices into [`TargetTables::flag_groups`]): each accepts one of its
+    /// flags (or its absence, with a `_` member) and gives the template its text.
+    pub flag_groups: &'static [u16],
     pub operands: &'static [(&'static str, PatternOperand)],
     /// The results in order (`{d}` is the first, `{d1}` the second, ...).
     pub results: &'static [PatternResult],
@@ -450,6 +456,53 @@ pub fn scratch_type_name(key: &str) -> &str {
     match key.rsplit_once('.') {
         Some((ty, n)) if n.parse::<u32>().is_ok() => ty,
         _ => key,
+    }
+}
+
+/// A `flags` statement: a set of flags a pattern accepts in one position and the
+/// template text each becomes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FlagGroupInfo {
+    /// Without the `$`.
+    pub name: &'static str,
+    /// Field names; empty when each member has a single text.
+    pub fields: &'static [&'static str],
+    pub members: &'static [FlagMember],
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FlagMember {
+    /// The flag; empty for the member that stands for the flag's absence (`_`).
+    pub flag: &'static str,
+    /// One text per field.
+    pub texts: &'static [&'static str],
+    /// SMs (bit per SM index) where the member applies; members of one flag are disjoint.
+    pub sms: u128,
+    /// PTX ISA version its `when` condition requires (0 when none).
+    pub min_ptx: u16,
+    /// Provenance (index into [`TargetTables::rules`]): the `flags` statement.
+    pub rule: u16,
+}
+
+impl FlagGroupInfo {
+    /// The member that stands for `flag` (`None`: the flag's absence) on an SM.
+    pub fn member(&self, flag: Option<&str>, sm_index: usize) -> Option<&FlagMember> {
+        let flag = flag.unwrap_or("");
+        self.members.iter().find(|m| m.flag == flag && m.sms >> sm_index & 1 == 1)
+    }
+
+    /// Whether `flag` is one of the group's flags (on any SM).
+    pub fn has_flag(&self, flag: &str) -> bool {
+        !flag.is_empty() && self.members.iter().any(|m| m.flag == flag)
+    }
+
+    /// The member's text for a field (`None`: the first field).
+    pub fn text(&self, member: &FlagMember, field: Option<&str>) -> Option<&'static str> {
+        let index = match field {
+            None => 0,
+            Some(f) => self.fields.iter().position(|x| *x == f)?,
+        };
+        member.texts.get(index).copied()
     }
 }
 
@@ -583,6 +636,8 @@ pub struct TargetTables {
     pub default_cc_action: (Action, u16),
     /// Instruction-selection patterns, in description order.
     pub patterns: &'static [PatternInfo],
+    /// Flag groups the patterns refer to (`flags` statements), in description order.
+    pub flag_groups: &'static [FlagGroupInfo],
     pub names: NameMaps,
 }
 
@@ -667,6 +722,82 @@ pub fn pack_cc_nibbles(actions: &[u8]) -> [u32; CC_STRIDE] {
 }
 
 impl TargetTables {
+    /// Whether an instruction's `flags` (sorted) fit pattern `p` on an SM: every flag the
+    /// pattern requires is there and each other flag is taken by a distinct flag group
+    /// of the pattern, whose member applies on the SM (a group left without a flag needs
+    /// a `_` member). Returns the flags the machine instruction keeps (the groups').
+    pub fn match_flags<'a>(&self, p: &PatternInfo, flags: &[&'a str], sm_index: usize) -> Option<Vec<&'a str>> {
+        if p.flag_groups.is_empty() {
+            return (p.flags == flags).then(Vec::new);
+        }
+        if !p.flags.iter().all(|f| flags.contains(f)) {
+            return None;
+        }
+        let mut kept = Vec::new();
+        let mut taken = vec![false; p.flag_groups.len()];
+        for f in flags.iter().filter(|f| !p.flags.contains(f)) {
+            let g = p.flag_groups.iter().position(|&g| self.flag_groups[g as usize].has_flag(f))?;
+            if taken[g] {
+                return None;
+            }
+            self.flag_groups[p.flag_groups[g] as usize].member(Some(f), sm_index)?;
+            taken[g] = true;
+            kept.push(*f);
+        }
+        for (g, &group) in p.flag_groups.iter().enumerate() {
+            if !taken[g] {
+                self.flag_groups[group as usize].member(None, sm_index)?;
+            }
+        }
+        Some(kept)
+    }
+
+    /// The flag-group members a selected instruction with `flags` uses on an SM, one per
+    /// group of the pattern, in the pattern's group order.
+    pub fn flag_members<S: AsRef<str>>(&self, p: &PatternInfo, flags: &[S], sm_index: usize) -> Result<Vec<(&FlagGroupInfo, &FlagMember)>, String> {
+        p.flag_groups
+            .iter()
+            .map(|&g| {
+                let group = &self.flag_groups[g as usize];
+                let flag = flags.iter().map(AsRef::as_ref).find(|f| group.has_flag(f));
+                group.member(flag, sm_index).map(|m| (group, m)).ok_or_else(|| {
+                    let what = flag.map_or("no flag".to_string(), |f| format!("`.{f}`"));
+                    format!("{}: flag group ${} has no member for {what} on this SM", p.name, group.name)
+                })
+            })
+            .collect()
+    }
+
+    /// Pattern `p`'s template with every flag-group placeholder (`{GROUP}`,
+    /// `{GROUP.FIELD}`) replaced by the text of the instruction's flag on the SM. A
+    /// member's text may itself name another group of the pattern (`fence.sc{scope.fence}`).
+    pub fn resolve_flag_groups<S: AsRef<str>>(&self, p: &PatternInfo, flags: &[S], sm_index: usize) -> Result<String, String> {
+        let members = self.flag_members(p, flags, sm_index)?;
+        let mut text = p.template.to_string();
+        // The builder rejects cycles, so each round removes one level of nesting.
+        for _ in 0..=members.len() {
+            let mut changed = false;
+            for (group, member) in &members {
+                let whole = format!("{{{}}}", group.name);
+                if text.contains(&whole) {
+                    text = text.replace(&whole, group.text(member, None).unwrap_or(""));
+                    changed = true;
+                }
+                for field in group.fields {
+                    let key = format!("{{{}.{field}}}", group.name);
+                    if text.contains(&key) {
+                        text = text.replace(&key, group.text(member, Some(field)).unwrap_or(""));
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Ok(text)
+    }
+
     /// Finds an SM by `80`, `sm_80`, `SM_80`, `90a`, `compute_90a`.
     pub fn find_sm(&self, name: &str) -> Option<&SmTables> {
         let lower = name.trim().to_ascii_lowercase();

@@ -124,7 +124,13 @@ fn ptx_version(module: &Module, tables: &TargetTables, sm: &SmTables) -> u16 {
         }
         for inst in f.blocks.iter().flat_map(|b| &b.insts) {
             if let Opcode::Machine(m) = inst.opcode {
-                version = version.max(tables.patterns.get(m as usize).map_or(0, |p| p.min_ptx));
+                let Some(p) = tables.patterns.get(m as usize) else { continue };
+                version = version.max(p.min_ptx);
+                // A flag-group member's `when` condition can need a newer ISA than the
+                // pattern itself (`atom.acquire` needs PTX 6.0).
+                if let Ok(members) = tables.flag_members(p, &inst.flags, tables.sm_index(sm)) {
+                    version = members.iter().fold(version, |v, (_, member)| v.max(member.min_ptx));
+                }
             }
         }
     }
@@ -231,6 +237,7 @@ struct Registers {
 
 fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
     let name = sanitize(&f.name);
+    let sm_index = tables.sm_index(sm);
     let mut regs = Registers { names: BTreeMap::new(), counts: BTreeMap::new() };
     let mut register = |v: ValueId| -> Result<String, String> {
         let ty = f.value(v).ty;
@@ -296,8 +303,13 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                 continue;
             }
             let mut text = String::new();
+            let resolved: std::borrow::Cow<'static, str> = if p.flag_groups.is_empty() {
+                p.template.into()
+            } else {
+                tables.resolve_flag_groups(p, &inst.flags, sm_index)?.into()
+            };
             let mut scratch: BTreeMap<&str, String> = BTreeMap::new();
-            let mut rest = p.template;
+            let mut rest: &str = &resolved;
             while let Some(open) = rest.find(['{', '}']) {
                 text.push_str(&rest[..open]);
                 // `{{` and `}}` are literal braces.

@@ -109,28 +109,51 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_op
             let operands: Vec<Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).cloned().collect();
             let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
             flags.sort();
-            let mut best: Option<(usize, Vec<Operand>)> = None;
+            let sm_index = tables.sm_index(sm);
+            let mut best: Option<(usize, Vec<Operand>, Vec<String>)> = None;
             for &index in &by_opcode[op.0 as usize] {
                 let p = &tables.patterns[index];
-                if p.flags != flags.as_slice() {
-                    continue;
-                }
+                let Some(kept) = tables.match_flags(p, &flags, sm_index) else { continue };
                 if let Some(ops) = match_pattern(p, tables, f, &constants, &operands, &inst.defs) {
-                    if best.as_ref().is_none_or(|(bi, _)| p.priority > tables.patterns[*bi].priority) {
-                        best = Some((index, ops));
+                    if best.as_ref().is_none_or(|(bi, _, _)| p.priority > tables.patterns[*bi].priority) {
+                        best = Some((index, ops, kept.iter().map(|k| k.to_string()).collect()));
                     }
                 }
             }
             match best {
-                Some((index, ops)) => {
+                Some((index, ops, kept)) => {
                     let inst = &mut f.blocks[b].insts[i];
                     inst.opcode = Opcode::Machine(index as u16);
-                    inst.flags.clear();
+                    // Flags a flag group took stay on the machine instruction: emission
+                    // turns them into the group's text, and the MIR printout keeps them.
+                    inst.flags = kept;
                     inst.operands = ops;
                 }
                 None => {
                     let inst = &f.blocks[b].insts[i];
-                    let mut e = MirError::at(source.file, source.text, inst.loc.line as usize, inst.loc.column as usize, cannot_select(f, inst, tables, sm));
+                    // A pattern whose operands fit but one of whose flag groups has no
+                    // member for the flag on this SM (`.sys` before sm_60) says why.
+                    let flag_gap = by_opcode[op.0 as usize].iter().find_map(|&index| {
+                        let p = &tables.patterns[index];
+                        if p.flag_groups.is_empty() || tables.match_flags(p, &flags, sm_index).is_some() {
+                            return None;
+                        }
+                        let every_flag_placed = flags.iter().all(|fl| p.flags.contains(fl) || p.flag_groups.iter().any(|&g| tables.flag_groups[g as usize].has_flag(fl)));
+                        if !every_flag_placed || match_pattern(p, tables, f, &constants, &operands, &inst.defs).is_none() {
+                            return None;
+                        }
+                        let (group, flag) = p.flag_groups.iter().map(|&g| &tables.flag_groups[g as usize]).find_map(|g| {
+                            let flag = flags.iter().copied().find(|fl| g.has_flag(fl));
+                            g.member(flag, sm_index).is_none().then_some((g, flag))
+                        })?;
+                        let rule = &tables.rules[group.members.first()?.rule as usize];
+                        let name = inst.opcode.name(tables);
+                        let shown: String = inst.flags.iter().map(|f| format!(".{f}")).collect();
+                        let what = flag.map_or("the absence of a flag".to_string(), |fl| format!("`.{fl}`"));
+                        Some(format!("cannot compile {name}{shown} on {}: flag group ${} ({}) has no member for {what} there", sm.name, group.name, rule.source))
+                    });
+                    let message = flag_gap.unwrap_or_else(|| cannot_select(f, inst, tables, sm));
+                    let mut e = MirError::at(source.file, source.text, inst.loc.line as usize, inst.loc.column as usize, message);
                     e.context = Some(format!("function @{}, {}, instruction {}", f.name, f.blocks[b].label(), i + 1));
                     errors.push(e);
                 }
@@ -160,4 +183,31 @@ fn cannot_select(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables, s
         }
     }
     format!("no instruction-selection pattern for {name}{flags}{ty_text} on {} in the description", sm.name)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The flag-group matcher on the NVPTX description's atomics: each extra flag goes
+    /// to a distinct group whose member applies on the SM; a group left without a flag
+    /// needs its `_` member.
+    #[test]
+    fn flag_groups_take_one_flag_each_on_the_sms_that_have_it() {
+        let tables = tables::nvptx();
+        let pattern = tables.patterns.iter().find(|p| p.name == "ATOM_ADD_GLOBAL_i32").expect("pattern");
+        let index = |name: &str| tables.sm_index(tables.find_sm(name).unwrap());
+        let (sm50, sm60, sm70) = (index("50"), index("60"), index("70"));
+        assert_eq!(tables.match_flags(pattern, &[], sm50), Some(vec![]));
+        assert_eq!(tables.match_flags(pattern, &["acquire", "gpu"], sm70), Some(vec!["acquire", "gpu"]));
+        assert_eq!(tables.match_flags(pattern, &["cta", "gpu"], sm70), None, "two scopes");
+        assert_eq!(tables.match_flags(pattern, &["volatile"], sm70), None, "not a group's flag");
+        assert_eq!(tables.match_flags(pattern, &["sys"], sm50), None, "no .sys member before sm_60");
+        assert!(tables.match_flags(pattern, &["sys"], sm60).is_some());
+
+        let resolve = |flags: &[&str], sm| tables.resolve_flag_groups(pattern, flags, sm).unwrap();
+        assert_eq!(resolve(&[], sm70), "atom.global.add.{T} {d}, [{p}], {v}");
+        assert_eq!(resolve(&["gpu", "seq_cst"], sm70), "fence.sc.gpu\natom.acquire.gpu.global.add.{T} {d}, [{p}], {v}");
+        assert_eq!(resolve(&["acq_rel", "cta"], sm60), "membar.cta\natom.cta.global.add.{T} {d}, [{p}], {v}\nmembar.cta");
+        assert_eq!(resolve(&["acquire"], sm50), "atom.global.add.{T} {d}, [{p}], {v}\nmembar.gl");
+        assert!(tables.resolve_flag_groups(pattern, &["sys"], sm50).unwrap_err().contains("no member for `.sys`"));
+    }
 }

@@ -481,8 +481,28 @@ impl BodyReader<'_> {
                     // Generic opcodes first; the description keeps machine names distinct.
                     let machine = if self.tables.opcode(name).is_some() { None } else { self.tables.names.machine_ops.get(name) };
                     if let Some(m) = machine {
-                        if let Some(flag) = inner.next() {
-                            return Err(self.error(self.loc(&flag), format!("machine instruction {name} takes no flags (they are part of its name), found `.{}`", flag.as_str())));
+                        // A machine instruction keeps only the flags its pattern's flag
+                        // groups took (`.acquire.gpu`), at most one per group; the rest
+                        // are part of its name.
+                        let pattern = &self.tables.patterns[m as usize];
+                        let groups: Vec<_> = pattern.flag_groups.iter().map(|&g| &self.tables.flag_groups[g as usize]).collect();
+                        let mut taken = vec![false; groups.len()];
+                        for flag in inner {
+                            let f = flag.as_str();
+                            let Some(g) = groups.iter().position(|g| g.has_flag(f)) else {
+                                let what = if groups.is_empty() {
+                                    "takes no flags (they are part of its name)".to_string()
+                                } else {
+                                    let mut known: Vec<&str> = groups.iter().flat_map(|g| g.members.iter().map(|m| m.flag)).filter(|f| !f.is_empty()).collect();
+                                    known.dedup();
+                                    format!("accepts only the flags of its flag groups ({})", known.join(", "))
+                                };
+                                return Err(self.error(self.loc(&flag), format!("machine instruction {name} {what}, found `.{f}`")));
+                            };
+                            if std::mem::replace(&mut taken[g], true) {
+                                return Err(self.error(self.loc(&flag), format!("machine instruction {name} has two flags of group ${}, found a second one `.{f}`", groups[g].name)));
+                            }
+                            flags.push(f.to_string());
                         }
                         opcode = Some(Opcode::Machine(m));
                         continue;
