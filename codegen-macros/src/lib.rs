@@ -297,10 +297,14 @@ impl Emitter {
             let members = u8s(c.members);
             let member_ptx = u16s(c.member_ptx);
             let src = source(&c.source);
+            let param_carrier = match c.param_carrier {
+                Some(t) => quote! { Some(#t) },
+                None => quote! { None },
+            };
             quote! {
                 ::target_desc::tables::RegisterClassInfo {
                     name: #name, prefix: #prefix, ptx_type: #ptx_type, members: #members, member_ptx: #member_ptx,
-                    pressure_weight: #weight, storage_only: #storage_only, source: #src,
+                    pressure_weight: #weight, storage_only: #storage_only, param_carrier: #param_carrier, source: #src,
                 }
             }
         });

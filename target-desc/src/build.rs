@@ -858,6 +858,26 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         if item.pressure_weight == 0 || item.pressure_weight > 255 {
             return Err(b.err_at(DescErrorKind::Invalid("pressure_weight must be between 1 and 255".into()), file, line, "pressure_weight"));
         }
+        let param_carrier = match &item.param_carrier {
+            None => None,
+            Some(name) => {
+                let (carrier_line, _) = yaml_lines::find_token(&b.file(file).text, line, 12, name);
+                let Some(vt) = b.type_id(name) else {
+                    let candidates = b.types.iter().map(|t| t.name).collect();
+                    return Err(b.err_at(b.unknown("type", name, candidates), file, carrier_line, name));
+                };
+                let carrier_is_int = b.types.iter().any(|t| t.id == vt && t.kind == TypeKind::Int && t.lanes <= 1);
+                if !carrier_is_int || members.contains(&vt) {
+                    return Err(b.err_at(
+                        DescErrorKind::Invalid(format!("param_carrier `{name}` must be a scalar integer type of another register class")),
+                        file,
+                        carrier_line,
+                        name,
+                    ));
+                }
+                Some(vt)
+            }
+        };
         class_infos.push(RegisterClassInfo {
             name: leak_str(&item.name),
             prefix: leak_str(&item.prefix),
@@ -866,6 +886,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             member_ptx: leak(member_ptx),
             pressure_weight: item.pressure_weight as u8,
             storage_only: item.storage_only,
+            param_carrier,
             source: b.source(file, line),
         });
     }

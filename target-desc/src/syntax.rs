@@ -89,6 +89,9 @@ pub struct RegisterClass {
     /// Registers that can only be moved, loaded, stored and taken apart.
     #[serde(default)]
     pub storage_only: bool,
+    /// The integer type this class's values travel as across a `.param` boundary, for a
+    /// class whose registers cannot be `.param` values (`.pred`).
+    pub param_carrier: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -277,6 +277,10 @@ pub struct RegisterClassInfo {
     /// (PTX's `.b128` registers). An operation whose row is another type but that reads
     /// or produces such a value needs the legalizer to take the value apart first.
     pub storage_only: bool,
+    /// `param_carrier: i16`: the class's registers cannot be `.param` values, so a value
+    /// crossing a call travels as this integer type (zero-extended out, truncated in),
+    /// and a kernel parameter of it is read as its bytes.
+    pub param_carrier: Option<u8>,
     pub source: SourceLoc,
 }
 

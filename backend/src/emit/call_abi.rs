@@ -33,8 +33,8 @@ pub struct HookInput<'a> {
 /// The `.param` type of a value: its register class's PTX type.
 fn param_type(tables: &TargetTables, sm: &target_desc::tables::SmTables, ty: VtId) -> Result<&'static str, String> {
     let (class, _) = tables.register_type(sm, ty).ok_or_else(|| format!("{} is not a register type on {}", type_name(tables, ty), sm.name))?;
-    if class.ptx_type == ".pred" {
-        return Err("i1 values cannot be passed to or returned from device functions yet (use i32)".into());
+    if class.param_carrier.is_some() {
+        return Err("an i1 reached a call or return: the legalizer carries it in its class's param_carrier (legalizer bug)".into());
     }
     Ok(class.ptx_type)
 }

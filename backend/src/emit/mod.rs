@@ -207,18 +207,23 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
     let _ = write!(out, ".visible {directive} {returns}{name}(");
     let mut params = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
-        // A parameter type without a register (i8, bf16 before sm_80) is declared by its
-        // bits; the legalizer reads it into its carrier register (`ld.param.u8`).
+        // A scalar without a register (i8, bf16 before sm_80) is declared by its bits and
+        // read into its carrier register (`ld.param.u8`). A kernel parameter no register
+        // holds whole (an i128 before sm_70, a v4f32, an i1) is declared as its bytes and
+        // read in parts (legalize/abi.rs); device functions have legal signatures by now.
         let info = tables.type_info(p.ty);
+        let bytes = crate::legalize::abi::store_bytes(tables, p.ty);
         let class = match (tables.register_type(sm, p.ty), info) {
+            (Some((c, _)), _) if c.param_carrier.is_some() => format!(".u{}", 8 * bytes),
             (Some((c, _)), _) => c.ptx_type.to_string(),
             (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => format!(".u{}", t.bits),
             (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => format!(".b{}", t.bits),
+            (None, Some(_)) if crate::legalize::abi::read_as_bytes(tables, sm, p.ty) => {
+                params.push(format!("\t.param .align {} .b8 {}[{bytes}]", bytes.next_power_of_two().min(16), param(i)));
+                continue;
+            }
             _ => return Err(format!("parameter `{}` has a type that is not a register type on {}", p.name, sm.name)),
         };
-        if class == ".pred" {
-            return Err(format!("parameter `{}`: i1 parameters are not supported yet (pass an i8 or i32)", p.name));
-        }
         params.push(format!("\t.param {class} {}", param(i)));
     }
     if params.is_empty() {
@@ -370,7 +375,12 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                             Some(o @ (Operand::Int(_) | Operand::Float(_))) => {
                                 let imm_type = match p.operands[k].1 {
                                     target_desc::tables::PatternOperand::Imm(t) | target_desc::tables::PatternOperand::ImmIs(t, _) => Some(t),
-                                    target_desc::tables::PatternOperand::Literal => p.result(),
+                                    // A float literal (FCONSTANT's `fimm`) is written in the result's format.
+                                    target_desc::tables::PatternOperand::Literal
+                                        if tables.opcode_info(target_desc::tables::OpcodeId(p.opcode)).and_then(|o| o.signature.operands.get(k)).is_some_and(|o| o.kind == target_desc::tables::OperandKind::FloatImm) =>
+                                    {
+                                        p.result()
+                                    }
                                     _ => None,
                                 };
                                 match (imm_type.and_then(|t| hex_float(tables, t, o)), o) {

@@ -38,6 +38,11 @@ pub struct Ty {
 }
 
 impl Ty {
+    /// Bytes in memory: each lane rounded up to whole bytes (an i1 takes one).
+    pub fn store_bytes(&self) -> u32 {
+        self.bits.div_ceil(8).max(1) * self.lanes
+    }
+
     pub fn from_vt(tables: &TargetTables, vt: VtId) -> Option<Ty> {
         let info = tables.type_info(vt)?;
         let (element, lanes) = if info.kind == TypeKind::Vector {
@@ -359,6 +364,9 @@ pub enum Op {
     Store(MemAccess),
     /// ARG of an integer parameter of this many bits, sign-extended into the result.
     ArgSext(u32, u32),
+    /// `ARG index, offset`: `read` taken from the bytes of a parameter of type `whole`
+    /// at `offset`, extended into the result (signed when `sext`) when `read` is narrower.
+    ArgAt { index: u32, offset: u32, whole: Ty, read: Ty, sext: bool },
     /// LOADV2/LOADV4 and STOREV2/STOREV4: consecutive elements of `access`'s type in
     /// one access aligned (and bounds-checked) as a whole.
     LoadVector(MemAccess, u32),
@@ -755,6 +763,18 @@ impl Context<'_> {
                     (extends && pt.is_int() && defs[0].is_int() && defs[0].bits > pt.bits && defs[0].lanes == 1)
                         || (!extends && !pt.is_int() && defs[0].is_int() && defs[0].bits == pt.bits && pt.lanes == 1)
                 };
+                // `ARG i, offset`: a part of the parameter's in-memory image.
+                if let (Some(Operand::Int(offset)), Some(p)) = (inst.operands.get(1), param) {
+                    let Some(whole) = Ty::from_vt(self.tables, p.ty) else { return unsupported("ARG of a parameter type the interpreter does not model") };
+                    let narrow = inst.flags.iter().find_map(|f| self.tables.vt(f)).and_then(|n| Ty::from_vt(self.tables, n));
+                    let read = narrow.unwrap_or(defs[0]);
+                    let (size, total) = (read.store_bytes(), whole.store_bytes());
+                    let Ok(offset) = u32::try_from(*offset) else { return malformed("ARG: a negative byte offset") };
+                    if offset % size != 0 || offset + size > total || (narrow.is_some() && (read.lanes != 1 || defs[0].lanes != 1)) {
+                        return malformed(format!("ARG {index}, {offset}: no {}-byte part there in a {total}-byte parameter", size));
+                    }
+                    return Ok(Op::ArgAt { index: index as u32, offset, whole, read, sext: inst.has_flag("sext") });
+                }
                 match param {
                     Some(p) if Ty::from_vt(self.tables, p.ty) == Some(defs[0]) => Ok(Op::Arg(index as u32)),
                     Some(p) if carried(p) => {

@@ -505,6 +505,26 @@ impl<'p> Machine<'p> {
                 let ty = inst.ty();
                 regs[inst.defs[0] as usize] = int::sign_extend(frame.params[offset], *bits, ty.bits) & mask(ty.bits);
             }
+            Op::ArgAt { index, offset, whole, read, sext } => {
+                let function = &self.program.functions[frame.function as usize];
+                let start = function.param_offsets[*index as usize] as usize;
+                // The parameter's in-memory image, little-endian lane after lane.
+                let lane_bytes = whole.bits.div_ceil(8).max(1) as usize;
+                let mut image = Vec::with_capacity(lane_bytes * whole.lanes as usize);
+                for lane in &frame.params[start..start + whole.lanes as usize] {
+                    image.extend_from_slice(&lane.to_le_bytes()[..lane_bytes]);
+                }
+                let read_bytes = read.bits.div_ceil(8).max(1) as usize;
+                let ty = inst.ty();
+                let d = inst.defs[0] as usize;
+                for l in 0..read.lanes as usize {
+                    let at = *offset as usize + l * read_bytes;
+                    let mut raw = [0u8; 16];
+                    raw[..read_bytes].copy_from_slice(&image[at..at + read_bytes]);
+                    let value = u128::from_le_bytes(raw) & mask(read.bits);
+                    regs[d + l] = if *sext { int::sign_extend(value, read.bits, ty.bits) & mask(ty.bits) } else { value };
+                }
+            }
             Op::GlobalAddr(address) => regs[inst.defs[0] as usize] = u128::from(*address),
             Op::Binary(op) => {
                 let ty = inst.ty();

@@ -20,6 +20,7 @@
 //! transformed, and at the end every type is a register type and every (opcode, type)
 //! and (condition code, type) is Legal; a violation is an error naming the node.
 
+pub mod abi;
 mod expand_integer;
 pub mod hooks;
 pub mod library;
@@ -91,6 +92,14 @@ pub fn legalize_module(module: &mut Module, tables: &TargetTables, sm: &SmTables
     let ops = Ops::resolve(tables).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
     let mut remarks = Vec::new();
     let mut errors = Vec::new();
+    if let Err(failures) = abi::legalize_boundaries(module, tables, sm, &ops) {
+        for (index, e) in failures {
+            let mut error = MirError::at(source.file, source.text, e.loc.line as usize, e.loc.column as usize, e.message);
+            error.context = Some(format!("function @{} (legalizing for {})", module.functions[index].name, sm.name));
+            errors.push(error);
+        }
+        return Err(errors);
+    }
     let mut used_library = std::collections::BTreeSet::new();
     for f in &mut module.functions {
         let mut cx = Cx::new(tables, sm, &ops, f);

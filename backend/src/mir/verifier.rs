@@ -572,6 +572,19 @@ impl Verifier<'_> {
                 let Some(param) = usize::try_from(*index).ok().and_then(|i| f.params.get(i)) else {
                     return Err(format!("expected a parameter index below {}, found {index}", f.params.len()));
                 };
+                if let (Some(r), Some(Operand::Int(offset))) = (result, inst.operands.get(1)) {
+                    // A part of the parameter's in-memory image (docs/mir-extensions.md).
+                    let narrow = inst.flags.iter().find_map(|fl| self.tables.vt(fl));
+                    let read = narrow.and_then(|n| self.tables.type_info(n).copied()).unwrap_or(r);
+                    let (size, whole) = (store_bytes(&read), self.tables.type_info(param.ty).map_or(0, store_bytes));
+                    if *offset < 0 || *offset % i128::from(size) != 0 || *offset + i128::from(size) > i128::from(whole) {
+                        return Err(format!(
+                            "parameter {index} (`{}`, {whole} bytes) has no {} part at byte offset {offset} (offsets are multiples of the part's size)",
+                            param.name, read.name
+                        ));
+                    }
+                    return Ok(());
+                }
                 if let Some(r) = result {
                     let p = self.tables.type_info(param.ty);
                     let narrow = inst.flags.iter().find_map(|fl| self.tables.vt(fl));
@@ -914,4 +927,11 @@ pub fn dominators(successors: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<Option
         }
     }
     idom
+}
+
+/// The bytes a value of a type occupies in memory (an i1 takes a byte).
+pub fn store_bytes(t: &target_desc::tables::TypeInfo) -> u32 {
+    let lanes = u32::from(t.lanes.max(1));
+    let element = if t.kind == TypeKind::Vector { u32::from(t.bits) / lanes } else { u32::from(t.bits) };
+    element.div_ceil(8).max(1) * lanes
 }
