@@ -636,6 +636,9 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     if is_one_of(op, &[ops.UDIV, ops.UREM, ops.SDIV, ops.SREM]) && types::kind(cx.tables, ty) == target_desc::tables::TypeKind::Int && bits > 64 {
         return divide_by_shifting(cx, inst);
     }
+    if atomic_combiner(ops, op).is_some() && !types::is_vector(cx.tables, ty) && bits < 32 {
+        return atomic_partword(cx, inst);
+    }
     if is_one_of(op, &[ops.ATOMIC_LOAD_ADD, ops.ATOMIC_LOAD_FADD]) && types::is_float(cx.tables, ty) {
         return atomic_through_compare_swap(cx, inst);
     }
@@ -742,6 +745,133 @@ fn atomic_through_compare_swap(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "atomic.done");
     cx.op_into(ops.BITCAST, def, &[old]);
+    Ok(true)
+}
+
+/// How a read-modify-write atomic combines the value in memory with its operand.
+#[derive(Copy, Clone)]
+enum Combine {
+    /// An integer operation (ADD, AND, SMIN, ...); for a float type, ADD is FADD.
+    Op(OpcodeId),
+    Swap,
+    CompareSwap,
+}
+
+fn atomic_combiner(ops: &super::Ops, op: OpcodeId) -> Option<Combine> {
+    let pairs = [
+        (ops.ATOMIC_LOAD_ADD, ops.ADD),
+        (ops.ATOMIC_LOAD_FADD, ops.FADD),
+        (ops.ATOMIC_LOAD_SUB, ops.SUB),
+        (ops.ATOMIC_LOAD_AND, ops.AND),
+        (ops.ATOMIC_LOAD_OR, ops.OR),
+        (ops.ATOMIC_LOAD_XOR, ops.XOR),
+        (ops.ATOMIC_LOAD_MIN, ops.SMIN),
+        (ops.ATOMIC_LOAD_MAX, ops.SMAX),
+        (ops.ATOMIC_LOAD_UMIN, ops.UMIN),
+        (ops.ATOMIC_LOAD_UMAX, ops.UMAX),
+    ];
+    if op == ops.ATOMIC_SWAP {
+        return Some(Combine::Swap);
+    }
+    if op == ops.ATOMIC_CMP_SWAP {
+        return Some(Combine::CompareSwap);
+    }
+    pairs.iter().find(|(atomic, _)| *atomic == op).map(|(_, combine)| Combine::Op(*combine))
+}
+
+/// An atomic on an 8- or 16-bit value (integer or float) the SM has no instruction
+/// for: a compare-and-swap loop on the aligned 32-bit word that holds it, as LLVM's
+/// AtomicExpand does for part-word atomics (the reference's "Atomic CAS Expansion"):
+///
+/// ```text
+///   %word = %p - (%p & 3) ; %shift = (%p & 3) * 8 ; %mask = ((1 << bits) - 1) << %shift
+///   %init = LOAD.volatile %word ; BR loop
+/// loop:
+///   %old = PHI %init, entry, %seen, loop
+///   %part = TRUNCATE (%old >> %shift)            ; the value in memory
+///   %new = (%old & ~%mask) | (ZERO_EXTEND combine(%part, %v) << %shift)
+///   %seen = ATOMIC_CMP_SWAP %word, %old, %new     ; same ordering and scope flags
+///   BRCOND %seen != %old, loop, done
+/// done:
+///   %result = %part
+/// ```
+///
+/// A compare-and-swap whose comparison fails writes the word back unchanged. The loop's
+/// narrow operations are legalized like any others (an i8 is promoted to i16 after).
+fn atomic_partword(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let ops = cx.ops;
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let Some(combine) = atomic_combiner(ops, op) else { return Ok(false) };
+    let values: Vec<ValueId> = inst.uses().collect();
+    let def = inst.defs[0];
+    let ty = cx.ty(def);
+    let bits = types::bits(cx.tables, ty);
+    let (i32t, i64t) = (cx.int(32)?, cx.int(64)?);
+    if !cx.sm.is_legal(ops.ATOMIC_CMP_SWAP, i32t) {
+        return Ok(false);
+    }
+    let part_int = cx.int(bits)?;
+    let is_float = types::is_float(cx.tables, ty);
+    let ptr = values[0];
+    let ptr_ty = cx.ty(ptr);
+    // The aligned word and where the part sits in it (little-endian).
+    let address = cx.op(ops.BITCAST, i64t, &[ptr]);
+    let three = cx.constant(i64t, 3);
+    let low = cx.op(ops.AND, i64t, &[address, three]);
+    let zero64 = cx.constant(i64t, 0);
+    let back = cx.op(ops.SUB, i64t, &[zero64, low]);
+    let word = cx.op(ops.PTR_ADD, ptr_ty, &[ptr, back]);
+    let low32 = cx.op(ops.TRUNCATE, i32t, &[low]);
+    let three32 = cx.constant(i32t, 3);
+    let shift = cx.op(ops.SHL, i32t, &[low32, three32]);
+    let ones = cx.constant(i32t, (1i128 << bits) - 1);
+    let mask = cx.op(ops.SHL, i32t, &[ones, shift]);
+    let all = cx.constant(i32t, -1);
+    let keep = cx.op(ops.XOR, i32t, &[mask, all]);
+    let as_int = |cx: &mut Cx, v: ValueId| if is_float { cx.op(ops.BITCAST, part_int, &[v]) } else { v };
+
+    let entry = cx.current_block();
+    let body = cx.reserve_block();
+    let done = cx.reserve_block();
+    let init = cx.derived(def, "init", i32t);
+    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(word)], vec![init]);
+    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
+    cx.switch_to_block(body, "atomic.loop");
+    let old = cx.derived(def, "old", i32t);
+    let seen = cx.derived(def, "seen", i32t);
+    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
+    let shifted = cx.op(ops.SRL, i32t, &[old, shift]);
+    let part = cx.op(ops.TRUNCATE, part_int, &[shifted]);
+    let new_part = match combine {
+        Combine::Swap => as_int(cx, values[1]),
+        Combine::CompareSwap => {
+            let (expected, replacement) = (as_int(cx, values[1]), as_int(cx, values[2]));
+            let equal = cx.setcc("eq", part, expected);
+            cx.select(equal, replacement, part)
+        }
+        Combine::Op(combine) if is_float => {
+            let float_op = if combine == ops.ADD { ops.FADD } else { combine };
+            let current = cx.op(ops.BITCAST, ty, &[part]);
+            let sum = cx.op(float_op, ty, &[current, values[1]]);
+            cx.op(ops.BITCAST, part_int, &[sum])
+        }
+        Combine::Op(combine) => cx.op(combine, part_int, &[part, values[1]]),
+    };
+    let widened = cx.op(ops.ZERO_EXTEND, i32t, &[new_part]);
+    let placed = cx.op(ops.SHL, i32t, &[widened, shift]);
+    let kept = cx.op(ops.AND, i32t, &[old, keep]);
+    let new = cx.op(ops.OR, i32t, &[kept, placed]);
+    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(word), Operand::Value(old), Operand::Value(new)], vec![seen]);
+    let again = cx.setcc("ne", seen, old);
+    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
+    cx.switch_to_block(done, "atomic.done");
+    let result = cx.op(ops.SRL, i32t, &[old, shift]);
+    if is_float {
+        let bits_value = cx.op(ops.TRUNCATE, part_int, &[result]);
+        cx.op_into(ops.BITCAST, def, &[bits_value]);
+    } else {
+        cx.op_into(ops.TRUNCATE, def, &[result]);
+    }
     Ok(true)
 }
 
