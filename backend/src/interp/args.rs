@@ -100,6 +100,17 @@ pub fn random_args(function: &Function, tables: &TargetTables, seed: u64) -> Vec
 /// points into (through `PTR_ADD`, `ADDRSPACECAST`, `COPY`, `PHI` and `SELECT`), or
 /// `None` when it loads several types, none, or passes the pointer to a call.
 pub fn buffer_element_types(function: &Function, tables: &TargetTables) -> Vec<Option<Ty>> {
+    buffer_access_types(function, tables, false)
+}
+
+/// Per parameter: the one scalar type the function loads from or stores to memory the
+/// parameter points into, as [`buffer_element_types`] (which counts loads only); the
+/// differential tests read approximate results back with it.
+pub fn buffer_stored_types(function: &Function, tables: &TargetTables) -> Vec<Option<Ty>> {
+    buffer_access_types(function, tables, true)
+}
+
+fn buffer_access_types(function: &Function, tables: &TargetTables, stores: bool) -> Vec<Option<Ty>> {
     use crate::mir::Operand;
     let name = |inst: &crate::mir::Inst| inst.opcode.generic().and_then(|o| tables.opcode_info(o)).map_or("", |i| i.name);
     // Which parameter each value points into; iterate to a fixed point for PHIs.
@@ -141,6 +152,11 @@ pub fn buffer_element_types(function: &Function, tables: &TargetTables) -> Vec<O
                 let narrow = inst.flags.iter().find_map(|f| tables.vt(f).and_then(|v| Ty::from_vt(tables, v)));
                 let value = inst.defs.first().and_then(|d| Ty::from_vt(tables, function.value(*d).ty));
                 (pointer_of(0), narrow.or(value.map(|v| Ty { lanes: 1, ..v })))
+            }
+            "STORE" if stores => {
+                let narrow = inst.flags.iter().find_map(|f| tables.vt(f).and_then(|v| Ty::from_vt(tables, v)));
+                let value = inst.uses().next().and_then(|v| Ty::from_vt(tables, function.value(v).ty));
+                (pointer_of(1), narrow.or(value.map(|v| Ty { lanes: 1, ..v })))
             }
             "CALL" => {
                 for v in inst.uses() {

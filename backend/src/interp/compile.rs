@@ -1069,9 +1069,11 @@ impl Context<'_> {
                     return malformed(format!("{name}: expected a pointer as the first operand"));
                 }
                 same_type(&args[1..].iter().copied().chain([defs[0]]).collect::<Vec<_>>())?;
+                // A vector is updated lane by lane in one step (a compare-and-swap compares
+                // the whole vector).
                 let ty = defs[0];
-                if ty.lanes != 1 {
-                    return unsupported(format!("{name} on a vector"));
+                if ty.lanes > 16 {
+                    return unsupported(format!("{name} on a vector of more than 16 lanes"));
                 }
                 let op = match name {
                     "ATOMIC_LOAD_ADD" if ty.format().is_some() => AtomicOp::FloatAdd,

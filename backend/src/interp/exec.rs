@@ -778,26 +778,31 @@ impl<'p> Machine<'p> {
                 let space = inst.arg_tys[0].space().unwrap_or(0);
                 let (region, offset) = self.memory.resolve(pointer, access.size, access.align, space, true).map_err(Fault::Undefined)?;
                 let ty = inst.ty();
-                let mut old = [0u128; 1];
-                memory::decode_lanes(self.memory.bytes(region, offset, access.size as usize), access.memory, &mut old);
-                let old = old[0];
-                let value = regs[arg(1)];
-                let new = match op {
-                    AtomicOp::Add => old.wrapping_add(value) & mask(ty.bits),
-                    AtomicOp::Sub => old.wrapping_sub(value) & mask(ty.bits),
-                    AtomicOp::And => old & value,
-                    AtomicOp::Or => old | value,
-                    AtomicOp::Xor => old ^ value,
-                    AtomicOp::Min => if signed(value, ty.bits) < signed(old, ty.bits) { value } else { old },
-                    AtomicOp::Max => if signed(value, ty.bits) > signed(old, ty.bits) { value } else { old },
-                    AtomicOp::UnsignedMin => old.min(value),
-                    AtomicOp::UnsignedMax => old.max(value),
-                    AtomicOp::FloatAdd => float_binary(FloatBinary::Add, float_format(ty)?, old, value, false),
-                    AtomicOp::Swap => value,
-                    AtomicOp::CompareSwap => if old == value { regs[arg(2)] } else { old },
-                };
-                memory::encode_lanes(&[new], access.memory, self.memory.bytes_mut(region, offset, access.size as usize));
-                regs[inst.defs[0] as usize] = old;
+                let lanes = ty.lanes as usize;
+                let mut old = [0u128; 16];
+                memory::decode_lanes(self.memory.bytes(region, offset, access.size as usize), access.memory, &mut old[..lanes]);
+                let (value, d) = (arg(1), inst.defs[0] as usize);
+                let swap_whole = *op == AtomicOp::CompareSwap && old[..lanes] == regs[value..value + lanes];
+                let mut new = [0u128; 16];
+                for l in 0..lanes {
+                    let (old, value) = (old[l], regs[value + l]);
+                    new[l] = match op {
+                        AtomicOp::Add => old.wrapping_add(value) & mask(ty.bits),
+                        AtomicOp::Sub => old.wrapping_sub(value) & mask(ty.bits),
+                        AtomicOp::And => old & value,
+                        AtomicOp::Or => old | value,
+                        AtomicOp::Xor => old ^ value,
+                        AtomicOp::Min => if signed(value, ty.bits) < signed(old, ty.bits) { value } else { old },
+                        AtomicOp::Max => if signed(value, ty.bits) > signed(old, ty.bits) { value } else { old },
+                        AtomicOp::UnsignedMin => old.min(value),
+                        AtomicOp::UnsignedMax => old.max(value),
+                        AtomicOp::FloatAdd => float_binary(FloatBinary::Add, float_format(ty)?, old, value, false),
+                        AtomicOp::Swap => value,
+                        AtomicOp::CompareSwap => if swap_whole { regs[arg(2) + l] } else { old },
+                    };
+                }
+                memory::encode_lanes(&new[..lanes], access.memory, self.memory.bytes_mut(region, offset, access.size as usize));
+                regs[d..d + lanes].copy_from_slice(&old[..lanes]);
             }
             Op::Fence => {}
             Op::BuildVector => {

@@ -25,7 +25,7 @@ pub fn link(module: &mut Module, tables: &TargetTables, sm: &SmTables, names: &B
             continue;
         }
         let Some(f) = library.functions.iter().find(|f| f.name == name) else {
-            return Err(format!("error: the legalizer calls `{name}` (a LibCall entry of the description), but {LIBRARY_FILE} does not define it\n"));
+            return Err(format!("the legalizer calls `{name}` (a LibCall entry of the description), but {LIBRARY_FILE} does not define it"));
         };
         for b in &f.blocks {
             for inst in &b.insts {
@@ -48,9 +48,12 @@ pub fn link(module: &mut Module, tables: &TargetTables, sm: &SmTables, names: &B
     part.functions = module.functions.iter().filter(|f| added.contains(&f.name)).cloned().collect();
     let source = crate::mir::verifier::Source { file: LIBRARY_FILE, text: LIBRARY };
     super::legalize_module(&mut part, tables, sm, source, verify).map_err(|errors| errors.iter().map(|e| e.render()).collect::<String>())?;
+    // Legalizing the library functions may have linked further ones (FLOG2 in f64
+    // inside __nv_powf calls __nv_log2): they come along.
     for f in part.functions {
-        if let Some(slot) = module.functions.iter_mut().find(|g| g.name == f.name) {
-            *slot = f;
+        match module.functions.iter_mut().find(|g| g.name == f.name) {
+            Some(slot) => *slot = f,
+            None => module.functions.push(f),
         }
     }
     Ok(())

@@ -427,6 +427,9 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         return Ok(true);
     }
 
+    if is_vector && atomic_combiner(ops, op).is_some() {
+        return atomic_vector(cx, inst);
+    }
     // Vector operations with no vector instruction: lane by lane.
     if is_vector && unroll(cx, inst)? {
         return Ok(true);
@@ -779,6 +782,88 @@ fn atomic_combiner(ops: &super::Ops, op: OpcodeId) -> Option<Combine> {
     pairs.iter().find(|(atomic, _)| *atomic == op).map(|(_, combine)| Combine::Op(*combine))
 }
 
+pub(super) fn is_atomic(ops: &super::Ops, op: OpcodeId) -> bool {
+    atomic_combiner(ops, op).is_some()
+}
+
+/// An atomic on a vector. Up to 64 bits the vector is one integer word and the update a
+/// compare-and-swap loop on it, so the whole vector changes atomically (a 16-bit word
+/// then becomes a part-word loop in turn); a wider vector is updated lane by lane, each
+/// lane atomic at its own address, as PTX defines its own vector `atom`. A wider
+/// compare-and-swap has no lane-by-lane meaning and is an error.
+///
+/// ```text
+///   %init = LOAD.volatile %p (as the integer) ; BR loop
+/// loop:
+///   %old = PHI %init, entry, %seen, loop
+///   %new = bits(combine(vector(%old), %v))
+///   %seen = ATOMIC_CMP_SWAP %p, %old, %new ; BRCOND %seen != %old, loop, done
+/// done:
+///   %result = vector(%old)
+/// ```
+fn atomic_vector(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let ops = cx.ops;
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let Some(combine) = atomic_combiner(ops, op) else { return Ok(false) };
+    let values: Vec<ValueId> = inst.uses().collect();
+    let def = inst.defs[0];
+    let ty = cx.ty(def);
+    let bits = types::bits(cx.tables, ty);
+    let element = types::element(cx.tables, ty);
+    let ptr = values[0];
+    if bits > 64 {
+        if matches!(combine, Combine::CompareSwap) {
+            return Err(cx.error(format!("a compare-and-swap of {} ({bits} bits) has no instruction and no lane-by-lane meaning", cx.type_name(ty))));
+        }
+        let i64t = cx.int(64)?;
+        let element_bytes = i128::from(types::bits(cx.tables, element) / 8);
+        let operand = super::vectors::elements(cx, values[1])?;
+        let mut results = Vec::new();
+        for (k, lane) in operand.into_iter().enumerate() {
+            let offset = cx.constant(i64t, k as i128 * element_bytes);
+            let address = cx.op(ops.PTR_ADD, cx.ty(ptr), &[ptr, offset]);
+            let d = cx.derived(def, &format!("l{k}"), element);
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(address), Operand::Value(lane)], vec![d]);
+            results.push(d);
+        }
+        cx.op_into(ops.BUILD_VECTOR, def, &results);
+        return Ok(true);
+    }
+    let int_ty = cx.int(bits)?;
+    let float_elements = types::is_float(cx.tables, element);
+    let entry = cx.current_block();
+    let body = cx.reserve_block();
+    let done = cx.reserve_block();
+    let init = cx.derived(def, "init", int_ty);
+    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(ptr)], vec![init]);
+    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
+    cx.switch_to_block(body, "atomic.loop");
+    let old = cx.derived(def, "old", int_ty);
+    let seen = cx.derived(def, "seen", int_ty);
+    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
+    let new = match combine {
+        Combine::Swap => cx.op(ops.BITCAST, int_ty, &[values[1]]),
+        Combine::CompareSwap => {
+            let expected = cx.op(ops.BITCAST, int_ty, &[values[1]]);
+            let replacement = cx.op(ops.BITCAST, int_ty, &[values[2]]);
+            let equal = cx.setcc("eq", old, expected);
+            cx.select(equal, replacement, old)
+        }
+        Combine::Op(combine) => {
+            let combine = if combine == ops.ADD && float_elements { ops.FADD } else { combine };
+            let current = cx.op(ops.BITCAST, ty, &[old]);
+            let updated = cx.op(combine, ty, &[current, values[1]]);
+            cx.op(ops.BITCAST, int_ty, &[updated])
+        }
+    };
+    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], vec![seen]);
+    let again = cx.setcc("ne", seen, old);
+    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
+    cx.switch_to_block(done, "atomic.done");
+    cx.op_into(ops.BITCAST, def, &[old]);
+    Ok(true)
+}
+
 /// An atomic on an 8- or 16-bit value (integer or float) the SM has no instruction
 /// for: a compare-and-swap loop on the aligned 32-bit word that holds it, as LLVM's
 /// AtomicExpand does for part-word atomics (the reference's "Atomic CAS Expansion"):
@@ -1022,18 +1107,36 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         cx.alias(def, result);
         return Ok(true);
     }
-    // Float to a 128-bit integer (values out of range are undefined, as in the spec).
-    if inst.has_flag("sat") {
-        return Err(cx.error("saturating conversions to integers wider than 64 bits are not legalized yet"));
-    }
+    // Float to a 128-bit integer (values out of range are undefined, as in the spec,
+    // unless `.sat` clamps them: NaN to 0, beyond the range to its ends).
     let wide = cx.ty(def);
     let float = cx.ty(x);
     let f32t = cx.named_type("f32")?;
-    let source = if types::bits(cx.tables, float) < 32 { cx.op(ops.FP_EXTEND, f32t, &[x]) } else { x };
-    let ft = cx.ty(source);
+    let unclamped = if types::bits(cx.tables, float) < 32 { cx.op(ops.FP_EXTEND, f32t, &[x]) } else { x };
+    let ft = cx.ty(unclamped);
     let zero_f = float_splat(cx, ft, 0.0)?;
+    let signed = op == ops.FP_TO_SINT;
+    let saturation = if inst.has_flag("sat") {
+        let bits = i32::from(types::bits(cx.tables, wide));
+        // 2^127 (2^128 unsigned; inf in f32, above every finite f32) is the first value
+        // too large; below -2^127 (below 0 unsigned) too small.
+        let limit = float_splat(cx, ft, 2f64.powi(if signed { bits - 1 } else { bits }))?;
+        let floor = if signed { float_splat(cx, ft, -(2f64.powi(bits - 1)))? } else { zero_f };
+        let too_big = cx.setcc("oge", unclamped, limit);
+        let too_small = cx.setcc("olt", unclamped, floor);
+        let nan = cx.setcc("uno", unclamped, unclamped);
+        let out_of_range = cx.op(ops.OR, cx.i1(), &[too_big, too_small]);
+        let bad = cx.op(ops.OR, cx.i1(), &[out_of_range, nan]);
+        Some((too_big, too_small, nan, bad))
+    } else {
+        None
+    };
+    let source = match saturation {
+        Some((_, _, _, bad)) => cx.select(bad, zero_f, unclamped),
+        None => unclamped,
+    };
     let negative = cx.setcc("olt", source, zero_f);
-    let magnitude = if op == ops.FP_TO_SINT { cx.op(ops.FABS, ft, &[source]) } else { source };
+    let magnitude = if signed { cx.op(ops.FABS, ft, &[source]) } else { source };
     let inverse = float_splat(cx, ft, 2f64.powi(-64))?;
     let two64 = float_splat(cx, ft, 2f64.powi(64))?;
     let scaled = cx.op(ops.FMUL, ft, &[magnitude, inverse]);
@@ -1047,13 +1150,20 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let high_part = cx.op(ops.SHL, wide, &[high_w, sixty_four]);
     let low_w = cx.op(ops.ZERO_EXTEND, wide, &[low]);
     let unsigned = cx.op(ops.OR, wide, &[high_part, low_w]);
-    let result = if op == ops.FP_TO_SINT {
+    let mut result = if signed {
         let zero = cx.constant(wide, 0);
         let minus = cx.op(ops.SUB, wide, &[zero, unsigned]);
         cx.select(negative, minus, unsigned)
     } else {
         unsigned
     };
+    if let Some((too_big, too_small, nan, _)) = saturation {
+        let (max, min) = if signed { (i128::MAX, i128::MIN) } else { (-1, 0) };
+        let (max, min, zero) = (cx.constant(wide, max), cx.constant(wide, min), cx.constant(wide, 0));
+        result = cx.select(nan, zero, result);
+        result = cx.select(too_small, min, result);
+        result = cx.select(too_big, max, result);
+    }
     cx.alias(def, result);
     Ok(true)
 }

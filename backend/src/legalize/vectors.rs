@@ -319,6 +319,10 @@ fn store_pieces(cx: &mut Cx, inst: &Inst, ptr: ValueId, pieces: &[ValueId], natu
 pub(super) fn split(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -> LResult<bool> {
     let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
+    if super::operations::is_atomic(ops, op) {
+        // Each lane at its own address: operations::atomic_vector, in the original type.
+        return Ok(false);
+    }
     let values: Vec<ValueId> = inst.uses().collect();
     let natural = types::bits(cx.tables, cx.ty(value)) as u64 / 8;
     if is_result {
@@ -358,6 +362,9 @@ pub(super) fn split(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
 pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -> LResult<bool> {
     let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
+    if super::operations::is_atomic(ops, op) {
+        return Ok(false);
+    }
     let values: Vec<ValueId> = inst.uses().collect();
     let narrow = cx.ty(value);
     let elem = types::element(cx.tables, narrow);
