@@ -1,5 +1,5 @@
 //! Accuracy of the LibCall library's approximate functions (`target-desc/nvptx/library.mir`:
-//! `__nv_exp2`, `__nv_exp`, `__nv_log2`, `__nv_log` in f64, `__nv_powf`). mir-spec §3.4 calls FEXP2/FLOG2
+//! `__nv_exp2`, `__nv_exp`, `__nv_log2`, `__nv_log`, `__nv_pow` in f64, `__nv_powf`). mir-spec §3.4 calls FEXP2/FLOG2
 //! approximate, so the differential tests cannot compare them bit for bit; here a kernel
 //! applying the operation to a buffer runs in the reference interpreter before
 //! legalization (the host's libm) and after (the library's MIR, legalized for the SM), on
@@ -171,6 +171,27 @@ fn log2_f64_is_within_two_ulps() {
     let (worst, at) = measure("FLOG2", "f64", 1, &inputs, &["sm_50", "sm_80"]);
     println!("__nv_log2: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_log2 is {worst} ulp off at {at:?}");
+}
+
+#[test]
+fn pow_f64_is_within_two_ulps_and_follows_c99_special_cases() {
+    let mut rng = Rng(0x0123456789abcdef);
+    let specials = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 3.0, -3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-310, 1e300];
+    let mut inputs = Vec::new();
+    for &x in &specials {
+        for &y in &specials {
+            inputs.push(vec![x, y]);
+        }
+    }
+    for _ in 0..1500 {
+        inputs.push(vec![rng.uniform(0.0, 4.0), rng.uniform(-300.0, 300.0)]);
+        inputs.push(vec![rng.uniform(-4.0, 4.0), (rng.uniform(-200.0, 200.0)).round()]);
+        inputs.push(vec![rng.uniform(0.0, 1e30), rng.uniform(-10.0, 10.0)]);
+        inputs.push(vec![rng.uniform(0.99, 1.01), rng.uniform(-1e5, 1e5)]);
+    }
+    let (worst, at) = measure("FPOW", "f64", 2, &inputs, &["sm_50", "sm_80"]);
+    println!("__nv_pow: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
+    assert!(worst <= 2, "__nv_pow is {worst} ulp off at {at:?}");
 }
 
 #[test]
