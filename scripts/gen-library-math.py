@@ -6,9 +6,11 @@ every SM. Its polynomial and two-part constants are computed here, with 60-digit
 decimals, so they can be checked and regenerated:
 
     python3 scripts/gen-library-math.py > /tmp/math.mir
+    python3 scripts/gen-library-math.py --globals > /tmp/globals.mir
+    python3 scripts/gen-library-math.py --trig-references   # library_accuracy.rs's table
 
-and the text replaces everything from the "# exp2 in f64" comment to the end of
-library.mir. backend/tests/library_accuracy.rs measures the result against the host's
+The first replaces everything from the "# exp2 in f64" comment to the end of
+library.mir, the second the module document at its top (2/pi's bits). backend/tests/library_accuracy.rs measures the result against the host's
 libm.
 """
 from decimal import Decimal, getcontext
@@ -377,4 +379,326 @@ body: |
     RET %result
 ...""")
 
-print("\n".join(out))
+
+
+# ---------------- sin and cos ----------------
+getcontext().prec = 420
+
+
+def arctan_inverse(n):
+    """atan(1/n) by its series, to the context's precision."""
+    x = Decimal(1) / n
+    x2 = x * x
+    term, total, k = x, x, 1
+    while True:
+        term *= -x2
+        k += 2
+        step = term / k
+        if abs(step) < Decimal(10) ** -415:
+            return total
+        total += step
+
+
+PI = 16 * arctan_inverse(5) - 4 * arctan_inverse(239)
+getcontext().prec = 400
+TWO_OVER_PI = 2 / PI
+# 2/pi's bits after the binary point, 19 words of 64 (bits 1..1216), behind one zero
+# word so that bit n sits at bit n + 63 of the table (n >= -63).
+TABLE = [0]
+rest = TWO_OVER_PI
+for _ in range(19):
+    rest *= 2 ** 64
+    word = int(rest)
+    rest -= word
+    TABLE.append(word)
+TABLE_SIGNED = [w - (1 << 64) if w >= 1 << 63 else w for w in TABLE]
+
+PIO2 = PI / 2
+P1 = float(PIO2)
+P2 = float(PIO2 - Decimal(P1))
+P3 = float(PIO2 - Decimal(P1) - Decimal(P2))
+PIO2_HI, PIO2_LO = split(PIO2)
+getcontext().prec = 60
+fact = [Decimal(1)]
+for n in range(1, 30):
+    fact.append(fact[-1] * n)
+
+
+def trig_body(which):
+    """__nv_sin or __nv_cos: x = k pi/2 + r, |r| <= pi/4 in two parts; the quadrant
+    k mod 4 picks +-sin(r) or +-cos(r)."""
+    lines = [f"""    %x:f64 = ARG 0
+    %ax:f64 = FABS %x
+    %limit:f64 = FCONSTANT 1048576.0
+    %small:i1 = SETCC olt, %ax, %limit
+    BRCOND %small, %bb.1, %bb.2
+  bb.1.cody_waite:
+    ; |x| < 2^20: k = rint(x 2/pi), r = x - k (p1 + p2 + p3); x - k p1 is exact (it
+    ; lies on x's grid or p1's and is below 1), the rest in two parts
+    %inv:f64 = FCONSTANT {lit(2 / PI)}
+    %kx:f64 = FMUL %x, %inv
+    %k:f64 = FRINT %kx
+    %nk:f64 = FNEG %k
+    %p1:f64 = FCONSTANT {lit(P1)}
+    %p2:f64 = FCONSTANT {lit(P2)}
+    %p3:f64 = FCONSTANT {lit(P3)}
+    %t1:f64 = FMA %nk, %p1, %x
+    %t2hi:f64 = FMUL %k, %p2
+    %nt2hi:f64 = FNEG %t2hi
+    %t2lo:f64 = FMA %k, %p2, %nt2hi
+    %t3:f64 = FMUL %k, %p3
+    ; t1 - t2hi as a two-sum
+    %rhi1:f64 = FSUB %t1, %t2hi
+    %bb:f64 = FSUB %rhi1, %t1
+    %sb:f64 = FSUB %rhi1, %bb
+    %ea:f64 = FSUB %t1, %sb
+    %eb:f64 = FSUB %nt2hi, %bb
+    %err1:f64 = FADD %ea, %eb
+    %tail:f64 = FADD %t2lo, %t3
+    %rlo1:f64 = FSUB %err1, %tail
+    %q1:i32 = FP_TO_SINT %k
+    BR %bb.3
+  bb.2.payne_hanek:
+    ; |x| >= 2^20 (or not finite): x = m 2^e with m a 53-bit integer; the bits of
+    ; m 2^e (2/pi) that matter mod 4 come from 192 bits of 2/pi starting at bit e - 1
+    ; (earlier bits give multiples of 4): their product with m, mod 2^192, holds the
+    ; quadrant in its top 2 bits and the fraction below
+    %bits:i64 = BITCAST %ax
+    %c52:i64 = CONSTANT 52
+    %biased:i64 = SRL %bits, %c52
+    %mant_mask:i64 = CONSTANT 0xfffffffffffff
+    %fraction:i64 = AND %bits, %mant_mask
+    %implicit:i64 = CONSTANT 0x10000000000000
+    %m:i64 = OR %fraction, %implicit
+    %c1075:i64 = CONSTANT 1075
+    %e0:i64 = SUB %biased, %c1075
+    %c971:i64 = CONSTANT 971
+    %e:i64 = SMIN %e0, %c971
+    %c62:i64 = CONSTANT 62
+    %start:i64 = ADD %e, %c62
+    %c6:i64 = CONSTANT 6
+    %word:i64 = SRL %start, %c6
+    %c63:i64 = CONSTANT 63
+    %shift:i64 = AND %start, %c63
+    %table:p4 = GLOBAL_ADDR @__nv_two_over_pi_bits
+    %c3:i64 = CONSTANT 3
+    %byte:i64 = SHL %word, %c3
+    %c8:i64 = CONSTANT 8
+    %a0:p4 = PTR_ADD %table, %byte
+    %a1:p4 = PTR_ADD %a0, %c8
+    %a2:p4 = PTR_ADD %a1, %c8
+    %a3:p4 = PTR_ADD %a2, %c8
+    %u0:i64 = LOAD %a0
+    %u1:i64 = LOAD %a1
+    %u2:i64 = LOAD %a2
+    %u3:i64 = LOAD %a3
+    ; the three words at the bit offset (a shift by 64 is undefined: select 0)
+    %zero64:i64 = CONSTANT 0
+    %aligned:i1 = SETCC eq, %shift, %zero64
+    %c64:i64 = CONSTANT 64
+    %back0:i64 = SUB %c64, %shift
+    %back:i64 = SELECT %aligned, %c63, %back0"""]
+    for k in range(3):
+        lines.append(f"""    %h{k}:i64 = SHL %u{k}, %shift
+    %l{k}a:i64 = SRL %u{k + 1}, %back
+    %l{k}:i64 = SELECT %aligned, %zero64, %l{k}a
+    %w{k}:i64 = OR %h{k}, %l{k}""")
+    lines.append(f"""    ; m * (w0:w1:w2) mod 2^192
+    %alo:i64 = MUL %m, %w2
+    %ahi:i64 = MULHU %m, %w2
+    %blo:i64 = MUL %m, %w1
+    %bhi:i64 = MULHU %m, %w1
+    %clo:i64 = MUL %m, %w0
+    %limb1:i64 = ADD %ahi, %blo
+    %carry:i1 = SETCC ult, %limb1, %ahi
+    %carry64:i64 = ZERO_EXTEND %carry
+    %limb2a:i64 = ADD %bhi, %clo
+    %limb2:i64 = ADD %limb2a, %carry64
+    ; quadrant and the 128 fraction bits below it; a fraction of 1/2 or more rounds the
+    ; quadrant up and is negative as a signed number, which is what r needs
+    %quadrant:i64 = SRL %limb2, %c62
+    %c2:i64 = CONSTANT 2
+    %fh1:i64 = SHL %limb2, %c2
+    %fh2:i64 = SRL %limb1, %c62
+    %fhi:i64 = OR %fh1, %fh2
+    %fl1:i64 = SHL %limb1, %c2
+    %fl2:i64 = SRL %alo, %c62
+    %flo:i64 = OR %fl1, %fl2
+    %up:i1 = SETCC lt, %fhi, %zero64
+    %one64:i64 = CONSTANT 1
+    %bump:i64 = SELECT %up, %one64, %zero64
+    %q2a:i64 = ADD %quadrant, %bump
+    ; f = fhi:flo 2^-128 as fd + fl: the top 53 bits exactly, the rest rounded
+    %c11:i64 = CONSTANT 11
+    %top:i64 = SRA %fhi, %c11
+    %low_mask:i64 = CONSTANT 0x7ff
+    %rest:i64 = AND %fhi, %low_mask
+    %topd:f64 = SINT_TO_FP %top
+    %restd:f64 = UINT_TO_FP %rest
+    %flod:f64 = UINT_TO_FP %flo
+    %s53:f64 = FCONSTANT {lit(Decimal(2) ** -53)}
+    %s64:f64 = FCONSTANT {lit(Decimal(2) ** -64)}
+    %s128:f64 = FCONSTANT {lit(Decimal(2) ** -128)}
+    %fd:f64 = FMUL %topd, %s53
+    %fl0:f64 = FMUL %flod, %s128
+    %fl:f64 = FMA %restd, %s64, %fl0
+    ; r = f pi/2 in two parts
+    %pio2hi:f64 = FCONSTANT {lit(PIO2_HI)}
+    %pio2lo:f64 = FCONSTANT {lit(PIO2_LO)}
+    %rh:f64 = FMUL %fd, %pio2hi
+    %nrh:f64 = FNEG %rh
+    %rerr:f64 = FMA %fd, %pio2hi, %nrh
+    %rl1:f64 = FMA %fd, %pio2lo, %rerr
+    %rl:f64 = FMA %fl, %pio2hi, %rl1
+    %rhn:f64 = FADD %rh, %rl
+    %moved:f64 = FSUB %rhn, %rh
+    %rln:f64 = FSUB %rl, %moved
+    ; x < 0: the reduction of |x| negated
+    %zero:f64 = FCONSTANT 0.0
+    %negative:i1 = SETCC olt, %x, %zero
+    %nrhn:f64 = FNEG %rhn
+    %nrln:f64 = FNEG %rln
+    %rhi2:f64 = SELECT %negative, %nrhn, %rhn
+    %rlo2:f64 = SELECT %negative, %nrln, %rln
+    %q2b:i32 = TRUNCATE %q2a
+    %zero32:i32 = CONSTANT 0
+    %nq2:i32 = SUB %zero32, %q2b
+    %q2:i32 = SELECT %negative, %nq2, %q2b
+    BR %bb.3
+  bb.3.kernel:
+    %q:i32 = PHI %q1, %bb.1, %q2, %bb.2
+    %rhi:f64 = PHI %rhi1, %bb.1, %rhi2, %bb.2
+    %rlo:f64 = PHI %rlo1, %bb.1, %rlo2, %bb.2
+    %z:f64 = FMUL %rhi, %rhi
+    ; sin(r) = rhi + (rhi z S(z) + rlo (1 - z/2)), S = -1/3! + z/5! - ... (to r^23)
+    %s11:f64 = FCONSTANT {lit(Decimal(-1) ** 11 / fact[23])}""")
+    for n in range(10, 0, -1):
+        lines.append(f"    %sk{n}:f64 = FCONSTANT {lit(Decimal(-1) ** n / fact[2 * n + 1])}")
+        lines.append(f"    %s{n}:f64 = FMA %s{n + 1}, %z, %sk{n}")
+    lines.append(f"""    %halfc:f64 = FCONSTANT 0.5
+    %one:f64 = FCONSTANT 1.0
+    %hz:f64 = FMUL %z, %halfc
+    %onem:f64 = FSUB %one, %hz
+    %corr:f64 = FMUL %rlo, %onem
+    %rz:f64 = FMUL %rhi, %z
+    %sint:f64 = FMA %rz, %s1, %corr
+    %sinr:f64 = FADD %rhi, %sint
+    ; cos(r) = w + ((1 - w) - z/2 + z^2 C(z) - rlo rhi), w = 1 - z/2, C = 1/4! - ...
+    %cp11:f64 = FCONSTANT {lit(Decimal(-1) ** 11 / fact[22])}""")
+    for n in range(10, 1, -1):
+        lines.append(f"    %cpk{n}:f64 = FCONSTANT {lit(Decimal(-1) ** n / fact[2 * n])}")
+        lines.append(f"    %cp{n}:f64 = FMA %cp{n + 1}, %z, %cpk{n}")
+    lines.append(f"""    %w:f64 = FSUB %one, %hz
+    %lost:f64 = FSUB %one, %w
+    %lost2:f64 = FSUB %lost, %hz
+    %zz:f64 = FMUL %z, %z
+    %ct1:f64 = FMA %zz, %cp2, %lost2
+    %nrlo:f64 = FNEG %rlo
+    %ct2:f64 = FMA %nrlo, %rhi, %ct1
+    %cosr:f64 = FADD %w, %ct2
+    ; the quadrant (mod 4, two's complement)
+    %three:i32 = CONSTANT 3
+    %q4:i32 = AND %q, %three""")
+    if which == "sin":
+        lines.append("""    %one32:i32 = CONSTANT 1
+    %two32:i32 = CONSTANT 2
+    %oddbit:i32 = AND %q4, %one32
+    %signbit:i32 = AND %q4, %two32
+    %zero_i:i32 = CONSTANT 0
+    %odd:i1 = SETCC ne, %oddbit, %zero_i
+    %flip:i1 = SETCC ne, %signbit, %zero_i
+    %v:f64 = SELECT %odd, %cosr, %sinr
+    %nv:f64 = FNEG %v
+    %signed:f64 = SELECT %flip, %nv, %v
+    ; sin(+-0) = +-0; inf and NaN give NaN
+    %is_zero:i1 = SETCC oeq, %x, %zero_c
+    %r0:f64 = SELECT %is_zero, %x, %signed""")
+    else:
+        lines.append("""    %one32:i32 = CONSTANT 1
+    %two32:i32 = CONSTANT 2
+    %oddbit:i32 = AND %q4, %one32
+    %next:i32 = ADD %q4, %one32
+    %signbit:i32 = AND %next, %two32
+    %zero_i:i32 = CONSTANT 0
+    %odd:i1 = SETCC ne, %oddbit, %zero_i
+    %flip:i1 = SETCC ne, %signbit, %zero_i
+    %v:f64 = SELECT %odd, %sinr, %cosr
+    %nv:f64 = FNEG %v
+    %r0:f64 = SELECT %flip, %nv, %v""")
+    lines.append("""    %inf:f64 = FCONSTANT inf
+    %finite:i1 = SETCC olt, %ax, %inf
+    %nanv:f64 = FSUB %x, %x
+    %result:f64 = SELECT %finite, %r0, %nanv
+    RET %result
+...""")
+    text = "\n".join(lines)
+    return text.replace("%zero_c", "%zero_k") if which == "sin" else text
+
+
+def trig_function(which):
+    name = f"__nv_{which}"
+    sin_zero = "    %zero_k:f64 = FCONSTANT 0.0\n" if which == "sin" else ""
+    body = trig_body(which)
+    # the constant sin needs for its zero test lives in the kernel block
+    body = body.replace("  bb.3.kernel:\n", "  bb.3.kernel:\n", 1)
+    if sin_zero:
+        body = body.replace("    %z:f64 = FMUL %rhi, %rhi\n", "    %z:f64 = FMUL %rhi, %rhi\n" + sin_zero, 1)
+    return body
+
+
+table_init = ", ".join(str(w) for w in TABLE_SIGNED)
+MODULE_HEADER = f"""---
+# The library's module globals: 2/pi's bits for __nv_sin/__nv_cos's Payne-Hanek
+# reduction (word 0 is zero, then bits 1..1216, 64 per word, as signed i64).
+globals:
+  - {{ name: __nv_two_over_pi_bits, space: const, type: i64, count: {len(TABLE)}, init: [{table_init}] }}
+..."""
+
+for which in ("sin", "cos"):
+    emit(f"""# {which} in f64 (libdevice __nv_{which}; F{which.upper()}): x = k pi/2 + r with |r| <= pi/4 carried
+# in two parts: for |x| < 2^20 by subtracting k (p1 + p2 + p3) (pi/2 in three doubles;
+# x - k p1 is exact), beyond by Payne-Hanek: the product of x's 53-bit significand
+# with 192 bits of 2/pi taken at x's exponent from __nv_two_over_pi_bits, mod 4
+# quadrants. sin(r) and cos(r) by their Taylor series to r^23 and r^22, the low part of
+# r as a first-order correction; the quadrant picks +-sin or +-cos. Within 1 ulp on
+# backend/tests/library_accuracy.rs's inputs, huge arguments included.
+{header(f"__nv_{which}", ["x"], "f64")}
+{trig_function(which)}""")
+
+
+
+def trig_reference(xf):
+    """sin and cos of the double xf, correctly rounded: x - k pi/2 in 400 digits."""
+    getcontext().prec = 400
+    x = Decimal(xf)
+    k = (x / (PI / 2)).to_integral_value()
+    r = x - k * (PI / 2)
+
+    def series(term, n):
+        total = Decimal(0)
+        while abs(term) > Decimal(10) ** -80:
+            total += term
+            n += 2
+            term = -term * r * r / ((n - 1) * n)
+        return total
+
+    sin_r, cos_r = series(r, 1), series(Decimal(1), 0)
+    q = int(k) % 4
+    sin_x = [sin_r, cos_r, -sin_r, -cos_r][q]
+    cos_x = [cos_r, -sin_r, -cos_r, sin_r][q]
+    getcontext().prec = 60
+    return float(sin_x), float(cos_x)
+
+
+import sys
+if sys.argv[1:] == ["--trig-references"]:
+    # The hard cases of backend/tests/library_accuracy.rs: the double closest to a
+    # multiple of pi/2 (6381956970095103 * 2^797), huge and boundary arguments.
+    for xf in [6381956970095103.0 * 2.0 ** 797, 1e22, 1e300, 2.0 ** 1023, 1048576.0, 1048575.9, 1e6]:
+        s_x, c_x = trig_reference(xf)
+        print(f"({xf!r}, {s_x!r}, {c_x!r}),")
+    sys.exit(0)
+if sys.argv[1:] == ["--globals"]:
+    print(MODULE_HEADER)
+else:
+    print("\n".join(out))

@@ -1,5 +1,6 @@
 //! Accuracy of the LibCall library's approximate functions (`target-desc/nvptx/library.mir`:
-//! `__nv_exp2`, `__nv_exp`, `__nv_log2`, `__nv_log`, `__nv_pow` in f64, `__nv_powf`). mir-spec §3.4 calls FEXP2/FLOG2
+//! `__nv_sin`, `__nv_cos`, `__nv_exp2`, `__nv_exp`, `__nv_log2`, `__nv_log`, `__nv_pow` in
+//! f64, `__nv_powf`). mir-spec §3.4 calls FEXP2/FLOG2
 //! approximate, so the differential tests cannot compare them bit for bit; here a kernel
 //! applying the operation to a buffer runs in the reference interpreter before
 //! legalization (the host's libm) and after (the library's MIR, legalized for the SM), on
@@ -59,12 +60,9 @@ fn ulps(a: u64, b: u64, bits: u32) -> u64 {
     (line(a) - line(b)).unsigned_abs() as u64
 }
 
-/// Runs OP on `inputs` (each `operands` values) before and after legalization for each
-/// SM; returns the worst distance and the input that gave it.
-fn measure(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>], sms: &[&str]) -> (u64, Vec<f64>) {
-    let tables = tables::nvptx();
+/// The kernel applying OP, its input buffer for `inputs`, and its launch.
+fn setup(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>]) -> (String, [ArgValue; 2], Launch, usize) {
     let text = kernel(op, ty, operands);
-    let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
     let blocks = inputs.len().div_ceil(THREADS as usize) as u32;
     let total = (blocks * THREADS) as usize;
     let mut bytes = Vec::new();
@@ -79,24 +77,43 @@ fn measure(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>], sms: &[&str
     }
     let size = if ty == "f64" { 8 } else { 4 };
     let args = [ArgValue::Buffer(bytes), ArgValue::Buffer(vec![0; total * size])];
-    let launch = Launch { grid: [blocks, 1, 1], block: [THREADS, 1, 1] };
-    let fuel = 50_000_000;
-    let expected = interp::run_kernel(&module, tables, "k", &launch, &args, fuel).unwrap_or_else(|e| panic!("{op} before legalization: {e}"));
+    (text, args, Launch { grid: [blocks, 1, 1], block: [THREADS, 1, 1] }, size)
+}
+
+const FUEL: u64 = 50_000_000;
+
+/// The output bits of OP on `inputs` after legalization for `sm_name` (the library's
+/// function), one per input.
+fn legalized_outputs(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>], sm_name: &str) -> Vec<u64> {
+    let tables = tables::nvptx();
+    let (text, args, launch, size) = setup(op, ty, operands, inputs);
+    let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    let sm = tables.sms.iter().find(|s| s.name == sm_name).unwrap_or_else(|| panic!("no {sm_name}"));
+    let mut legal = module.clone();
+    backend::legalize::legalize_module(&mut legal, tables, sm, Source { file: "accuracy.mir", text: &text }, true)
+        .unwrap_or_else(|e| panic!("{}", e.iter().map(|e| e.render()).collect::<String>()));
+    assert!(legal.functions.len() > 1, "{op} on {ty} is not a library call on {sm_name}: the test measures nothing");
+    let got = interp::run_kernel(&legal, tables, "k", &launch, &args, FUEL * 20).unwrap_or_else(|e| panic!("{op} after legalization for {sm_name}: {e}"));
+    bits_of(&got.buffers[1], size, inputs.len())
+}
+
+fn bits_of(buffer: &[u8], size: usize, count: usize) -> Vec<u64> {
+    buffer.chunks(size).take(count).map(|c| if size == 8 { u64::from_le_bytes(c.try_into().unwrap()) } else { u64::from(u32::from_le_bytes(c.try_into().unwrap())) }).collect()
+}
+
+/// Runs OP on `inputs` (each `operands` values) before legalization (the host's libm)
+/// and after for each SM; returns the worst distance and the input that gave it.
+fn measure(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>], sms: &[&str]) -> (u64, Vec<f64>) {
+    let tables = tables::nvptx();
+    let (text, args, launch, size) = setup(op, ty, operands, inputs);
+    let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    let expected = interp::run_kernel(&module, tables, "k", &launch, &args, FUEL).unwrap_or_else(|e| panic!("{op} before legalization: {e}"));
+    let expected = bits_of(&expected.buffers[1], size, inputs.len());
     let mut worst = (0, Vec::new());
     for sm_name in sms {
-        let sm = tables.sms.iter().find(|s| s.name == *sm_name).unwrap_or_else(|| panic!("no {sm_name}"));
-        let mut legal = module.clone();
-        backend::legalize::legalize_module(&mut legal, tables, sm, Source { file: "accuracy.mir", text: &text }, true)
-            .unwrap_or_else(|e| panic!("{}", e.iter().map(|e| e.render()).collect::<String>()));
-        assert!(legal.functions.len() > 1, "{op} on {ty} is not a library call on {sm_name}: the test measures nothing");
-        let got = interp::run_kernel(&legal, tables, "k", &launch, &args, fuel * 20).unwrap_or_else(|e| panic!("{op} after legalization for {sm_name}: {e}"));
-        for (k, (a, b)) in expected.buffers[1].chunks(size).zip(got.buffers[1].chunks(size)).enumerate().take(inputs.len()) {
-            let (a, b, bits) = if size == 8 {
-                (u64::from_le_bytes(a.try_into().unwrap()), u64::from_le_bytes(b.try_into().unwrap()), 64)
-            } else {
-                (u64::from(u32::from_le_bytes(a.try_into().unwrap())), u64::from(u32::from_le_bytes(b.try_into().unwrap())), 32)
-            };
-            let d = ulps(a, b, bits);
+        let got = legalized_outputs(op, ty, operands, inputs, sm_name);
+        for (k, (a, b)) in expected.iter().zip(&got).enumerate() {
+            let d = ulps(*a, *b, 8 * size as u32);
             if d > worst.0 {
                 worst = (d, inputs[k].clone());
             }
@@ -123,6 +140,72 @@ fn exp2_f64_is_within_two_ulps() {
     let (worst, at) = measure("FEXP2", "f64", 1, &inputs, &["sm_50", "sm_80"]);
     println!("__nv_exp2: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_exp2 is {worst} ulp off at {at:?}");
+}
+
+fn trig_inputs(seed: u64) -> Vec<Vec<f64>> {
+    let mut rng = Rng(seed);
+    let mut inputs: Vec<Vec<f64>> = specials().into_iter().map(|x| vec![x]).collect();
+    // Near multiples of pi/2 (the hard cases of the reduction), at both reduction paths.
+    for x in [std::f64::consts::FRAC_PI_2, std::f64::consts::PI, 3.0 * std::f64::consts::FRAC_PI_2, 1e6, 1048575.9, 1048576.0, 1e22, 1e-300, 1e-8] {
+        inputs.push(vec![x]);
+        inputs.push(vec![-x]);
+    }
+    for _ in 0..1000 {
+        inputs.push(vec![rng.uniform(-10.0, 10.0)]);
+        inputs.push(vec![rng.uniform(-1e6, 1e6)]);
+        // every binade up to the largest double
+        let bits = rng.next() & 0x7fef_ffff_ffff_ffff | (rng.next() & (1 << 63));
+        inputs.push(vec![f64::from_bits(bits)]);
+    }
+    inputs
+}
+
+/// (x, sin x, cos x) correctly rounded, from a 400-digit evaluation independent of the
+/// library and of libm (`python3 scripts/gen-library-math.py --trig-references`). The
+/// first is the double closest to a multiple of pi/2, where glibc's cos is 7 ulp off.
+const TRIG_REFERENCES: &[(f64, f64, f64)] = &[
+    (5.319372648326541e+255, 1.0, -4.687165924254628e-19),
+    (1e+22, -0.8522008497671888, 0.523214785395139),
+    (1e+300, -0.8178819121159085, -0.5753861119575491),
+    (8.98846567431158e+307, 0.563127779850884, -0.826369834614148),
+    (1048576.0, 0.3304931400217347, 0.943808393901312),
+    (1048575.9, 0.2346184343169496, 0.9720875424974148),
+    (1000000.0, -0.34999350217129294, 0.9367521275331447),
+];
+
+#[test]
+fn sin_and_cos_are_within_one_ulp_of_independent_values_at_the_hard_cases() {
+    let inputs: Vec<Vec<f64>> = TRIG_REFERENCES.iter().flat_map(|&(x, _, _)| [vec![x], vec![-x]]).collect();
+    for (op, pick) in [("FSIN", 1usize), ("FCOS", 2)] {
+        for sm in ["sm_50", "sm_80"] {
+            let got = legalized_outputs(op, "f64", 1, &inputs, sm);
+            for (k, &(x, s, c)) in TRIG_REFERENCES.iter().enumerate() {
+                let expected = if pick == 1 { s } else { c };
+                // sin is odd, cos even
+                let negated = if pick == 1 { -expected } else { expected };
+                for (bits, want, at) in [(got[2 * k], expected, x), (got[2 * k + 1], negated, -x)] {
+                    let d = ulps(bits, want.to_bits(), 64);
+                    assert!(d <= 1, "{op}({at:e}) on {sm} is {} ({d} ulp from {want:e})", f64::from_bits(bits));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sin_f64_is_within_one_ulp_at_every_magnitude() {
+    let inputs = trig_inputs(0x1357_9bdf_2468_ace0);
+    let (worst, at) = measure("FSIN", "f64", 1, &inputs, &["sm_50", "sm_80"]);
+    println!("__nv_sin: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
+    assert!(worst <= 1, "__nv_sin is {worst} ulp off at {at:?}");
+}
+
+#[test]
+fn cos_f64_is_within_one_ulp_at_every_magnitude() {
+    let inputs = trig_inputs(0x0fed_cba9_8765_4321);
+    let (worst, at) = measure("FCOS", "f64", 1, &inputs, &["sm_50", "sm_80"]);
+    println!("__nv_cos: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
+    assert!(worst <= 1, "__nv_cos is {worst} ulp off at {at:?}");
 }
 
 #[test]

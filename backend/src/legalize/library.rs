@@ -38,18 +38,37 @@ pub fn link(module: &mut Module, tables: &TargetTables, sm: &SmTables, names: &B
                 }
             }
         }
+        // The library's tables (2/pi's bits) come with the functions that read them.
+        for b in &f.blocks {
+            for inst in &b.insts {
+                for o in &inst.operands {
+                    if let crate::mir::Operand::Symbol(s) = o {
+                        if let Some(g) = library.globals.iter().find(|g| &g.name == s) {
+                            if !module.globals.iter().any(|m| m.name == g.name) {
+                                module.globals.push(g.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
         module.functions.push(f.clone());
         added.push(name);
     }
     if added.is_empty() {
         return Ok(());
     }
-    let mut part = Module { name: None, globals: Vec::new(), functions: Vec::new() };
+    let mut part = Module { name: None, globals: module.globals.clone(), functions: Vec::new() };
     part.functions = module.functions.iter().filter(|f| added.contains(&f.name)).cloned().collect();
     let source = crate::mir::verifier::Source { file: LIBRARY_FILE, text: LIBRARY };
     super::legalize_module(&mut part, tables, sm, source, verify).map_err(|errors| errors.iter().map(|e| e.render()).collect::<String>())?;
     // Legalizing the library functions may have linked further ones (FLOG2 in f64
     // inside __nv_powf calls __nv_log2): they come along.
+    for g in part.globals {
+        if !module.globals.iter().any(|m| m.name == g.name) {
+            module.globals.push(g);
+        }
+    }
     for f in part.functions {
         match module.functions.iter_mut().find(|g| g.name == f.name) {
             Some(slot) => *slot = f,
