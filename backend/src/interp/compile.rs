@@ -364,6 +364,9 @@ pub enum Op {
     Store(MemAccess),
     /// ARG of an integer parameter of this many bits, sign-extended into the result.
     ArgSext(u32, u32),
+    /// PRMT: byte i of the result is byte `selector` nibble i (low 3 bits) of a:b, or
+    /// that byte's sign replicated when the nibble's bit 3 is set (PTX `prmt.b32`).
+    Prmt(u32),
     /// `ARG index, offset`: `read` taken from the bytes of a parameter of type `whole`
     /// at `offset`, extended into the result (signed when `sext`) when `read` is narrower.
     ArgAt { index: u32, offset: u32, whole: Ty, read: Ty, sext: bool },
@@ -1156,6 +1159,15 @@ impl Context<'_> {
                     return malformed("INSERT_SUBVECTOR: expected (vector, subvector, index)");
                 }
                 Ok(Op::InsertSubvector)
+            }
+            "PRMT" => {
+                shape(1, 2)?;
+                same_type(&[args[0], args[1], defs[0]])?;
+                if defs[0].bits * defs[0].lanes != 32 || defs[0].bits % 8 != 0 {
+                    return unsupported("PRMT on a type other than 32 bits of whole-byte lanes");
+                }
+                let Some(selector) = integer_immediate() else { return malformed("PRMT: expected a selector") };
+                Ok(Op::Prmt(selector as u32 & 0xffff))
             }
             "VECTOR_SHUFFLE" => {
                 shape(1, 2)?;

@@ -867,6 +867,23 @@ impl<'p> Machine<'p> {
                 let d = inst.defs[0] as usize;
                 regs[d..d + ty.lanes as usize].copy_from_slice(&self.scratch);
             }
+            Op::Prmt(selector) => {
+                let ty = inst.ty();
+                let (lanes, lane_bits) = (ty.lanes as usize, ty.bits);
+                let word = |base: usize| (0..lanes).fold(0u64, |w, l| w | (((regs[base + l] & mask(lane_bits)) as u64) << (l as u32 * lane_bits)));
+                let source = word(arg(0)) | (word(arg(1)) << 32);
+                let mut result = 0u64;
+                for i in 0..4 {
+                    let nibble = (selector >> (4 * i)) & 0xf;
+                    let byte = (source >> (8 * (nibble & 7))) & 0xff;
+                    let byte = if nibble & 8 != 0 { if byte & 0x80 != 0 { 0xff } else { 0 } } else { byte };
+                    result |= byte << (8 * i);
+                }
+                let d = inst.defs[0] as usize;
+                for l in 0..lanes {
+                    regs[d + l] = u128::from(result >> (l as u32 * lane_bits)) & mask(lane_bits);
+                }
+            }
             Op::Shuffle(selectors) => {
                 let n = inst.arg_tys[0].lanes as usize;
                 self.scratch.clear();

@@ -10,8 +10,9 @@
 //! - `lower_shift_parts`: SHL/SRA/SRL_PARTS (double-word shifts from expanded i128)
 //!   become word shifts and selects on the amount.
 //! - `lower_fround`: round-half-away-from-zero from FTRUNC, a compare and an add.
-//! - `lower_v4i8_shuffle_prmt`: declines (the generic lane-by-lane expansion runs);
-//!   a `prmt`-based lowering needs an immediate-selector pattern.
+//! - `lower_v4i8_shuffle_prmt`: a shuffle of two v4i8 is one PRMT (`prmt.b32`) whose
+//!   selector is the mask, a nibble per byte; it declines for masks with undefined
+//!   lanes, which the lane-by-lane expansion writes as the interpreter defines them.
 
 use super::types::{self, TypeAction};
 use super::{Cx, LResult};
@@ -30,7 +31,8 @@ pub(super) fn run_operation_hook(cx: &mut Cx, hook: &str, inst: &Inst) -> LResul
     match hook {
         "lower_shift_parts" => shift_parts(cx, inst),
         "lower_fround" => fround(cx, inst),
-        "lower_vector_load_store" | "lower_v4i8_shuffle_prmt" => Ok(false),
+        "lower_v4i8_shuffle_prmt" => v4i8_shuffle_prmt(cx, inst),
+        "lower_vector_load_store" => Ok(false),
         other => Err(cx.error(format!("the description names Custom hook `{other}`, which the legalizer does not have (hooks: lower_vector_load_store, lower_shift_parts, lower_fround, lower_v4i8_shuffle_prmt)"))),
     }
 }
@@ -205,5 +207,19 @@ fn fround(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let away = cx.op(ops.FADD, ty, &[t, step]);
     let r = cx.select(round_up, away, t);
     cx.alias(inst.defs[0], r);
+    Ok(true)
+}
+
+/// VECTOR_SHUFFLE of two v4i8 as PRMT: result byte i takes byte mask[i] of a:b, which
+/// is exactly prmt's selector nibble i (bytes 0-3 of a, 4-7 of b).
+fn v4i8_shuffle_prmt(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
+    let Some(Operand::Mask(mask)) = inst.operands.iter().find(|o| matches!(o, Operand::Mask(_))) else { return Ok(false) };
+    let values: Vec<ValueId> = inst.uses().collect();
+    if mask.len() != 4 || values.len() != 2 || mask.iter().any(|&m| !(0..8).contains(&m)) {
+        return Ok(false);
+    }
+    let Some(prmt) = cx.tables.opcode("PRMT") else { return Ok(false) };
+    let selector = mask.iter().enumerate().fold(0i128, |s, (i, &m)| s | (i128::from(m) << (4 * i)));
+    cx.emit(prmt, Vec::new(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::Int(selector)], inst.defs.clone());
     Ok(true)
 }
