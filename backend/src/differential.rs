@@ -23,14 +23,26 @@ pub struct Tally {
     pub discarded: u64,
 }
 
-/// The arguments of one run: random input bytes, a zeroed output, small scalars.
-fn arguments(kernel: &GeneratedKernel, seed: u64) -> Vec<ArgValue> {
+/// The arguments of one run: random input bytes, a zeroed output, small scalars (an i1
+/// 0 or 1), and random bits for wider parameters (i128, vectors).
+fn arguments(kernel: &GeneratedKernel, tables: &TargetTables, seed: u64) -> Vec<ArgValue> {
     let mut rng = SeededRandom::new(seed);
     let input: Vec<u8> = (0..kernel.required_input_bytes(THREADS)).map(|_| rng.next_u64() as u8).collect();
     let output = vec![0u8; kernel.required_output_bytes(THREADS)];
     let mut args = vec![ArgValue::Buffer(input), ArgValue::Buffer(output)];
-    for _ in &kernel.scalar_params {
-        args.push(ArgValue::Scalar(u128::from(rng.next_u64() % 64)));
+    for name in &kernel.scalar_params {
+        let info = tables.vt(name).and_then(|t| tables.type_info(t));
+        let bits = info.map_or(64, |t| t.bits);
+        let scalar = info.is_some_and(|t| t.kind != target_desc::tables::TypeKind::Vector);
+        let value = match bits {
+            1 => u128::from(rng.next_u64() % 2),
+            _ if scalar && bits <= 64 => u128::from(rng.next_u64() % 64),
+            _ => {
+                let wide = u128::from(rng.next_u64()) | (u128::from(rng.next_u64()) << 64);
+                if bits >= 128 { wide } else { wide & ((1u128 << bits) - 1) }
+            }
+        };
+        args.push(ArgValue::Scalar(value));
     }
     args
 }
@@ -44,7 +56,7 @@ pub fn check_kernel(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmT
     let mut tally = Tally::default();
     let mut baseline = Vec::new();
     for i in 0..inputs {
-        let args = arguments(kernel, seed.wrapping_mul(1_000_003).wrapping_add(i));
+        let args = arguments(kernel, tables, seed.wrapping_mul(1_000_003).wrapping_add(i));
         match interp::run_kernel(&module, tables, &kernel.name, &launch, &args, FUEL) {
             Ok(r) => baseline.push((args, r.buffers[1].clone())),
             Err(_) => tally.discarded += 1,

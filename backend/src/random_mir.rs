@@ -93,8 +93,12 @@ pub struct GeneratorConfig {
     /// leaves unspecified (a legalizer may swap or invert them and get another answer).
     pub nan_unspecified_float_codes: bool,
     /// At most this many scalar kernel parameters after the two buffers (see
-    /// [`GeneratedKernel::scalar_params`]).
+    /// [`GeneratedKernel::scalar_params`]); any focus type of at most 128 bits, so
+    /// vectors, i128 and i1 exercise the kernel parameter ABI.
     pub max_scalar_params: usize,
+    /// Allow calls of device functions that take values of the focus types (and i1)
+    /// and return them in reverse order, exercising the device-function ABI.
+    pub calls: bool,
 }
 
 impl Default for GeneratorConfig {
@@ -109,6 +113,7 @@ impl Default for GeneratorConfig {
             float_remainder: true,
             nan_unspecified_float_codes: false,
             max_scalar_params: 2,
+            calls: true,
         }
     }
 }
@@ -677,6 +682,8 @@ struct Generator<'a> {
     output_bytes: usize,
     outputs: Vec<OutputSlot>,
     scalar_params: Vec<Ty>,
+    /// The device functions the kernel calls: each returns its parameters reversed.
+    helpers: Vec<Vec<Ty>>,
     /// `%tid`, for conditions when no scalar type is in focus.
     tid: usize,
 }
@@ -730,6 +737,7 @@ impl<'a> Generator<'a> {
             output_bytes: 0,
             outputs: Vec::new(),
             scalar_params: Vec::new(),
+            helpers: Vec::new(),
             tid: 0,
         };
         generator.tid = generator.push_value("tid".into(), i32_type, false);
@@ -1153,8 +1161,43 @@ impl<'a> Generator<'a> {
             50..=53 if ty.class == Class::Int && ty.element_bits > 8 => {
                 self.extending_load(ty);
             }
+            54..=57 if self.config.calls => self.call(ty),
             _ => self.arithmetic(ty),
         }
+    }
+
+    /// `%r.. = CALL @helperN, a, b, ...` of a device function returning its parameters
+    /// in reverse order: `ty`, maybe another focus type, maybe an i1.
+    fn call(&mut self, ty: Ty) {
+        let mut types = vec![ty];
+        if let Some(other) = self.pick(&self.focus.clone()) {
+            if self.chance(1, 2) {
+                types.push(other);
+            }
+        }
+        if let Some(bool_ty) = self.type_named("i1") {
+            if self.chance(1, 3) {
+                types.push(bool_ty);
+            }
+        }
+        let args: Vec<usize> = types.iter().map(|&t| if t.class == Class::Bool { self.condition() } else { self.operand(t) }).collect();
+        let helper = self.helpers.iter().position(|h| *h == types).unwrap_or_else(|| {
+            self.helpers.push(types.clone());
+            self.helpers.len() - 1
+        });
+        let results: Vec<usize> = args
+            .iter()
+            .rev()
+            .map(|&a| {
+                let (t, exact) = (self.values[a].ty, self.values[a].exact);
+                let v = self.new_value("v", t, true);
+                self.values[v].exact = exact;
+                v
+            })
+            .collect();
+        let operands = self.args_text(&args.iter().map(|&a| Arg::Value(a)).collect::<Vec<_>>());
+        let defs: Vec<String> = results.iter().map(|&v| self.def_text(v)).collect();
+        self.line(format!("{} = CALL @helper{helper}, {operands}", defs.join(", ")));
     }
 
     fn ops_for(&self, ty: Ty) -> Vec<(&'static str, Shape)> {
@@ -1583,7 +1626,7 @@ impl<'a> Generator<'a> {
     }
 
     fn choose_scalar_params(&mut self) {
-        let eligible: Vec<Ty> = self.focus.iter().copied().filter(|t| matches!(t.class, Class::Int | Class::Float) && t.element_bits <= 64).collect();
+        let eligible: Vec<Ty> = self.focus.iter().copied().filter(|t| t.total_bits() <= 128).collect();
         if eligible.is_empty() {
             return;
         }
@@ -1658,6 +1701,20 @@ impl<'a> Generator<'a> {
             }
         }
         text.push_str("...\n");
+        for (k, types) in self.helpers.iter().enumerate() {
+            let names: Vec<&str> = types.iter().map(|t| t.name).collect();
+            let returns: Vec<&str> = names.iter().rev().copied().collect();
+            text.push_str(&format!("---\nname: helper{k}\nkind: device\nparams:\n"));
+            for (i, name) in names.iter().enumerate() {
+                text.push_str(&format!("  - {{ name: p{i}, type: {name} }}\n"));
+            }
+            text.push_str(&format!("returns: [{}]\nbody: |\n  bb.0.entry:\n", returns.join(", ")));
+            for (i, name) in names.iter().enumerate() {
+                text.push_str(&format!("    %p{i}:{name} = ARG {i}\n"));
+            }
+            let reversed: Vec<String> = (0..names.len()).rev().map(|i| format!("%p{i}")).collect();
+            text.push_str(&format!("    RET {}\n...\n", reversed.join(", ")));
+        }
         GeneratedKernel {
             text,
             name,

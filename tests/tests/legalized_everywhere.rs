@@ -77,3 +77,42 @@ fn every_kernel_compiles_and_assembles_on_every_sm() {
     }
     eprintln!("ptxas accepted {assembled} kernel/SM pairs ({} kernels x {} SMs, {rejected} pairs rejected as REJECTED_ON expects)", files.len(), sms.len());
 }
+
+/// Random kernels (backend::random_mir: every type, calls of device functions that pass
+/// values of every type, wide kernel parameters) compile on old and new SMs and ptxas
+/// accepts them: the PTX side of the differential tests, which only interpret.
+#[test]
+fn random_kernels_compile_and_assemble() {
+    let tables = tables::nvptx();
+    let ptxas = tests::ptxas();
+    let config = backend::random_mir::GeneratorConfig::default();
+    let sms = ["sm_50", "sm_70", "sm_90", "sm_100"];
+    let dir = std::env::temp_dir().join(format!("ptxc-random-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut problems = Vec::new();
+    let mut assembled = 0;
+    let mut calls = 0;
+    for seed in 0..60u64 {
+        let kernel = backend::random_mir::generate(seed, &config, tables).unwrap();
+        calls += kernel.text.matches("CALL @helper").count();
+        let path = dir.join(format!("random{seed}.mir"));
+        std::fs::write(&path, &kernel.text).unwrap();
+        for sm in sms {
+            let out = backend::cli::run(["ptxc", "compile", path.to_str().unwrap(), "--sm", sm, "--verify"]);
+            if out.code != 0 {
+                problems.push(format!("seed {seed} on {sm} does not compile:\n{}\n{}", out.stderr, kernel.text));
+                continue;
+            }
+            if let Some(ptxas) = &ptxas {
+                match tests::assemble(ptxas, &out.stdout, sm) {
+                    Ok(()) => assembled += 1,
+                    Err(e) => problems.push(format!("seed {seed} on {sm}: ptxas rejects the output:\n{e}")),
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(calls >= 10, "only {calls} device calls in 60 random kernels");
+    println!("60 random kernels x {} SMs: {assembled} assembled, {calls} device calls", sms.len());
+}

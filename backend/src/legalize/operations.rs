@@ -41,6 +41,39 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             return Ok(true);
         }
     }
+    // An extending load into a storage-only register class (i128 in .b128 registers):
+    // PTX loads at most 64 bits with an extension, so load the narrow value and extend
+    // it as an operation (which the legalizer takes apart).
+    if op == ops.LOAD && storage_only(cx, row) {
+        let extension = inst.flags.iter().find_map(|f| match f.as_str() {
+            "sext" => Some(ops.SIGN_EXTEND),
+            "zext" => Some(ops.ZERO_EXTEND),
+            "anyext" => Some(ops.ANY_EXTEND),
+            _ => None,
+        });
+        let narrow = inst.flags.iter().find_map(|f| cx.tables.vt(f));
+        if let (Some(extension), Some(narrow)) = (extension, narrow) {
+            let flags: Vec<String> = inst.flags.iter().filter(|f| !matches!(f.as_str(), "sext" | "zext" | "anyext") && cx.tables.vt(f).is_none()).cloned().collect();
+            let value = cx.derived(inst.defs[0], "narrow", narrow);
+            cx.emit(ops.LOAD, flags, inst.operands.clone(), vec![value]);
+            cx.op_into(extension, inst.defs[0], &[value]);
+            return Ok(true);
+        }
+    }
+    // A truncating store from a storage-only class: truncate as an operation, then store.
+    if op == ops.STORE && inst.has_flag("trunc") && storage_only(cx, row) {
+        if let Some(narrow) = inst.flags.iter().find_map(|f| cx.tables.vt(f)) {
+            let flags: Vec<String> = inst.flags.iter().filter(|f| f.as_str() != "trunc" && cx.tables.vt(f).is_none()).cloned().collect();
+            let mut operands = inst.operands.clone();
+            if let Some(Operand::Value(v)) = operands.first().cloned() {
+                let value = cx.derived(v, "narrow", narrow);
+                cx.op_into(ops.TRUNCATE, value, &[v]);
+                operands[0] = Operand::Value(value);
+                cx.emit(ops.STORE, flags, operands, Vec::new());
+                return Ok(true);
+            }
+        }
+    }
     // Conversions between floats and integers wider than any conversion instruction
     // (i128): the table row is the float, so the integer side is checked here.
     let int_side = if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP { inst.uses().next() } else if op == ops.FP_TO_SINT || op == ops.FP_TO_UINT { inst.defs.first().copied() } else { None };
@@ -1166,4 +1199,9 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     }
     cx.alias(def, result);
     Ok(true)
+}
+
+/// Whether `ty`'s register class on the SM holds values only to move, load and store.
+fn storage_only(cx: &Cx, ty: VtId) -> bool {
+    cx.tables.register_type(cx.sm, ty).is_some_and(|(class, _)| class.storage_only)
 }

@@ -31,9 +31,10 @@ fn type_name(f: &Function, v: ValueId) -> &'static str {
     tables().type_info(f.value(v).ty).map_or("?", |t| t.name)
 }
 
-/// Every instruction of the module with its function.
+/// Every instruction of the kernel (the first function; the device functions after it
+/// only return their parameters) with its function.
 fn instructions(module: &Module) -> impl Iterator<Item = (&Function, &Inst)> {
-    module.functions.iter().flat_map(|f| f.blocks.iter().flat_map(move |b| b.insts.iter().map(move |i| (f, i))))
+    module.functions.iter().take(1).flat_map(|f| f.blocks.iter().flat_map(move |b| b.insts.iter().map(move |i| (f, i))))
 }
 
 #[test]
@@ -47,8 +48,10 @@ fn thousands_of_kernels_parse_verify_and_round_trip() {
             let printed = printer::print_module(&module, t);
             let reparsed = parser::parse_module(&printed, "printed.mir", t).unwrap_or_else(|e| panic!("{}\n{printed}", e.render()));
             assert_eq!(reparsed.without_locs(), module.without_locs(), "printing changed the module:\n{}", kernel.text);
-            assert_eq!(module.functions.len(), 1);
             assert_eq!(module.functions[0].name, kernel.name);
+            for (k, helper) in module.functions.iter().enumerate().skip(1) {
+                assert_eq!((helper.name.clone(), helper.kind), (format!("helper{}", k - 1), backend_kind_device()), "{}", kernel.text);
+            }
             assert!(!kernel.outputs.is_empty(), "a kernel that stores nothing:\n{}", kernel.text);
         }
     }
@@ -407,6 +410,12 @@ fn payload_exact(f: &Function, defs: &HashMap<ValueId, &Inst>, v: ValueId, seen:
     let Some(inst) = defs.get(&v) else { return true };
     match opcode_name(inst) {
         "LOAD" | "FCONSTANT" | "ARG" => true,
+        // A helper returns its parameters reversed: result k is operand n - 1 - k.
+        "CALL" => {
+            let args: Vec<ValueId> = inst.uses().collect();
+            let k = inst.defs.iter().position(|d| *d == v).unwrap_or(0);
+            args.len() == inst.defs.len() && payload_exact(f, defs, args[args.len() - 1 - k], seen)
+        }
         "COPY" | "SELECT" | "SELECT_CC" | "FNEG" | "FABS" | "BITCAST" | "BUILD_VECTOR" | "EXTRACT_VECTOR_ELT" | "INSERT_VECTOR_ELT"
         | "VECTOR_SHUFFLE" | "CONCAT_VECTORS" | "EXTRACT_SUBVECTOR" | "UNDEF" | "PHI" => {
             inst.uses().collect::<Vec<_>>().into_iter().all(|u| payload_exact(f, defs, u, seen))
@@ -624,3 +633,29 @@ fn print_one_kernel() {
     println!("{}", generate(seed, &config, tables()).unwrap().text);
 }
 
+fn backend_kind_device() -> crate::mir::FunctionKind {
+    crate::mir::FunctionKind::Device
+}
+
+/// Calls of the device functions carry values of every kind across the boundary (the
+/// legalizer splits their signatures), and kernels take wide parameters.
+#[test]
+fn kernels_call_device_functions_and_take_wide_parameters() {
+    let mut call_types = BTreeSet::new();
+    let mut param_types = BTreeSet::new();
+    for kernel in kernels(&GeneratorConfig::default(), 0..1500) {
+        let module = parse_and_verify(&kernel);
+        for helper in module.functions.iter().skip(1) {
+            for p in &helper.params {
+                call_types.insert(tables().type_info(p.ty).map_or("?", |t| t.name));
+            }
+        }
+        param_types.extend(kernel.scalar_params.iter().copied());
+    }
+    for t in ["i1", "i8", "i128", "bf16", "v4f32", "v8f16", "v3i8", "v2f64"] {
+        assert!(call_types.contains(t), "no call passes {t}; passed: {call_types:?}");
+    }
+    for t in ["i1", "i128", "v4f32", "v3i8"] {
+        assert!(param_types.contains(t), "no kernel takes a {t} parameter; taken: {param_types:?}");
+    }
+}
