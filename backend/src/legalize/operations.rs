@@ -763,6 +763,22 @@ fn atomic_through_compare_swap(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     if !cx.sm.is_legal(ops.ATOMIC_CMP_SWAP, int_ty) {
         return Ok(false);
     }
+    let old = compare_swap_loop(cx, inst, ptr, int_ty, |cx, old| {
+        let old_f = cx.op(ops.BITCAST, ty, &[old]);
+        let new_f = cx.op(ops.FADD, ty, &[old_f, v]);
+        Ok(cx.op(ops.BITCAST, int_ty, &[new_f]))
+    })?;
+    cx.op_into(ops.BITCAST, def, &[old]);
+    Ok(true)
+}
+
+/// The loop every compare-and-swap expansion shares: reads the word at `ptr` (of
+/// `int_ty`), computes the new word from the old one with `update` inside the loop,
+/// swaps it in with `inst`'s ordering and scope flags, and repeats until the word was
+/// not changed meanwhile. Returns the old word, valid in the block after the loop.
+fn compare_swap_loop(cx: &mut Cx, inst: &Inst, ptr: ValueId, int_ty: VtId, update: impl FnOnce(&mut Cx, ValueId) -> LResult<ValueId>) -> LResult<ValueId> {
+    let ops = cx.ops;
+    let def = inst.defs[0];
     let entry = cx.current_block();
     let body = cx.reserve_block();
     let done = cx.reserve_block();
@@ -773,15 +789,12 @@ fn atomic_through_compare_swap(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let old = cx.derived(def, "old", int_ty);
     let seen = cx.derived(def, "seen", int_ty);
     cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
-    let old_f = cx.op(ops.BITCAST, ty, &[old]);
-    let new_f = cx.op(ops.FADD, ty, &[old_f, v]);
-    let new = cx.op(ops.BITCAST, int_ty, &[new_f]);
+    let new = update(cx, old)?;
     cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], vec![seen]);
     let again = cx.setcc("ne", seen, old);
     cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "atomic.done");
-    cx.op_into(ops.BITCAST, def, &[old]);
-    Ok(true)
+    Ok(old)
 }
 
 /// How a read-modify-write atomic combines the value in memory with its operand.
@@ -864,35 +877,23 @@ fn atomic_vector(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     }
     let int_ty = cx.int(bits)?;
     let float_elements = types::is_float(cx.tables, element);
-    let entry = cx.current_block();
-    let body = cx.reserve_block();
-    let done = cx.reserve_block();
-    let init = cx.derived(def, "init", int_ty);
-    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(ptr)], vec![init]);
-    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
-    cx.switch_to_block(body, "atomic.loop");
-    let old = cx.derived(def, "old", int_ty);
-    let seen = cx.derived(def, "seen", int_ty);
-    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
-    let new = match combine {
-        Combine::Swap => cx.op(ops.BITCAST, int_ty, &[values[1]]),
-        Combine::CompareSwap => {
-            let expected = cx.op(ops.BITCAST, int_ty, &[values[1]]);
-            let replacement = cx.op(ops.BITCAST, int_ty, &[values[2]]);
-            let equal = cx.setcc("eq", old, expected);
-            cx.select(equal, replacement, old)
-        }
-        Combine::Op(combine) => {
-            let combine = if combine == ops.ADD && float_elements { ops.FADD } else { combine };
-            let current = cx.op(ops.BITCAST, ty, &[old]);
-            let updated = cx.op(combine, ty, &[current, values[1]]);
-            cx.op(ops.BITCAST, int_ty, &[updated])
-        }
-    };
-    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], vec![seen]);
-    let again = cx.setcc("ne", seen, old);
-    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
-    cx.switch_to_block(done, "atomic.done");
+    let old = compare_swap_loop(cx, inst, ptr, int_ty, |cx, old| {
+        Ok(match combine {
+            Combine::Swap => cx.op(ops.BITCAST, int_ty, &[values[1]]),
+            Combine::CompareSwap => {
+                let expected = cx.op(ops.BITCAST, int_ty, &[values[1]]);
+                let replacement = cx.op(ops.BITCAST, int_ty, &[values[2]]);
+                let equal = cx.setcc("eq", old, expected);
+                cx.select(equal, replacement, old)
+            }
+            Combine::Op(combine) => {
+                let combine = if combine == ops.ADD && float_elements { ops.FADD } else { combine };
+                let current = cx.op(ops.BITCAST, ty, &[old]);
+                let updated = cx.op(combine, ty, &[current, values[1]]);
+                cx.op(ops.BITCAST, int_ty, &[updated])
+            }
+        })
+    })?;
     cx.op_into(ops.BITCAST, def, &[old]);
     Ok(true)
 }
@@ -948,41 +949,29 @@ fn atomic_partword(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let keep = cx.op(ops.XOR, i32t, &[mask, all]);
     let as_int = |cx: &mut Cx, v: ValueId| if is_float { cx.op(ops.BITCAST, part_int, &[v]) } else { v };
 
-    let entry = cx.current_block();
-    let body = cx.reserve_block();
-    let done = cx.reserve_block();
-    let init = cx.derived(def, "init", i32t);
-    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(word)], vec![init]);
-    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
-    cx.switch_to_block(body, "atomic.loop");
-    let old = cx.derived(def, "old", i32t);
-    let seen = cx.derived(def, "seen", i32t);
-    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
-    let shifted = cx.op(ops.SRL, i32t, &[old, shift]);
-    let part = cx.op(ops.TRUNCATE, part_int, &[shifted]);
-    let new_part = match combine {
-        Combine::Swap => as_int(cx, values[1]),
-        Combine::CompareSwap => {
-            let (expected, replacement) = (as_int(cx, values[1]), as_int(cx, values[2]));
-            let equal = cx.setcc("eq", part, expected);
-            cx.select(equal, replacement, part)
-        }
-        Combine::Op(combine) if is_float => {
-            let float_op = if combine == ops.ADD { ops.FADD } else { combine };
-            let current = cx.op(ops.BITCAST, ty, &[part]);
-            let sum = cx.op(float_op, ty, &[current, values[1]]);
-            cx.op(ops.BITCAST, part_int, &[sum])
-        }
-        Combine::Op(combine) => cx.op(combine, part_int, &[part, values[1]]),
-    };
-    let widened = cx.op(ops.ZERO_EXTEND, i32t, &[new_part]);
-    let placed = cx.op(ops.SHL, i32t, &[widened, shift]);
-    let kept = cx.op(ops.AND, i32t, &[old, keep]);
-    let new = cx.op(ops.OR, i32t, &[kept, placed]);
-    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(word), Operand::Value(old), Operand::Value(new)], vec![seen]);
-    let again = cx.setcc("ne", seen, old);
-    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
-    cx.switch_to_block(done, "atomic.done");
+    let old = compare_swap_loop(cx, inst, word, i32t, |cx, old| {
+        let shifted = cx.op(ops.SRL, i32t, &[old, shift]);
+        let part = cx.op(ops.TRUNCATE, part_int, &[shifted]);
+        let new_part = match combine {
+            Combine::Swap => as_int(cx, values[1]),
+            Combine::CompareSwap => {
+                let (expected, replacement) = (as_int(cx, values[1]), as_int(cx, values[2]));
+                let equal = cx.setcc("eq", part, expected);
+                cx.select(equal, replacement, part)
+            }
+            Combine::Op(combine) if is_float => {
+                let float_op = if combine == ops.ADD { ops.FADD } else { combine };
+                let current = cx.op(ops.BITCAST, ty, &[part]);
+                let sum = cx.op(float_op, ty, &[current, values[1]]);
+                cx.op(ops.BITCAST, part_int, &[sum])
+            }
+            Combine::Op(combine) => cx.op(combine, part_int, &[part, values[1]]),
+        };
+        let widened = cx.op(ops.ZERO_EXTEND, i32t, &[new_part]);
+        let placed = cx.op(ops.SHL, i32t, &[widened, shift]);
+        let kept = cx.op(ops.AND, i32t, &[old, keep]);
+        Ok(cx.op(ops.OR, i32t, &[kept, placed]))
+    })?;
     let result = cx.op(ops.SRL, i32t, &[old, shift]);
     if is_float {
         let bits_value = cx.op(ops.TRUNCATE, part_int, &[result]);
