@@ -224,15 +224,22 @@ fn exp_f64_is_within_two_ulps() {
     assert!(worst <= 2, "__nv_exp is {worst} ulp off at {at:?}");
 }
 
-#[test]
-fn log_f64_is_within_two_ulps() {
-    let mut rng = Rng(0x94d049bb133111eb);
-    let mut inputs: Vec<Vec<f64>> = specials().into_iter().map(|x| vec![x]).collect();
+/// Positive inputs for log and log2: the special values, `near` (around 1), random bit
+/// patterns over every binade (subnormals included) and values in [0.5, 2].
+fn log_inputs(seed: u64, near: &[f64]) -> Vec<Vec<f64>> {
+    let mut rng = Rng(seed);
+    let mut inputs: Vec<Vec<f64>> = specials().into_iter().chain(near.iter().copied()).map(|x| vec![x]).collect();
     for _ in 0..1500 {
         let bits = rng.next() & 0x7fef_ffff_ffff_ffff;
         inputs.push(vec![f64::from_bits(bits)]);
         inputs.push(vec![rng.uniform(0.5, 2.0)]);
     }
+    inputs
+}
+
+#[test]
+fn log_f64_is_within_two_ulps() {
+    let inputs = log_inputs(0x94d049bb133111eb, &[]);
     let (worst, at) = measure("FLOG", "f64", 1, &inputs, &["sm_50", "sm_80"]);
     println!("__nv_log: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_log is {worst} ulp off at {at:?}");
@@ -240,17 +247,8 @@ fn log_f64_is_within_two_ulps() {
 
 #[test]
 fn log2_f64_is_within_two_ulps() {
-    let mut rng = Rng(0x2545f4914f6cdd1d);
-    let mut inputs: Vec<Vec<f64>> = specials().into_iter().map(|x| vec![x]).collect();
-    for x in [1.0 + f64::EPSILON, 1.0 - f64::EPSILON / 2.0, std::f64::consts::SQRT_2, 0.7071067811865476, 0.999, 1.001] {
-        inputs.push(vec![x]);
-    }
-    for _ in 0..1500 {
-        // Every binade, subnormals included: random positive bit patterns.
-        let bits = rng.next() & 0x7fef_ffff_ffff_ffff;
-        inputs.push(vec![f64::from_bits(bits)]);
-        inputs.push(vec![rng.uniform(0.5, 2.0)]);
-    }
+    let near = [1.0 + f64::EPSILON, 1.0 - f64::EPSILON / 2.0, std::f64::consts::SQRT_2, 0.7071067811865476, 0.999, 1.001];
+    let inputs = log_inputs(0x2545f4914f6cdd1d, &near);
     let (worst, at) = measure("FLOG2", "f64", 1, &inputs, &["sm_50", "sm_80"]);
     println!("__nv_log2: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_log2 is {worst} ulp off at {at:?}");
