@@ -54,6 +54,57 @@ enum Command {
     ///   ptxc interp kernel.mir --entry k --grid 2 --block 64,2 --seed 7 --view i32
     #[command(verbatim_doc_comment)]
     Interp(InterpArgs),
+    /// Run a kernel of a PTX file on the CPU and print its buffers as JSON.
+    ///
+    /// The arguments and the output are those of `ptxc interp`, so the two can be
+    /// compared: one --arg per kernel parameter (a buffer for a 64-bit parameter becomes
+    /// a global allocation whose address is passed; a byte-array parameter takes raw
+    /// bytes (`i8[...]`, `random:16`) or a scalar of its size). Without --arg, 64-bit
+    /// parameters get random buffers and the others random small values (--seed).
+    /// --sm defaults to the file's .target; an instruction the SM or the .version lacks
+    /// is an error, as ptxas would say.
+    ///
+    /// Examples:
+    ///   ptxc sim saxpy.ptx --entry saxpy --block 4 --arg 'f32[1,2,3,4]' --arg 'f32[0;4]' --arg 2 --arg 4
+    ///   ptxc sim kernel.ptx --entry k --grid 2 --block 64,2 --seed 7 --view i32
+    #[command(verbatim_doc_comment)]
+    Sim(SimArgs),
+}
+
+#[derive(Args)]
+struct SimArgs {
+    /// The PTX file.
+    input: PathBuf,
+    /// The kernel to run.
+    #[arg(long)]
+    entry: String,
+    /// Blocks in the grid: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    grid: String,
+    /// Threads per block: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    block: String,
+    /// One argument per kernel parameter, in order (see above).
+    #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
+    args: Vec<String>,
+    /// Stop after this many executed instructions (all threads together).
+    #[arg(long, default_value_t = 100_000_000)]
+    fuel: u64,
+    /// Seed of random arguments and `random:N` buffers.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// The SM to check instructions against (default: the file's .target).
+    #[arg(long)]
+    sm: Option<String>,
+    /// Element type to show untyped buffers as (`f32`, `i8`, ...).
+    #[arg(long, value_name = "TYPE")]
+    view: Option<String>,
+    /// Bytes of the kernel's `.extern .shared` array.
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    dynamic_shared: u32,
+    /// Load the target description from DIR instead of the built-in one.
+    #[arg(long, value_name = "DIR")]
+    target_desc: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -202,6 +253,7 @@ where
         Command::RunPass(args) => run_pass(args),
         Command::Compile(args) => compile(args),
         Command::Interp(args) => interp(args),
+        Command::Sim(args) => sim(args),
     }
 }
 
@@ -224,9 +276,9 @@ fn interp(args: InterpArgs) -> Output {
         Err(e) => return failure(render_desc_error(&e)),
     };
     let file = args.input.to_string_lossy().to_string();
-    let text = match std::fs::read_to_string(&args.input) {
+    let text = match read_source(&args.input) {
         Ok(t) => t,
-        Err(e) => return failure(format!("error: cannot read {file}: {e}\n")),
+        Err(e) => return failure(e),
     };
     let module = match crate::mir::parser::parse_module(&text, &file, tables) {
         Ok(m) => m,
@@ -278,6 +330,85 @@ fn interp(args: InterpArgs) -> Output {
     }
 }
 
+/// `ptxc sim`.
+fn sim(args: SimArgs) -> Output {
+    use crate::interp::spec::{parse_arg, ParsedArg};
+    let tables = match crate::load_tables(args.target_desc.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return failure(render_desc_error(&e)),
+    };
+    let file = args.input.to_string_lossy().to_string();
+    let text = match read_source(&args.input) {
+        Ok(t) => t,
+        Err(e) => return failure(e),
+    };
+    let sm = match args.sm.as_deref().map(|s| audit::find_sm(tables, s)).transpose() {
+        Ok(sm) => sm.map(|s| s.name),
+        Err(e) => return failure(format!("error: {e}\n")),
+    };
+    let simulator = match crate::sim::Simulator::new(&text, &file, tables, sm) {
+        Ok(s) => s,
+        Err(e) => return failure(e.render(&file, &text)),
+    };
+    let Some(params) = simulator.kernel_params(&args.entry) else {
+        return failure(format!("error: no kernel `{}` in {file} (kernels: {})\n", args.entry, simulator.kernels().join(", ")));
+    };
+    let launch = match (parse_dims(&args.grid, "grid"), parse_dims(&args.block, "block")) {
+        (Ok(grid), Ok(block)) => crate::interp::Launch { grid, block },
+        (Err(e), _) | (_, Err(e)) => return failure(format!("error: {e}\n")),
+    };
+    let view = match args.view.as_deref().map(|v| crate::interp::spec::element_type(tables, v)).transpose() {
+        Ok(v) => v,
+        Err(e) => return failure(format!("error: --view: {e}\n")),
+    };
+    let parsed: Vec<ParsedArg> = if args.args.is_empty() {
+        crate::sim::random_args(&params, args.seed).into_iter().map(|value| ParsedArg { value, view: None, view_name: None }).collect()
+    } else {
+        if args.args.len() != params.len() {
+            return failure(format!("error: `{}` takes {} arguments, {} --arg given\n", args.entry, params.len(), args.args.len()));
+        }
+        let mut parsed = Vec::with_capacity(params.len());
+        for (k, (spec, param)) in args.args.iter().zip(&params).enumerate() {
+            match parse_arg(spec, param.ty, tables, args.seed, k) {
+                Ok(p) => parsed.push(p),
+                Err(e) => return failure(format!("error: --arg {} (`{spec}`, parameter `{}`): {e}\n", k + 1, param.name)),
+            }
+        }
+        parsed
+    };
+    let values: Vec<crate::interp::ArgValue> = parsed.iter().map(|p| p.value.clone()).collect();
+    let options = crate::sim::Options { fuel: args.fuel, dynamic_shared_bytes: args.dynamic_shared };
+    match simulator.run(&args.entry, &launch, &values, &options) {
+        Ok(result) => {
+            let view = view.zip(args.view.as_deref());
+            let report = simulator.result_json(&args.entry, &parsed, view, &result);
+            Output { stdout: format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()), ..Output::default() }
+        }
+        Err(e) => failure(e.render(&file, &text)),
+    }
+}
+
+/// Reads a source file as UTF-8; a file that is not says where its first bad byte is.
+pub fn read_source(path: &std::path::Path) -> Result<String, String> {
+    let file = path.to_string_lossy();
+    let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read {file}: {e}\n"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or("");
+        let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+        let error = crate::diagnostics::MirError {
+            file: file.to_string(),
+            line: prefix.matches('\n').count() + 1,
+            column: prefix[line_start..].chars().count() + 1,
+            message: format!("the file is not UTF-8: expected a UTF-8 character, found the byte {:#04x}", bytes[valid]),
+            context: None,
+            source_line: Some(format!("{}\u{fffd}", &prefix[line_start..])),
+        };
+        error.render()
+    })
+}
+
 /// An interpreter error at its instruction's source line, like the verifier's errors.
 fn render_interp_error(e: &crate::interp::InterpError, module: &crate::mir::Module, file: &str, text: &str) -> String {
     use crate::interp::InterpError as E;
@@ -327,9 +458,9 @@ fn compile(args: CompileArgs) -> Output {
         }
     }
     let file = args.input.to_string_lossy().to_string();
-    let text = match std::fs::read_to_string(&args.input) {
+    let text = match read_source(&args.input) {
         Ok(t) => t,
-        Err(e) => return failure(format!("error: cannot read {file}: {e}\n")),
+        Err(e) => return failure(e),
     };
     let mut module = match crate::mir::parser::parse_module(&text, &file, tables) {
         Ok(m) => m,
@@ -403,9 +534,9 @@ fn run_pass(args: RunPassArgs) -> Output {
         return Output { stderr: format!("error: unknown pass `{}` (passes: {})\n", args.pass, names.join(", ")), code: 1, ..Output::default() };
     };
     let file = args.input.to_string_lossy().to_string();
-    let text = match std::fs::read_to_string(&args.input) {
+    let text = match read_source(&args.input) {
         Ok(t) => t,
-        Err(e) => return Output { stderr: format!("error: cannot read {file}: {e}\n"), code: 1, ..Output::default() },
+        Err(e) => return Output { stderr: e, code: 1, ..Output::default() },
     };
     let mut module = match crate::mir::parser::parse_module(&text, &file, tables) {
         Ok(m) => m,

@@ -82,3 +82,197 @@ pub fn check_kernel(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmT
     }
     Ok(tally)
 }
+
+/// The end-to-end check of the whole pipeline: the MIR interpreter on a kernel before
+/// compilation and the PTX simulator ([`crate::sim`]) on the PTX compiled from it, on
+/// the same arguments and launch. Used by the corpus tests, the random-program tests
+/// and the `sim_random` fuzz target.
+pub mod end_to_end {
+    use target_desc::tables::{SmTables, TargetTables};
+
+    use crate::interp::{self, ArgValue, FloatFormat, Launch, RunResult, Ty};
+    use crate::mir::{Function, Module};
+
+    /// Opcodes whose results are approximate (mir-spec §3.4): kernels using them are
+    /// compared within [`TOLERANCE_ULPS`].
+    pub const APPROXIMATE: &[&str] = &["FSIN", "FCOS", "FEXP2", "FLOG2", "FEXP", "FLOG", "FPOW", "FSINCOS"];
+
+    /// The tolerance of approximate operations, in units in the last place of the
+    /// buffer's float type (the library's functions are within 2).
+    pub const TOLERANCE_ULPS: i128 = 2;
+
+    /// Compiles `module` (a parsed copy of `text`) for `sm` through the default
+    /// pipeline, with the verifier's and the legalizer's checks on; returns the PTX.
+    pub fn compile(module: &Module, text: &str, file: &str, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
+        let mut module = module.clone();
+        let source = crate::mir::verifier::Source { file, text };
+        let cx = crate::passes::PassContext::new(tables, Some(sm), source);
+        crate::passes::compile_module(&mut module, &cx).map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
+    }
+
+    /// How the outputs of one kernel are compared.
+    pub struct Comparison {
+        /// Per buffer argument: the element type the kernel reads or writes it as.
+        element: Vec<Option<Ty>>,
+        /// Global-space globals of the module: `(MIR name, PTX name, element type)`.
+        globals: Vec<(String, String, Option<Ty>)>,
+        approximate: bool,
+    }
+
+    impl Comparison {
+        pub fn new(module: &Module, function: &Function, tables: &TargetTables) -> Comparison {
+            let stored = interp::args::buffer_stored_types(function, tables);
+            let element = function
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer))
+                .map(|(k, _)| stored.get(k).copied().flatten())
+                .collect();
+            let globals = module
+                .globals
+                .iter()
+                .filter(|g| g.space == crate::mir::AddressSpace::Global)
+                .map(|g| (g.name.clone(), crate::emit::sanitize(&g.name), Ty::from_vt(tables, g.ty).map(|t| Ty { lanes: 1, ..t })))
+                .collect();
+            let approximate = module.functions.iter().flat_map(|f| f.blocks.iter().flat_map(|b| b.insts.iter())).any(|i| APPROXIMATE.contains(&i.opcode.name(tables)));
+            Comparison { element, globals, approximate }
+        }
+
+        /// Whether the kernel uses approximate operations.
+        pub fn approximate(&self) -> bool {
+            self.approximate
+        }
+
+        /// Compares the interpreter's run (`expected`) with the simulator's (`got`):
+        /// buffers in order and the module's global-space globals by name, floats with
+        /// NaNs canonicalized, approximate kernels within the tolerance. The error
+        /// names the first difference.
+        pub fn check(&self, expected: &RunResult, got: &RunResult) -> Result<(), String> {
+            if expected.buffers.len() != got.buffers.len() {
+                return Err(format!("{} buffers expected, the simulator returned {}", expected.buffers.len(), got.buffers.len()));
+            }
+            for (k, (e, g)) in expected.buffers.iter().zip(&got.buffers).enumerate() {
+                self.compare_bytes(e, g, self.element.get(k).copied().flatten()).map_err(|d| format!("buffer {k}: {d}"))?;
+            }
+            for ((mir_name, ptx_name, ty), (name, e)) in self.globals.iter().zip(&expected.globals) {
+                debug_assert_eq!(mir_name, name);
+                let Some((_, g)) = got.globals.iter().find(|(n, _)| n == ptx_name) else {
+                    return Err(format!("global @{mir_name} is missing from the PTX (as `{ptx_name}`)"));
+                };
+                self.compare_bytes(e, g, *ty).map_err(|d| format!("global @{mir_name}: {d}"))?;
+            }
+            Ok(())
+        }
+
+        fn compare_bytes(&self, expected: &[u8], got: &[u8], element: Option<Ty>) -> Result<(), String> {
+            if expected.len() != got.len() {
+                return Err(format!("{} bytes expected, {} found", expected.len(), got.len()));
+            }
+            let format = element.and_then(|t| t.format()).filter(|f| *f != FloatFormat::F128);
+            let Some(format) = format else {
+                return compare_untyped(expected, got);
+            };
+            let size = (format.bits() / 8) as usize;
+            for (i, (e, g)) in expected.chunks(size).zip(got.chunks(size)).enumerate() {
+                if e == g || e.len() < size {
+                    if e != g {
+                        return Err(format!("differs in the trailing bytes at {}", i * size));
+                    }
+                    continue;
+                }
+                let bits = |c: &[u8]| {
+                    let mut raw = [0u8; 16];
+                    raw[..size].copy_from_slice(c);
+                    u128::from_le_bytes(raw)
+                };
+                let (eb, gb) = (bits(e), bits(g));
+                let (en, gn) = (interp::float::is_nan(format, eb), interp::float::is_nan(format, gb));
+                if en && gn {
+                    continue;
+                }
+                let ordinal = |b: u128| -> i128 {
+                    let sign = 1u128 << (format.bits() - 1);
+                    if b & sign != 0 { -((b & !sign) as i128) } else { b as i128 }
+                };
+                if self.approximate && !en && !gn && (ordinal(eb) - ordinal(gb)).abs() <= TOLERANCE_ULPS {
+                    continue;
+                }
+                let show = |b: u128| format!("{:#x} ({})", b, interp::float::to_f64(format, b));
+                return Err(format!("{} element {i} differs: expected {}, found {}", format.name(), show(eb), show(gb)));
+            }
+            Ok(())
+        }
+    }
+
+    /// Compares buffers of mixed or unknown element types byte by byte, except that
+    /// two NaNs of the same format at the same aligned place are equal whatever their
+    /// bits (the interpreter's quiet NaN is not the GPU's canonical NaN).
+    fn compare_untyped(expected: &[u8], got: &[u8]) -> Result<(), String> {
+        let mut i = 0;
+        while i < expected.len() {
+            if expected[i] == got[i] {
+                i += 1;
+                continue;
+            }
+            let both_nan = [(8, FloatFormat::F64), (4, FloatFormat::F32), (2, FloatFormat::F16), (2, FloatFormat::BF16)].into_iter().find_map(|(size, format)| {
+                let start = i - i % size;
+                let end = start + size;
+                if end > expected.len() {
+                    return None;
+                }
+                let bits = |c: &[u8]| {
+                    let mut raw = [0u8; 16];
+                    raw[..size].copy_from_slice(c);
+                    u128::from_le_bytes(raw)
+                };
+                let nan = |c: &[u8]| interp::float::is_nan(format, bits(c));
+                (nan(&expected[start..end]) && nan(&got[start..end])).then_some(end)
+            });
+            match both_nan {
+                Some(end) => i = end,
+                None => return Err(format!("differs at byte {i}: expected {:#04x}, found {:#04x}", expected[i], got[i])),
+            }
+        }
+        Ok(())
+    }
+
+    /// What checking one kernel on one SM found.
+    #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+    pub struct Tally {
+        /// Inputs on which both ran and agreed.
+        pub agreed: u64,
+        /// Inputs discarded because the interpreter's run was undefined or out of fuel.
+        pub discarded: u64,
+    }
+
+    /// Runs kernel `entry` of `module` in the interpreter and its PTX (the kernel named
+    /// as the emitter names it) in the simulator on each input, comparing outputs; the
+    /// error describes the first disagreement (a run the interpreter completes but the
+    /// simulator does not is one).
+    #[allow(clippy::too_many_arguments)]
+    pub fn check_inputs(
+        module: &Module,
+        tables: &TargetTables,
+        simulator: &crate::sim::Simulator,
+        entry: &str,
+        launch: &Launch,
+        inputs: &[Vec<ArgValue>],
+        fuel: u64,
+        comparison: &Comparison,
+    ) -> Result<Tally, String> {
+        let program = interp::Program::new(module, tables);
+        let mut tally = Tally::default();
+        let options = crate::sim::Options { fuel: fuel.saturating_mul(64), ..crate::sim::Options::default() };
+        for (k, args) in inputs.iter().enumerate() {
+            let Ok(expected) = program.run(entry, launch, args, fuel) else {
+                tally.discarded += 1;
+                continue;
+            };
+            let got = simulator.run(&crate::emit::sanitize(entry), launch, args, &options).map_err(|e| format!("input {k}: the interpreter runs, the simulator stops:\n{}", simulator.render_error(&e)))?;
+            comparison.check(&expected, &got).map_err(|d| format!("input {k}: {d}"))?;
+            tally.agreed += 1;
+        }
+        Ok(tally)
+    }
+}

@@ -12,6 +12,8 @@
 //! - [`emit`]: PTX emission.
 //! - [`interp`]: the MIR reference interpreter (`ptxc interp`), the oracle of
 //!   differential tests.
+//! - [`sim`]: the PTX simulator (`ptxc sim`), the oracle for everything after
+//!   instruction selection.
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`selfcheck`]: `ptxc audit --verify`, a probe kernel for every Legal cell.
 //! - [`cli`]: the `ptxc` command line.
@@ -30,6 +32,7 @@ pub mod mir;
 pub mod passes;
 pub mod random_mir;
 pub mod selfcheck;
+pub mod sim;
 pub mod synth;
 
 use std::path::Path;

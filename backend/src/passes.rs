@@ -82,6 +82,15 @@ pub const PASSES: &[PassInfo] = &[
     PassInfo { name: "phi-elim", description: "replace PHIs with copies (leaves SSA form)", run: phi_elim },
 ];
 
+/// Runs every pass on `module` and emits its PTX (what `ptxc compile` does, without
+/// printing or stopping early).
+pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<String, Vec<MirError>> {
+    for pass in PASSES {
+        (pass.run)(module, cx)?;
+    }
+    crate::emit::emit_module(module, cx.tables, cx.sm("emit")?, cx.source.file)
+}
+
 pub fn find(name: &str) -> Option<&'static PassInfo> {
     PASSES.iter().find(|p| p.name == name)
 }

@@ -63,8 +63,5 @@ pub fn compile(text: &str, sm: &str) -> Result<String, String> {
     let mut module = crate::mir::parser::parse_module(text, "generated.mir", tables).map_err(|e| e.render())?;
     let source = crate::mir::verifier::Source { file: "generated.mir", text };
     let cx = crate::passes::PassContext::new(tables, Some(sm), source);
-    for pass in crate::passes::PASSES {
-        (pass.run)(&mut module, &cx).map_err(|e| e.iter().map(|e| e.render()).collect::<String>())?;
-    }
-    crate::emit::emit_module(&module, tables, sm, "generated.mir").map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
+    crate::passes::compile_module(&mut module, &cx).map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
 }

@@ -286,6 +286,11 @@ impl Emitter {
                 }
             }
         });
+        let ptx_isa = t.ptx_isa.iter().map(|r| {
+            let (insn, sm, ptx) = (r.insn, r.sm, r.ptx);
+            let src = source(&r.source);
+            quote! { ::target_desc::tables::PtxRequirementInfo { insn: #insn, sm: #sm, ptx: #ptx, source: #src } }
+        });
         let intrinsics = t.intrinsics.iter().map(|i| {
             let (name, props) = (i.name, i.props);
             let sig = signature(&i.signature);
@@ -538,6 +543,7 @@ impl Emitter {
                 default_cc_action: (#default_cc, #default_cc_rule),
                 patterns: &[#(#patterns),*],
                 flag_groups: &[#(#flag_groups),*],
+                ptx_isa: &[#(#ptx_isa),*],
                 names: ::target_desc::tables::NameMaps {
                     opcodes: ::target_desc::tables::NameMap::Static(&#op_map),
                     types: ::target_desc::tables::NameMap::Static(&#ty_map),

@@ -290,6 +290,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     let cond_codes = gather!(condition_codes, ["condition_codes"]);
     let intrinsics = gather!(intrinsics, ["intrinsics"]);
     let knobs = gather!(knobs, ["knobs"]);
+    let ptx_isa = gather!(ptx_isa, ["ptx_isa"]);
     let classes = gather!(register_classes, ["register_classes"]);
     let mut remat = None;
     let mut scheduling = None;
@@ -634,6 +635,28 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         intrinsic_infos.push(IntrinsicInfo { name: leak_str(&item.name), signature, props, source: b.source(*file, *line) });
     }
 
+    // ---- PTX instruction requirements ----
+    let mut ptx_requirements: Vec<PtxRequirementInfo> = Vec::new();
+    for Located { file, line, item } in &ptx_isa {
+        let (file, line) = (*file, *line);
+        let mut words = item.insn.split('.');
+        let opcode = words.next().unwrap_or("");
+        if opcode.is_empty() || !opcode.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) || words.any(|w| w.is_empty()) {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("`{}` is not an instruction form such as `atom.add.f64`", item.insn)), file, line, &item.insn));
+        }
+        if let Some(r) = ptx_requirements.iter().find(|r| r.insn == item.insn) {
+            let first = r.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "PTX instruction form", name: item.insn.clone(), first }, file, line, &item.insn));
+        }
+        let Some(sm) = b.sm_names.iter().position(|n| *n == item.sm) else {
+            let candidates = b.sm_names.iter().map(String::as_str).collect();
+            return Err(b.err_at(b.unknown("SM", &item.sm, candidates), file, line, &item.sm));
+        };
+        let ptx = parse_ptx_version(&item.ptx)
+            .ok_or_else(|| b.err_at(DescErrorKind::Invalid(format!("PTX version `{}` is not of the form MAJOR.MINOR", item.ptx)), file, line, &item.ptx))?;
+        ptx_requirements.push(PtxRequirementInfo { insn: leak_str(&item.insn), sm: sm as u8, ptx, source: b.source(file, line) });
+    }
+
     // ---- knobs ----
     let mut knob_infos: Vec<KnobInfo> = Vec::new();
     for Located { file, line, item } in &knobs {
@@ -958,6 +981,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         default_cc_action: resolved.default_cc_action,
         patterns: leak(patterns),
         flag_groups: leak(flag_groups),
+        ptx_isa: leak(ptx_requirements),
         names,
     })
 }

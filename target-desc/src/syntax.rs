@@ -41,6 +41,19 @@ pub struct Sections {
     pub knobs: Vec<Knob>,
     pub remat: Option<Remat>,
     pub scheduling: Option<Scheduling>,
+    #[serde(default)]
+    pub ptx_isa: Vec<PtxRequirement>,
+}
+
+/// `{ insn: add.bf16, sm: sm_90, ptx: "7.8" }`: the lowest SM and PTX ISA version at
+/// which an instruction form exists (read by the PTX simulator, as ptxas checks).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PtxRequirement {
+    /// The opcode, then modifier words that must all be present: `atom.add.f64`.
+    pub insn: String,
+    pub sm: String,
+    pub ptx: String,
 }
 
 /// `kind: int | float | vector | pointer`.

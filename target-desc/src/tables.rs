@@ -251,6 +251,19 @@ pub struct CondCodeInfo {
     pub source: SourceLoc,
 }
 
+/// A PTX instruction form's requirements (`ptx-isa.yaml`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PtxRequirementInfo {
+    /// `atom.add.f64`: the opcode and the modifier words that select the form.
+    pub insn: &'static str,
+    /// The lowest SM (index into [`TargetTables::sms`]); it and every SM implying it
+    /// have the form.
+    pub sm: u8,
+    /// The lowest PTX ISA version, major * 10 + minor.
+    pub ptx: u16,
+    pub source: SourceLoc,
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct IntrinsicInfo {
     pub name: &'static str,
@@ -642,6 +655,8 @@ pub struct TargetTables {
     pub patterns: &'static [PatternInfo],
     /// Flag groups the patterns refer to (`flags` statements), in description order.
     pub flag_groups: &'static [FlagGroupInfo],
+    /// PTX instruction forms and the SM and PTX version they need (`ptx-isa.yaml`).
+    pub ptx_isa: &'static [PtxRequirementInfo],
     pub names: NameMaps,
 }
 

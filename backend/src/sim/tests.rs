@@ -1,0 +1,1 @@
+//! Tests of the simulator on small PTX programs.
