@@ -83,6 +83,44 @@ pub fn check_kernel(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmT
     Ok(tally)
 }
 
+/// Checks the whole pipeline on a random kernel: for each input the interpreter runs
+/// the kernel before compilation and the simulator runs its PTX for each of `sms`, and
+/// the outputs must agree ([`GeneratedKernel::compare_outputs`]: approximate results
+/// within a tolerance, NaNs equal). Returns the runs compared and the inputs
+/// discarded (undefined in the interpreter).
+pub fn check_kernel_end_to_end(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
+    let file = format!("<random kernel {}>", kernel.name);
+    let module = crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
+    let launch = Launch { grid: [1, 1, 1], block: [THREADS as u32, 1, 1] };
+    let program = interp::Program::new(&module, tables);
+    let mut tally = Tally::default();
+    let mut baseline = Vec::new();
+    for i in 0..inputs {
+        let args = arguments(kernel, tables, seed.wrapping_mul(1_000_003).wrapping_add(i));
+        match program.run(&kernel.name, &launch, &args, FUEL) {
+            Ok(r) => baseline.push((args, r.buffers[1].clone())),
+            Err(_) => tally.discarded += 1,
+        }
+    }
+    let options = crate::sim::Options { fuel: FUEL * 64, ..crate::sim::Options::default() };
+    for sm in sms {
+        let ptx = end_to_end::compile(&module, &kernel.text, &file, tables, sm).map_err(|e| format!("compiling for {} failed:\n{e}\n{}", sm.name, kernel.text))?;
+        let ptx_file = format!("{}.{}.ptx", kernel.name, sm.name);
+        let simulator = crate::sim::Simulator::new(&ptx, &ptx_file, tables, None)
+            .map_err(|e| format!("the simulator rejects the PTX for {}:\n{}\n{}\n--- PTX ---\n{ptx}", sm.name, e.render(&ptx_file, &ptx), kernel.text))?;
+        for (args, expected) in &baseline {
+            let got = simulator
+                .run(&crate::emit::sanitize(&kernel.name), &launch, args, &options)
+                .map_err(|e| format!("on {} the PTX fails where the MIR runs:\n{}\n{}\n--- PTX ---\n{ptx}", sm.name, simulator.render_error(&e), kernel.text))?;
+            kernel
+                .compare_outputs(expected, &got.buffers[1])
+                .map_err(|d| format!("on {} the PTX computes something else: {d}\n{}\n--- PTX ---\n{ptx}", sm.name, kernel.text))?;
+            tally.compared += 1;
+        }
+    }
+    Ok(tally)
+}
+
 /// The end-to-end check of the whole pipeline: the MIR interpreter on a kernel before
 /// compilation and the PTX simulator ([`crate::sim`]) on the PTX compiled from it, on
 /// the same arguments and launch. Used by the corpus tests, the random-program tests

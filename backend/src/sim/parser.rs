@@ -150,13 +150,19 @@ struct Parser<'a> {
     text: &'a str,
     tokens: &'a [Token],
     pos: usize,
+    /// Nesting of scopes, initializers and expressions, bounded so that hostile input
+    /// cannot overflow the stack.
+    depth: u32,
 }
+
+/// The deepest nesting the parser accepts.
+const MAX_DEPTH: u32 = 200;
 
 type PResult<T> = Result<T, SimError>;
 
 /// Parses a whole PTX module.
 pub fn parse(text: &str, tokens: &[Token]) -> PResult<Module> {
-    let mut p = Parser { text, tokens, pos: 0 };
+    let mut p = Parser { text, tokens, pos: 0, depth: 0 };
     p.module()
 }
 
@@ -242,6 +248,15 @@ impl<'a> Parser<'a> {
         }
     }
 
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            let t = self.peek();
+            return Err(SimError::parse(t.start as usize, format!("nesting deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(())
+    }
+
     fn skip_to_semicolon(&mut self) {
         while !matches!(self.peek().kind, TokenKind::Punct(b';') | TokenKind::End) {
             self.pos += 1;
@@ -309,39 +324,30 @@ impl<'a> Parser<'a> {
     }
 
     fn skip_directive(&mut self) {
-        // `.file 1 "a.cu"`, `.loc 1 2 3`, `.section .debug { ... }`.
+        // `.file 1 "a.cu"`, `.loc 1 2 3`, `.section .debug_info { ... }`: the directive's
+        // words run to the end of its line, or to the brace that closes its block.
         self.pos += 1;
-        loop {
-            match self.peek().kind {
-                TokenKind::End => return,
-                TokenKind::Punct(b'{') => {
-                    let mut depth = 0;
-                    loop {
-                        match self.bump().kind {
-                            TokenKind::Punct(b'{') => depth += 1,
-                            TokenKind::Punct(b'}') => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    return;
-                                }
+        while self.peek().kind != TokenKind::End && !self.line_break_before() {
+            if self.is_punct(b'{') {
+                let mut depth = 0usize;
+                loop {
+                    match self.bump().kind {
+                        TokenKind::Punct(b'{') => depth += 1,
+                        TokenKind::Punct(b'}') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return;
                             }
-                            TokenKind::End => return,
-                            _ => {}
                         }
+                        TokenKind::End => return,
+                        _ => {}
                     }
-                }
-                TokenKind::Dot if self.peek_at(0).start > self.tokens[self.pos - 1].end && self.line_break_before() => return,
-                TokenKind::Punct(b';') => {
-                    self.pos += 1;
-                    return;
-                }
-                _ => {
-                    if self.line_break_before() && self.pos > 0 && self.tokens[self.pos - 1].kind != TokenKind::Punct(b',') {
-                        return;
-                    }
-                    self.pos += 1;
                 }
             }
+            if self.eat_punct(b';') {
+                return;
+            }
+            self.pos += 1;
         }
     }
 
@@ -449,6 +455,7 @@ impl<'a> Parser<'a> {
     fn initializer(&mut self) -> PResult<Init> {
         let t = self.peek();
         if self.eat_punct(b'{') {
+            self.enter()?;
             let mut items = Vec::new();
             if !self.eat_punct(b'}') {
                 loop {
@@ -459,6 +466,7 @@ impl<'a> Parser<'a> {
                     self.expect_punct(b',')?;
                 }
             }
+            self.depth -= 1;
             return Ok(Init::List(items, t.start));
         }
         Ok(Init::Value(self.operand()?))
@@ -536,7 +544,9 @@ impl<'a> Parser<'a> {
                 }
                 TokenKind::Punct(b'{') => {
                     self.pos += 1;
+                    self.enter()?;
                     out.push(Stmt::Scope(self.statements(t.start)?, t.start));
+                    self.depth -= 1;
                 }
                 TokenKind::Punct(b';') => self.pos += 1,
                 TokenKind::Dot => {
@@ -619,6 +629,13 @@ impl<'a> Parser<'a> {
     }
 
     fn operand(&mut self) -> PResult<Operand> {
+        self.enter()?;
+        let result = self.operand_inner();
+        self.depth -= 1;
+        result
+    }
+
+    fn operand_inner(&mut self) -> PResult<Operand> {
         let t = self.peek();
         match t.kind {
             TokenKind::Punct(b'{') => {
@@ -767,6 +784,13 @@ impl<'a> Parser<'a> {
     }
 
     fn constant_term(&mut self) -> PResult<Literal> {
+        self.enter()?;
+        let result = self.constant_term_inner();
+        self.depth -= 1;
+        result
+    }
+
+    fn constant_term_inner(&mut self) -> PResult<Literal> {
         let t = self.bump();
         match t.kind {
             TokenKind::Punct(b'-') => Ok(match self.constant_term()? {
