@@ -212,13 +212,13 @@ mod tests {
     #[test]
     fn literals_and_scoped_words() {
         let t = kinds("mov.f32 %f1, 0f3F800000; .shared::cta 0d3FF0000000000000 1.5e-3 0x7fU 017 $L__BB0_2:");
-        assert_eq!(t[3], (TokenKind::Float, "0f3F800000"));
-        assert_eq!(t[5], (TokenKind::Dot, ".shared::cta"));
-        assert_eq!(t[6], (TokenKind::Float, "0d3FF0000000000000"));
-        assert_eq!(t[7], (TokenKind::Float, "1.5e-3"));
-        assert_eq!(t[8], (TokenKind::Int, "0x7fU"));
-        assert_eq!(t[9], (TokenKind::Int, "017"));
-        assert_eq!(t[10], (TokenKind::Ident, "$L__BB0_2"));
+        assert_eq!(t[4], (TokenKind::Float, "0f3F800000"));
+        assert_eq!(t[6], (TokenKind::Dot, ".shared::cta"));
+        assert_eq!(t[7], (TokenKind::Float, "0d3FF0000000000000"));
+        assert_eq!(t[8], (TokenKind::Float, "1.5e-3"));
+        assert_eq!(t[9], (TokenKind::Int, "0x7fU"));
+        assert_eq!(t[10], (TokenKind::Int, "017"));
+        assert_eq!(t[11], (TokenKind::Ident, "$L__BB0_2"));
     }
 
     #[test]
