@@ -38,7 +38,8 @@ enum Command {
     Audit(AuditArgs),
     /// Run one pass on a MIR file and print the resulting MIR.
     ///
-    /// Passes: verify, isel, dce, phi-elim (isel and phi-elim need --sm).
+    /// Passes: verify, legalize, isel, machine-cse, dce, phi-elim (all but verify need
+    /// --sm). A pass that -O or a --knob switches off prints its input unchanged.
     RunPass(RunPassArgs),
     /// Compile a MIR file to PTX.
     Compile(CompileArgs),
@@ -69,6 +70,43 @@ enum Command {
     ///   ptxc sim kernel.ptx --entry k --grid 2 --block 64,2 --seed 7 --view i32
     #[command(verbatim_doc_comment)]
     Sim(SimArgs),
+    /// List the knobs of the description's registry (`--knob NAME=VALUE` on compile and
+    /// run-pass): name, type, default, the pass that reads it, and its help.
+    ///
+    /// A knob whose pass this backend does not have yet is listed as `(not read)`.
+    Knobs(KnobsArgs),
+}
+
+#[derive(Args)]
+struct KnobsArgs {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// Load the target description from DIR instead of the built-in one.
+    #[arg(long, value_name = "DIR")]
+    target_desc: Option<PathBuf>,
+}
+
+/// `-O` and `--knob`, shared by compile and run-pass.
+#[derive(Args)]
+struct OptArgs {
+    /// Optimization level: -O0 (only what correctness needs) to -O3 (the default).
+    #[arg(short = 'O', value_name = "LEVEL", default_value = "3")]
+    opt_level: String,
+    /// Set a knob of the description's registry (`ptxc knobs` lists them); repeatable.
+    #[arg(long = "knob", value_name = "NAME=VALUE")]
+    knobs: Vec<String>,
+}
+
+impl OptArgs {
+    fn options(&self, tables: &target_desc::TargetTables) -> Result<crate::options::Options, String> {
+        let level = crate::options::OptLevel::parse(&self.opt_level).map_err(|e| format!("error: {e}\n"))?;
+        let mut options = crate::options::Options::new(tables, level);
+        for k in &self.knobs {
+            options.set(k).map_err(|e| e.render())?;
+        }
+        Ok(options)
+    }
 }
 
 #[derive(Args)]
@@ -163,6 +201,8 @@ struct CompileArgs {
     /// decision (node, type, SM, action and the description line that decided it).
     #[arg(long, value_name = "PASS")]
     remarks: Option<String>,
+    #[command(flatten)]
+    opt: OptArgs,
     /// Load the target description from DIR instead of the built-in one.
     #[arg(long, value_name = "DIR")]
     target_desc: Option<PathBuf>,
@@ -177,6 +217,8 @@ struct RunPassArgs {
     /// The SM, for passes that need one.
     #[arg(long)]
     sm: Option<String>,
+    #[command(flatten)]
+    opt: OptArgs,
     /// Load the target description from DIR instead of the built-in one.
     #[arg(long, value_name = "DIR")]
     target_desc: Option<PathBuf>,
@@ -254,6 +296,7 @@ where
         Command::Compile(args) => compile(args),
         Command::Interp(args) => interp(args),
         Command::Sim(args) => sim(args),
+        Command::Knobs(args) => knobs(args),
     }
 }
 
@@ -467,28 +510,40 @@ fn compile(args: CompileArgs) -> Output {
         Err(e) => return failure(e.render()),
     };
     if let Some(pass) = args.remarks.as_deref() {
-        if pass != "legalize" {
-            return failure(format!("error: --remarks supports `legalize`, found `{pass}`\n"));
+        if !["legalize", "machine-cse"].contains(&pass) {
+            return failure(format!("error: --remarks supports `legalize` and `machine-cse`, found `{pass}`\n"));
         }
     }
     let source = crate::mir::verifier::Source { file: &file, text: &text };
     let remarks = std::cell::RefCell::new(Vec::new());
     let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
+    cx.options = match args.opt.options(tables) {
+        Ok(o) => o,
+        Err(e) => return failure(e),
+    };
     cx.checks = args.verify;
+    let verify_each = args.verify || cx.options.flag("verify-machineinstrs") == Some(true);
     if args.remarks.is_some() {
         cx.remarks = Some(&remarks);
     }
     let mut stderr = String::new();
     for pass in crate::passes::PASSES {
+        if !pass.enabled(&cx.options) {
+            if args.stop_after.as_deref() == Some(pass.name) {
+                return finish(crate::mir::printer::print_module(&module, tables), args.output.as_deref(), stderr);
+            }
+            continue;
+        }
         let result = (pass.run)(&mut module, &cx);
-        for r in remarks.borrow_mut().drain(..) {
+        let wanted = args.remarks.as_deref() == Some(pass.name);
+        for r in remarks.borrow_mut().drain(..).filter(|_| wanted) {
             stderr.push_str(&format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message));
         }
         if let Err(errors) = result {
             stderr.push_str(&render_all(&errors, &file));
             return failure(stderr);
         }
-        if args.verify && pass.name != "verify" {
+        if verify_each && pass.name != "verify" {
             let errors = crate::mir::verifier::verify_module(&module, tables, source);
             if !errors.is_empty() {
                 stderr.push_str(&format!("error: the MIR after `{}` does not verify (a compiler bug)\n", pass.name));
@@ -511,6 +566,32 @@ fn compile(args: CompileArgs) -> Output {
             failure(stderr)
         }
     }
+}
+
+fn knobs(args: KnobsArgs) -> Output {
+    let tables = match crate::load_tables(args.target_desc.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return failure(render_desc_error(&e)),
+    };
+    let rows = tables.knobs.iter().map(|k| (k, crate::options::type_name(k), crate::passes::knob_reader(k.name)));
+    if args.json {
+        let list: Vec<serde_json::Value> = rows
+            .map(|(k, ty, reader)| {
+                serde_json::json!({
+                    "name": k.name, "type": ty, "default": k.default.to_string(), "choices": k.choices,
+                    "component": k.component, "read_by": reader, "help": k.help, "source": k.source.to_string(),
+                })
+            })
+            .collect();
+        return Output { stdout: format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()), ..Output::default() };
+    }
+    let mut out = String::new();
+    for (k, ty, reader) in rows {
+        let ty = if k.choices.is_empty() { ty.to_string() } else { format!("enum({})", k.choices.join("|")) };
+        let reader = reader.map_or_else(|| format!("{} (not read: no such pass yet)", k.component), |r| format!("read by {r}"));
+        out.push_str(&format!("{} : {ty} = {}    [{reader}]\n    {}\n    ({})\n", k.name, k.default, k.help, k.source));
+    }
+    Output { stdout: out, ..Output::default() }
 }
 
 /// Writes `text` to `output`, or returns it as stdout.
@@ -546,8 +627,14 @@ fn run_pass(args: RunPassArgs) -> Output {
         Ok(sm) => sm,
         Err(e) => return Output { stderr: format!("error: {e}\n"), code: 1, ..Output::default() },
     };
-    let cx = crate::passes::PassContext::new(tables, sm, crate::mir::verifier::Source { file: &file, text: &text });
-    match (pass.run)(&mut module, &cx) {
+    let mut cx = crate::passes::PassContext::new(tables, sm, crate::mir::verifier::Source { file: &file, text: &text });
+    cx.options = match args.opt.options(tables) {
+        Ok(o) => o,
+        Err(e) => return Output { stderr: e, code: 1, ..Output::default() },
+    };
+    // A pass its level or knob switches off leaves the MIR as it is, as in the pipeline.
+    let result = if pass.enabled(&cx.options) { (pass.run)(&mut module, &cx) } else { Ok(()) };
+    match result {
         Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), ..Output::default() },
         Err(errors) => {
             let mut stderr: String = errors.iter().map(|e| e.render()).collect();

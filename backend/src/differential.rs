@@ -142,9 +142,15 @@ pub mod end_to_end {
     /// Compiles `module` (a parsed copy of `text`) for `sm` through the default
     /// pipeline, with the verifier's and the legalizer's checks on; returns the PTX.
     pub fn compile(module: &Module, text: &str, file: &str, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
+        compile_with(module, text, file, tables, sm, crate::options::Options::new(tables, crate::options::OptLevel::O3))
+    }
+
+    /// [`compile`] with the given optimization level, knobs and skipped passes.
+    pub fn compile_with(module: &Module, text: &str, file: &str, tables: &TargetTables, sm: &SmTables, options: crate::options::Options) -> Result<String, String> {
         let mut module = module.clone();
         let source = crate::mir::verifier::Source { file, text };
-        let cx = crate::passes::PassContext::new(tables, Some(sm), source);
+        let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
+        cx.options = options;
         crate::passes::compile_module(&mut module, &cx).map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
     }
 

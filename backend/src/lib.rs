@@ -29,6 +29,7 @@ pub mod isel;
 pub mod legalize;
 pub mod machine;
 pub mod mir;
+pub mod options;
 pub mod passes;
 pub mod random_mir;
 pub mod selfcheck;

@@ -11,6 +11,7 @@ use target_desc::tables::{SmTables, TargetTables};
 use crate::diagnostics::MirError;
 use crate::mir::verifier::{verify_module, Source};
 use crate::mir::Module;
+use crate::options::{OptLevel, Options};
 
 /// What a pass sees besides the module.
 pub struct PassContext<'a> {
@@ -22,12 +23,14 @@ pub struct PassContext<'a> {
     pub checks: bool,
     /// Where the legalizer's decisions go, for `--remarks legalize`.
     pub remarks: Option<&'a std::cell::RefCell<Vec<crate::legalize::Remark>>>,
+    /// The optimization level and knob values the passes read.
+    pub options: Options,
 }
 
 impl<'a> PassContext<'a> {
-    /// A context with checks on and no remarks.
+    /// A context with checks on, no remarks, at -O3 with every knob at its default.
     pub fn new(tables: &'a TargetTables, sm: Option<&'a SmTables>, source: Source<'a>) -> PassContext<'a> {
-        PassContext { tables, sm, source, checks: true, remarks: None }
+        PassContext { tables, sm, source, checks: true, remarks: None, options: Options::new(tables, OptLevel::O3) }
     }
 }
 
@@ -40,7 +43,33 @@ impl PassContext<'_> {
 pub struct PassInfo {
     pub name: &'static str,
     pub description: &'static str,
+    /// The lowest optimization level at which the pass runs (`-O0` passes are the ones
+    /// correctness needs).
+    pub min_opt: OptLevel,
+    /// The knobs (by their registry names) that switch the pass off.
+    pub switches: &'static [Switch],
     pub run: fn(&mut Module, &PassContext<'_>) -> Result<(), Vec<MirError>>,
+}
+
+/// How a knob switches a pass: `disable-machine-cse=true` or `enable-mcse=false` turn
+/// MachineCSE off.
+#[derive(Clone, Copy, Debug)]
+pub enum Switch {
+    DisabledBy(&'static str),
+    EnabledBy(&'static str),
+}
+
+impl PassInfo {
+    /// Whether the pass runs under `options`: at or above its level and not switched
+    /// off by a knob.
+    pub fn enabled(&self, options: &Options) -> bool {
+        options.opt_level >= self.min_opt
+            && !options.skip.iter().any(|s| s == self.name)
+            && self.switches.iter().all(|s| match *s {
+                Switch::DisabledBy(knob) => options.flag(knob) != Some(true),
+                Switch::EnabledBy(knob) => options.flag(knob) != Some(false),
+            })
+    }
 }
 
 fn verify(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
@@ -53,7 +82,8 @@ fn verify(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>
 }
 
 fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    let remarks = crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, cx.checks)?;
+    let checks = cx.checks || cx.options.flag("enable-legalize-types-checking") == Some(true);
+    let remarks = crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, checks)?;
     if let Some(sink) = cx.remarks {
         sink.borrow_mut().extend(remarks);
     }
@@ -62,6 +92,22 @@ fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
 
 fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     crate::isel::select_module(module, cx.tables, cx.sm("isel")?, cx.source)
+}
+
+fn machine_cse(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::machine::cse::run(module, cx.tables, cx.sm("machine-cse")?, &cx.options).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    if let Some(sink) = cx.remarks {
+        let mut sink = sink.borrow_mut();
+        for (function, loc, message) in stats.remarks {
+            sink.push(crate::legalize::Remark { function, loc, message });
+        }
+        let summary = format!(
+            "eliminated {}, suppressed by pressure {}, incremental pressure updates {}, full recomputations {}, verified updates {}",
+            stats.eliminated, stats.suppressed_by_pressure, stats.incremental_updates, stats.full_recomputations, stats.verified_updates
+        );
+        sink.push(crate::legalize::Remark { function: "*".into(), loc: Default::default(), message: summary });
+    }
+    Ok(())
 }
 
 fn dce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
@@ -75,17 +121,42 @@ fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
 
 /// Every pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
-    PassInfo { name: "verify", description: "check structure, SSA dominance and types against the description's signatures", run: verify },
-    PassInfo { name: "legalize", description: "rewrite the types and operations the SM cannot do into ones it can (the description's action tables)", run: legalize },
-    PassInfo { name: "isel", description: "select machine instructions from the description's patterns", run: isel },
-    PassInfo { name: "dce", description: "remove instructions whose results are unused", run: dce },
-    PassInfo { name: "phi-elim", description: "replace PHIs with copies (leaves SSA form)", run: phi_elim },
+    PassInfo {
+        name: "verify",
+        description: "check structure, SSA dominance and types against the description's signatures",
+        min_opt: OptLevel::O0,
+        switches: &[],
+        run: verify,
+    },
+    PassInfo {
+        name: "legalize",
+        description: "rewrite the types and operations the SM cannot do into ones it can (the description's action tables)",
+        min_opt: OptLevel::O0,
+        switches: &[],
+        run: legalize,
+    },
+    PassInfo { name: "isel", description: "select machine instructions from the description's patterns", min_opt: OptLevel::O0, switches: &[], run: isel },
+    PassInfo {
+        name: "machine-cse",
+        description: "remove machine instructions equal to a dominating one, unless that raises register pressure past the target",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-machine-cse"), Switch::EnabledBy("enable-mcse")],
+        run: machine_cse,
+    },
+    PassInfo {
+        name: "dce",
+        description: "dead machine instruction elimination: remove instructions whose results are unused",
+        min_opt: OptLevel::O0,
+        switches: &[Switch::DisabledBy("disable-machine-dce")],
+        run: dce,
+    },
+    PassInfo { name: "phi-elim", description: "replace PHIs with copies (leaves SSA form)", min_opt: OptLevel::O0, switches: &[], run: phi_elim },
 ];
 
 /// Runs every pass on `module` and emits its PTX (what `ptxc compile` does, without
 /// printing or stopping early).
 pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<String, Vec<MirError>> {
-    for pass in PASSES {
+    for pass in PASSES.iter().filter(|p| p.enabled(&cx.options)) {
         (pass.run)(module, cx)?;
     }
     crate::emit::emit_module(module, cx.tables, cx.sm("emit")?, cx.source.file)
@@ -93,4 +164,29 @@ pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<Strin
 
 pub fn find(name: &str) -> Option<&'static PassInfo> {
     PASSES.iter().find(|p| p.name == name)
+}
+
+/// Knobs read inside passes (beyond the [`PassInfo::switches`] that turn passes off),
+/// with the pass that reads each.
+pub const KNOBS_READ: &[(&str, &str)] = &[
+    ("rp-aware-mcse", "machine-cse"),
+    ("pred-aware-mcse", "machine-cse"),
+    ("copy-prop-mcse", "machine-cse"),
+    ("incremental-update-mcse", "machine-cse"),
+    ("verify-update-mcse", "machine-cse"),
+    ("print-verify", "machine-cse"),
+    ("reg-target-adjust", "machine-cse (the register pressure target)"),
+    ("pred-target-adjust", "machine-cse (the predicate pressure target)"),
+    ("nv-remat-default-max-reg", "machine-cse (the register pressure target without maxnreg)"),
+    ("enable-legalize-types-checking", "legalize"),
+    ("verify-machineinstrs", "the pass manager (verifies after every pass)"),
+];
+
+/// The pass (or component) of this backend that reads knob `name`, if any.
+pub fn knob_reader(name: &str) -> Option<&'static str> {
+    PASSES
+        .iter()
+        .find(|p| p.switches.iter().any(|s| matches!(*s, Switch::DisabledBy(k) | Switch::EnabledBy(k) if k == name)))
+        .map(|p| p.name)
+        .or_else(|| KNOBS_READ.iter().find(|(k, _)| *k == name).map(|(_, p)| *p))
 }

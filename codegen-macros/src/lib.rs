@@ -306,10 +306,14 @@ impl Emitter {
                 Some(t) => quote! { Some(#t) },
                 None => quote! { None },
             };
+            let pressure_limit = match c.pressure_limit {
+                Some(l) => quote! { Some(#l) },
+                None => quote! { None },
+            };
             quote! {
                 ::target_desc::tables::RegisterClassInfo {
                     name: #name, prefix: #prefix, ptx_type: #ptx_type, members: #members, member_ptx: #member_ptx,
-                    pressure_weight: #weight, storage_only: #storage_only, param_carrier: #param_carrier, source: #src,
+                    pressure_weight: #weight, storage_only: #storage_only, param_carrier: #param_carrier, pressure_limit: #pressure_limit, source: #src,
                 }
             }
         });

@@ -910,6 +910,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             pressure_weight: item.pressure_weight as u8,
             storage_only: item.storage_only,
             param_carrier,
+            pressure_limit: item.pressure_limit.map(|l| l.min(u32::from(u16::MAX)) as u16),
             source: b.source(file, line),
         });
     }

@@ -105,6 +105,9 @@ pub struct RegisterClass {
     /// The integer type this class's values travel as across a `.param` boundary, for a
     /// class whose registers cannot be `.param` values (`.pred`).
     pub param_carrier: Option<String>,
+    /// A class the hardware has few registers of (`.pred`: P0-P6), whose pressure is
+    /// tracked apart from the others and checked against this count.
+    pub pressure_limit: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

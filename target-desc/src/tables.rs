@@ -294,6 +294,10 @@ pub struct RegisterClassInfo {
     /// crossing a call travels as this integer type (zero-extended out, truncated in),
     /// and a kernel parameter of it is read as its bytes.
     pub param_carrier: Option<u8>,
+    /// `pressure_limit: N`: the class's pressure is tracked apart from the others and
+    /// checked against N registers (predicates); `None`: it counts towards the general
+    /// register target with its `pressure_weight`.
+    pub pressure_limit: Option<u16>,
     pub source: SourceLoc,
 }
 

@@ -1,5 +1,10 @@
-//! Machine-level passes after instruction selection: dead-code removal and PHI
-//! elimination.
+//! Machine-level passes after instruction selection, on SSA machine code until PHI
+//! elimination: MachineCSE (pressure-aware), dead-code removal, PHI elimination, and
+//! the analyses they share (control flow and dominators in [`cfg`], register pressure
+//! in [`pressure`]).
 
+pub mod cfg;
+pub mod cse;
 pub mod dce;
 pub mod phi_elimination;
+pub mod pressure;

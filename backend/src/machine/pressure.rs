@@ -1,0 +1,316 @@
+//! Machine register pressure analysis (MRPA, `machine-rpa` in
+//! cicc-machine-passes.txt): per block, the peak number of live registers of each
+//! pressure set, for the pressure-aware passes (MachineCSE now; the scheduler and
+//! rematerialization later).
+//!
+//! Pressure sets come from the description's register classes: every class without a
+//! `pressure_limit` counts towards the general set with its `pressure_weight` (a
+//! 64-bit register weighs two); each class with a limit (predicates) is a set of its
+//! own. Liveness is computed on SSA form by walking from each use up to the
+//! definition (cost proportional to the live ranges, not blocks x values), and a
+//! value's live range can be extended later ([`Pressure::extend`]) with only the
+//! blocks whose liveness changed re-scanned: the incremental update the reference
+//! describes, checkable against a full recomputation.
+
+use std::collections::HashSet;
+
+use target_desc::tables::{SmTables, TargetTables};
+
+use crate::mir::{Function, Opcode, Operand, ValueId};
+
+/// What a value weighs and where.
+#[derive(Clone, Debug)]
+pub struct PressureSets {
+    /// Set names: `general`, then each limited class's name.
+    pub names: Vec<&'static str>,
+    /// Per value type id: (set, weight); `None` for types no class holds.
+    by_type: Vec<Option<(usize, u32)>>,
+    /// Per set: the limit the description gives (`None` for the general set).
+    pub limits: Vec<Option<u32>>,
+}
+
+impl PressureSets {
+    pub fn new(tables: &TargetTables, sm: &SmTables) -> PressureSets {
+        let _ = sm;
+        let mut names = vec!["general"];
+        let mut limits = vec![None];
+        let mut by_type = vec![None; 256];
+        for class in tables.register_classes {
+            let set = match class.pressure_limit {
+                Some(limit) => {
+                    names.push(class.name);
+                    limits.push(Some(u32::from(limit)));
+                    names.len() - 1
+                }
+                None => 0,
+            };
+            for &m in class.members {
+                if by_type[m as usize].is_none() {
+                    by_type[m as usize] = Some((set, u32::from(class.pressure_weight)));
+                }
+            }
+        }
+        PressureSets { names, by_type, limits }
+    }
+
+    pub fn of(&self, f: &Function, v: ValueId) -> Option<(usize, u32)> {
+        self.by_type.get(f.value(v).ty.0 as usize).copied().flatten()
+    }
+}
+
+/// Per-block liveness and peak pressure of one function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pressure {
+    /// Values live on entry to each block (PHI results excluded: they are defined at
+    /// the block's start).
+    live_in: Vec<HashSet<u32>>,
+    /// The blocks each value is live into (the inverse of `live_in`).
+    live_blocks: std::collections::HashMap<u32, Vec<usize>>,
+    /// Peak pressure per block and set.
+    pub peak: Vec<Vec<u32>>,
+}
+
+fn is_phi(f: &Function, op: Opcode, tables: &TargetTables) -> bool {
+    let _ = f;
+    matches!(op, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
+}
+
+/// PHI uses as (value, predecessor block index).
+fn phi_uses<'a>(f: &'a Function, b: usize, tables: &'a TargetTables) -> impl Iterator<Item = (ValueId, usize)> + 'a {
+    f.blocks[b].insts.iter().filter(move |i| is_phi(f, i.opcode, tables)).flat_map(move |inst| {
+        inst.operands.chunks(2).filter_map(move |pair| match pair {
+            [Operand::Value(v), Operand::Block(p)] => f.block_index(*p).map(|p| (*v, p)),
+            _ => None,
+        })
+    })
+}
+
+impl Pressure {
+    /// Full computation over `f` (in SSA form).
+    pub fn compute(f: &Function, preds: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Pressure {
+        let n = f.blocks.len();
+        let mut def_block = vec![usize::MAX; f.values.len()];
+        for (b, block) in f.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                for d in &inst.defs {
+                    def_block[d.0 as usize] = b;
+                }
+            }
+        }
+        let mut p = Pressure { live_in: vec![HashSet::new(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n] };
+        for (b, block) in f.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                if is_phi(f, inst.opcode, tables) {
+                    continue;
+                }
+                for v in inst.uses() {
+                    if sets.of(f, v).is_some() {
+                        p.mark_live_up(v, b, preds, &def_block, &mut Vec::new());
+                    }
+                }
+            }
+            for (v, pred) in phi_uses(f, b, tables) {
+                if sets.of(f, v).is_some() {
+                    p.mark_live_out(v, pred, preds, &def_block, &mut Vec::new());
+                }
+            }
+        }
+        let succs = successors(preds);
+        for b in 0..n {
+            p.peak[b] = p.scan_block(f, b, &succs, sets, tables);
+        }
+        p
+    }
+
+    /// Marks `v` live into `b` (used there, defined elsewhere) and up its
+    /// predecessors to the definition; records newly live blocks in `changed`.
+    fn mark_live_up(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], def_block: &impl DefBlock, changed: &mut Vec<usize>) {
+        if def_block.def_block(v) == Some(b) {
+            return;
+        }
+        let mut stack = vec![b];
+        while let Some(x) = stack.pop() {
+            if def_block.def_block(v) == Some(x) || !self.live_in[x].insert(v.0) {
+                continue;
+            }
+            self.live_blocks.entry(v.0).or_default().push(x);
+            changed.push(x);
+            stack.extend(preds[x].iter().copied());
+        }
+    }
+
+    /// Marks `v` live out of `b` (a PHI of a successor reads it on that edge).
+    fn mark_live_out(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], def_block: &impl DefBlock, changed: &mut Vec<usize>) {
+        changed.push(b);
+        if def_block.def_block(v) != Some(b) {
+            self.mark_live_up(v, b, preds, def_block, changed);
+        }
+    }
+
+    /// Values live out of `b`: live into a successor, or read by a successor's PHI on
+    /// the edge from `b`.
+    fn live_out(&self, f: &Function, b: usize, succs: &[Vec<usize>], tables: &TargetTables) -> HashSet<u32> {
+        let mut out = HashSet::new();
+        for &s in &succs[b] {
+            out.extend(self.live_in[s].iter().copied());
+            for (v, pred) in phi_uses(f, s, tables) {
+                if pred == b {
+                    out.insert(v.0);
+                }
+            }
+        }
+        out
+    }
+
+    /// The peak pressure of block `b`, scanning backwards from its live-out set.
+    fn scan_block(&self, f: &Function, b: usize, succs: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Vec<u32> {
+        let mut live = self.live_out(f, b, succs, tables);
+        live.retain(|v| sets.of(f, ValueId(*v)).is_some());
+        let mut current = vec![0u32; sets.names.len()];
+        for v in &live {
+            if let Some((s, w)) = sets.of(f, ValueId(*v)) {
+                current[s] += w;
+            }
+        }
+        let mut peak = current.clone();
+        for inst in f.blocks[b].insts.iter().rev() {
+            // A result occupies its register at its definition even if never read.
+            for d in &inst.defs {
+                if let Some((s, w)) = sets.of(f, *d) {
+                    if !live.contains(&d.0) {
+                        current[s] += w;
+                    }
+                }
+            }
+            for (p, c) in peak.iter_mut().zip(&current) {
+                *p = (*p).max(*c);
+            }
+            for d in &inst.defs {
+                if let Some((s, w)) = sets.of(f, *d) {
+                    live.remove(&d.0);
+                    current[s] -= w;
+                }
+            }
+            if is_phi(f, inst.opcode, tables) {
+                continue;
+            }
+            for v in inst.uses() {
+                if let Some((s, w)) = sets.of(f, v) {
+                    if live.insert(v.0) {
+                        current[s] += w;
+                    }
+                }
+            }
+            for (p, c) in peak.iter_mut().zip(&current) {
+                *p = (*p).max(*c);
+            }
+        }
+        peak
+    }
+
+    /// Updates the analysis after a CSE made value `from` (defined in block `at`) an
+    /// alias of `into` (defined in block `def`, dominating `at`), every use of `from`
+    /// now reading `into`: `into` takes over `from`'s live range and becomes live from
+    /// its definition down to `at`. Only blocks whose liveness changed (and their
+    /// predecessors, whose live-out changed) are re-scanned. Returns how many.
+    #[allow(clippy::too_many_arguments)]
+    pub fn merge(&mut self, f: &Function, from: ValueId, into: ValueId, def: usize, at: usize, from_was_used: bool, cfg: &super::cfg::Cfg, sets: &PressureSets, tables: &TargetTables) -> usize {
+        let mut changed: Vec<usize> = vec![at, def];
+        for b in self.live_blocks.remove(&from.0).unwrap_or_default() {
+            self.live_in[b].remove(&from.0);
+            if self.live_in[b].insert(into.0) {
+                self.live_blocks.entry(into.0).or_default().push(b);
+            }
+            changed.push(b);
+        }
+        // Where `from` was read, `into` is now: at least from the start of `at`.
+        if from_was_used {
+            self.mark_live_up(into, at, &cfg.preds, &OneDef { value: into.0, block: def }, &mut changed);
+        }
+        let mut rescan: Vec<usize> = Vec::with_capacity(changed.len() * 2);
+        for &b in &changed {
+            rescan.push(b);
+            rescan.extend(cfg.preds[b].iter().copied());
+        }
+        rescan.sort_unstable();
+        rescan.dedup();
+        for &b in &rescan {
+            self.peak[b] = self.scan_block(f, b, &cfg.succs, sets, tables);
+        }
+        rescan.len()
+    }
+
+    /// Updates the analysis after value `v` (defined in block `def`) lost a use: its
+    /// liveness is re-derived from its remaining reads (`(block, false)` a read inside
+    /// the block, `(block, true)` a PHI read on the edge out of it), and the blocks whose
+    /// liveness changed are re-scanned. Returns how many.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reset_value(&mut self, f: &Function, v: ValueId, def: usize, reads: &[(usize, bool)], cfg: &super::cfg::Cfg, sets: &PressureSets, tables: &TargetTables) -> usize {
+        let mut changed: Vec<usize> = vec![def];
+        for b in self.live_blocks.remove(&v.0).unwrap_or_default() {
+            self.live_in[b].remove(&v.0);
+            changed.push(b);
+        }
+        let one = OneDef { value: v.0, block: def };
+        for &(b, edge) in reads {
+            if edge {
+                self.mark_live_out(v, b, &cfg.preds, &one, &mut changed);
+            } else {
+                self.mark_live_up(v, b, &cfg.preds, &one, &mut changed);
+            }
+        }
+        let mut rescan: Vec<usize> = Vec::with_capacity(changed.len() * 2);
+        for &b in &changed {
+            rescan.push(b);
+            rescan.extend(cfg.preds[b].iter().copied());
+        }
+        rescan.sort_unstable();
+        rescan.dedup();
+        for &b in &rescan {
+            self.peak[b] = self.scan_block(f, b, &cfg.succs, sets, tables);
+        }
+        rescan.len()
+    }
+
+    /// The largest peak of set `s` over `blocks`.
+    pub fn max_over(&self, blocks: &[usize], s: usize) -> u32 {
+        blocks.iter().map(|&b| self.peak[b][s]).max().unwrap_or(0)
+    }
+
+    /// Whether `v` is live into `b`.
+    pub fn is_live_in(&self, v: ValueId, b: usize) -> bool {
+        self.live_in[b].contains(&v.0)
+    }
+}
+
+/// Where values are defined: every value's block, or just one value's.
+trait DefBlock {
+    fn def_block(&self, v: ValueId) -> Option<usize>;
+}
+
+impl DefBlock for Vec<usize> {
+    fn def_block(&self, v: ValueId) -> Option<usize> {
+        self.get(v.0 as usize).copied().filter(|&b| b != usize::MAX)
+    }
+}
+
+struct OneDef {
+    value: u32,
+    block: usize,
+}
+
+impl DefBlock for OneDef {
+    fn def_block(&self, v: ValueId) -> Option<usize> {
+        (v.0 == self.value).then_some(self.block)
+    }
+}
+
+fn successors(preds: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut succs = vec![Vec::new(); preds.len()];
+    for (b, ps) in preds.iter().enumerate() {
+        for &p in ps {
+            succs[p].push(b);
+        }
+    }
+    succs
+}

@@ -1,0 +1,267 @@
+//! The machine passes checked by execution and their knobs checked for effect.
+//!
+//! Every corpus and `tests/legalize/` kernel (and `tests/machine/`) is compiled for
+//! several SMs at -O0, with each optional pass of the pipeline alone on top of -O0, and
+//! at -O3; `ptxc sim` on each PTX must agree with the MIR interpreter on the input, so
+//! each pass is checked before (-O0) and after (alone, and within the full pipeline).
+//! Each pass must change the PTX of some kernel, so a pass turned into a no-op fails.
+//!
+//! Then every knob a pass reads is shown changing what the pass does.
+
+use std::path::{Path, PathBuf};
+
+use backend::differential::end_to_end::{self, Comparison};
+use backend::interp::{self, Launch};
+use backend::mir::FunctionKind;
+use backend::options::{OptLevel, Options};
+use backend::passes::PASSES;
+
+const SMS: &[&str] = &["sm_50", "sm_80", "sm_90"];
+const INPUTS: u64 = 8;
+const FUEL: u64 = 4_000_000;
+const REJECTED_ON: &[(&str, &[&str])] = &[("atomics_ordered.mir", &["sm_50"]), ("atomics_scopes.mir", &["sm_50"])];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn kernel_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine"] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "mir") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The configurations: -O0, each optional pass alone on -O0, and -O3.
+fn configurations() -> Vec<(String, Options)> {
+    let tables = tables::nvptx();
+    let optional: Vec<&str> = PASSES.iter().filter(|p| p.min_opt > OptLevel::O0).map(|p| p.name).collect();
+    let mut out = vec![("-O0".to_string(), Options::new(tables, OptLevel::O0))];
+    for pass in &optional {
+        let mut o = Options::new(tables, OptLevel::O3);
+        o.skip = optional.iter().filter(|p| *p != pass).map(|p| p.to_string()).collect();
+        out.push((format!("-O0 + {pass}"), o));
+    }
+    out.push(("-O3".to_string(), Options::new(tables, OptLevel::O3)));
+    out
+}
+
+#[test]
+fn every_machine_pass_alone_and_together_agrees_with_the_interpreter() {
+    let tables = tables::nvptx();
+    let configs = configurations();
+    assert!(configs.len() >= 3, "expected at least one optional pass");
+    let files = kernel_files();
+    // Per configuration: PTX texts that differ from -O0's.
+    let mut changed = vec![0usize; configs.len()];
+    let (mut agreed, mut discarded) = (0u64, 0u64);
+    let mut failures = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let file = path.display().to_string();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        for sm_name in SMS {
+            if REJECTED_ON.iter().any(|(f, on)| *f == name && on.contains(sm_name)) {
+                continue;
+            }
+            let sm = tables.find_sm(sm_name).unwrap();
+            let mut baseline: Option<String> = None;
+            for (k, (label, options)) in configs.iter().enumerate() {
+                let ptx = match end_to_end::compile_with(&module, &text, &file, tables, sm, options.clone()) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        failures.push(format!("{name} on {sm_name} at {label}: does not compile:\n{e}"));
+                        continue;
+                    }
+                };
+                match &baseline {
+                    None => baseline = Some(ptx.clone()),
+                    Some(b) if *b != ptx => changed[k] += 1,
+                    Some(_) => continue, // Same PTX as -O0: already checked.
+                }
+                let simulator = match backend::sim::Simulator::new(&ptx, &format!("{name}.{sm_name}.ptx"), tables, None) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        failures.push(format!("{name} on {sm_name} at {label}: the simulator rejects the PTX:\n{}", e.render("out.ptx", &ptx)));
+                        continue;
+                    }
+                };
+                for f in module.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
+                    let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(64).clamp(1, 256);
+                    let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
+                    let inputs: Vec<_> = (0..INPUTS).map(|seed| interp::random_args(f, tables, seed)).collect();
+                    let comparison = Comparison::new(&module, f, tables);
+                    match end_to_end::check_inputs(&module, tables, &simulator, &f.name, &launch, &inputs, FUEL, &comparison) {
+                        Ok(t) => {
+                            agreed += t.agreed;
+                            discarded += t.discarded;
+                        }
+                        Err(e) => failures.push(format!("{name} @{} on {sm_name} at {label}: {e}", f.name)),
+                    }
+                }
+            }
+        }
+    }
+    for ((label, _), n) in configs.iter().zip(&changed) {
+        println!("{label:28} changes the PTX of {n} (file, SM) pairs");
+    }
+    println!("{agreed} runs agree, {discarded} discarded as undefined, {} failures", failures.len());
+    assert!(failures.is_empty(), "{} failures; the first ones:\n{}", failures.len(), failures.iter().take(6).cloned().collect::<Vec<_>>().join("\n\n"));
+    for ((label, _), n) in configs.iter().zip(&changed).skip(1) {
+        assert!(*n > 0, "{label} changes no kernel's PTX: the pass does nothing");
+    }
+}
+
+// ---- knobs ----
+
+fn ptxc(args: &[&str]) -> backend::cli::Output {
+    backend::cli::run(std::iter::once("ptxc").chain(args.iter().copied()))
+}
+
+fn path(rel: &str) -> String {
+    root().join(rel).display().to_string()
+}
+
+/// The machine-cse summary remark of compiling `file` for sm_80 with `knobs`.
+fn mcse_summary(file: &str, knobs: &[&str]) -> String {
+    let file = path(file);
+    let mut args = vec!["compile", file.as_str(), "--sm", "80", "--remarks", "machine-cse", "-o", "/dev/null"];
+    for k in knobs {
+        args.extend(["--knob", k]);
+    }
+    let out = ptxc(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stderr.lines().find(|l| l.contains("@*: eliminated")).unwrap_or_else(|| panic!("no summary in {}", out.stderr)).to_string()
+}
+
+fn count(summary: &str, what: &str) -> usize {
+    let at = summary.find(what).unwrap_or_else(|| panic!("`{what}` not in {summary}")) + what.len();
+    summary[at..].trim_start().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn every_knob_the_passes_read_is_in_the_registry() {
+    let tables = tables::nvptx();
+    for pass in PASSES {
+        for s in pass.switches {
+            let (backend::passes::Switch::DisabledBy(k) | backend::passes::Switch::EnabledBy(k)) = *s;
+            let knob = tables.knobs.iter().find(|x| x.name == k).unwrap_or_else(|| panic!("pass {} is switched by unknown knob {k}", pass.name));
+            assert!(matches!(knob.default, target_desc::tables::KnobValue::Bool(_)), "{k} switches a pass but is not a bool");
+        }
+    }
+    for (k, _) in backend::passes::KNOBS_READ {
+        assert!(tables.knobs.iter().any(|x| x.name == *k), "the engine reads unknown knob {k}");
+    }
+    let listing = ptxc(&["knobs"]);
+    assert_eq!(listing.code, 0);
+    assert!(listing.stdout.contains("rp-aware-mcse : bool = true    [read by machine-cse]"), "{}", listing.stdout);
+    assert!(listing.stdout.contains("(not read: no such pass yet)"));
+}
+
+#[test]
+fn pass_switches_turn_their_pass_off() {
+    let file = path("tests/legalize/i8_arith.mir");
+    let compile = |extra: &[&str]| {
+        let mut args = vec!["compile", file.as_str(), "--sm", "80"];
+        args.extend(extra);
+        let out = ptxc(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let default = compile(&[]);
+    let no_cse = compile(&["--knob", "disable-machine-cse=true"]);
+    assert_ne!(default, no_cse, "machine-cse eliminates instructions in i8_arith.mir");
+    assert_eq!(no_cse, compile(&["--knob", "enable-mcse=false"]));
+    assert_eq!(no_cse, compile(&["-O0"]), "-O0 runs no machine-cse");
+    let no_dce = compile(&["--knob", "disable-machine-dce=true"]);
+    assert!(no_dce.lines().count() > default.lines().count(), "dce removes the folded constants");
+    // run-pass honours the switch too: the MIR comes back unchanged.
+    let isel = ptxc(&["compile", &file, "--sm", "80", "--stop-after", "isel"]);
+    let tmp = std::env::temp_dir().join(format!("knob-switch-{}.mir", std::process::id()));
+    std::fs::write(&tmp, &isel.stdout).unwrap();
+    let tmp = tmp.display().to_string();
+    let off = ptxc(&["run-pass", "machine-cse", &tmp, "--sm", "80", "--knob", "disable-machine-cse=1"]);
+    let on = ptxc(&["run-pass", "machine-cse", &tmp, "--sm", "80"]);
+    let printed = ptxc(&["run-pass", "verify", &tmp]);
+    assert_eq!(off.stdout, printed.stdout);
+    assert!(on.stdout.lines().count() < off.stdout.lines().count());
+}
+
+#[test]
+fn pressure_knobs_steer_machine_cse() {
+    // atomics_partword.mir has CSE candidates whose reuse would pass 70 registers.
+    let file = "tests/legalize/atomics_partword.mir";
+    let default = mcse_summary(file, &[]);
+    assert!(count(&default, "suppressed by pressure") > 0, "{default}");
+    let unaware = mcse_summary(file, &["rp-aware-mcse=false"]);
+    assert_eq!(count(&unaware, "suppressed by pressure"), 0, "{unaware}");
+    assert!(count(&unaware, "eliminated") > count(&default, "eliminated"));
+    let raised = mcse_summary(file, &["nv-remat-default-max-reg=1000"]);
+    assert_eq!(count(&raised, "suppressed by pressure"), 0, "{raised}");
+    let lowered = mcse_summary(file, &["reg-target-adjust=-10"]);
+    assert!(count(&lowered, "suppressed by pressure") > count(&default, "suppressed by pressure"), "{lowered} vs {default}");
+
+    // Predicates: reusing %p0 would hold 9 predicates against a target of 7.
+    let preds = "tests/machine/mcse_predicates.mir";
+    assert_eq!(count(&mcse_summary(preds, &[]), "suppressed by pressure"), 1);
+    assert_eq!(count(&mcse_summary(preds, &["pred-target-adjust=1"]), "suppressed by pressure"), 1);
+    assert_eq!(count(&mcse_summary(preds, &["pred-target-adjust=2"]), "eliminated"), 1);
+    assert_eq!(count(&mcse_summary(preds, &["pred-aware-mcse=false"]), "eliminated"), 1);
+}
+
+#[test]
+fn update_knobs_choose_how_pressure_is_kept_current() {
+    let file = "tests/legalize/i8_arith.mir";
+    let default = mcse_summary(file, &[]);
+    assert!(count(&default, "incremental pressure updates") > 0 && count(&default, "full recomputations") == 0, "{default}");
+    let full = mcse_summary(file, &["incremental-update-mcse=false"]);
+    assert!(count(&full, "incremental pressure updates") == 0 && count(&full, "full recomputations") > 0, "{full}");
+    assert_eq!(count(&full, "eliminated"), count(&default, "eliminated"), "the same decisions either way");
+    let verified = mcse_summary(file, &["verify-update-mcse=true", "print-verify=true"]);
+    assert_eq!(count(&verified, "verified updates"), count(&default, "incremental pressure updates"), "{verified}");
+    // Every corpus and legalize kernel: the incremental analysis equals a recomputation.
+    for dir in ["tests/corpus", "tests/legalize"] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
+            let p = e.path();
+            let name = p.display().to_string();
+            let out = ptxc(&["compile", &name, "--sm", "80", "--knob", "verify-update-mcse=true", "--knob", "print-verify=true", "-o", "/dev/null"]);
+            assert!(!out.stderr.contains("Incorrect RP info"), "{}", out.stderr);
+        }
+    }
+}
+
+#[test]
+fn copy_prop_mcse_off_leaves_copies() {
+    let file = path("tests/legalize/i8_arith.mir");
+    let stop = |knob: &str| {
+        let out = ptxc(&["compile", &file, "--sm", "80", "--stop-after", "machine-cse", "--knob", knob]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let propagated = stop("copy-prop-mcse=true");
+    let copies = stop("copy-prop-mcse=false");
+    let movs = |t: &str| t.lines().filter(|l| l.contains("= MOV_")).count();
+    assert!(movs(&copies) > movs(&propagated), "with copy-prop-mcse=false the removed instructions become copies");
+}
+
+#[test]
+fn bad_knobs_and_levels_are_located_errors() {
+    let file = path("tests/corpus/saxpy_f32.mir");
+    let out = ptxc(&["compile", &file, "--sm", "80", "--knob", "disable-machine-cze=1"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("unknown knob `disable-machine-cze`") && out.stderr.contains("disable-machine-cse"), "{}", out.stderr);
+    assert!(out.stderr.contains("column 1") && out.stderr.contains("^^^^"), "{}", out.stderr);
+    let out = ptxc(&["run-pass", "machine-cse", &file, "--sm", "80", "--knob", "rp-aware-mcse=maybe"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("takes a boolean") && out.stderr.contains("column 15"), "{}", out.stderr);
+    let out = ptxc(&["compile", &file, "--sm", "80", "-O4"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("expected -O0, -O1, -O2 or -O3"), "{}", out.stderr);
+}
