@@ -43,7 +43,9 @@ fn launch_for(module: &Module, entry: &str) -> Launch {
 fn canonical(module: &Module, entry: &str, mut result: RunResult) -> Vec<Vec<u8>> {
     let tables = tables::nvptx();
     let f = module.functions.iter().find(|f| f.name == entry).unwrap();
-    let types = interp::args::buffer_element_types(f, tables);
+    // The type a buffer is read as, else the type it is written as (an output buffer).
+    let stored = interp::args::buffer_stored_types(f, tables);
+    let types: Vec<Option<interp::Ty>> = interp::args::buffer_element_types(f, tables).into_iter().zip(stored).map(|(read, written)| read.or(written)).collect();
     let pointer_params: Vec<usize> = f.params.iter().enumerate().filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)).map(|(i, _)| i).collect();
     for (buffer, param) in result.buffers.iter_mut().zip(pointer_params) {
         if let Some(Some(ty)) = types.get(param) {
