@@ -933,6 +933,8 @@ fn float_unary(op: FloatUn, format: FloatFormat, m: FloatMods, approx: bool, a: 
     let sign = 1u64 << (format.bits() - 1);
     let a = fpu::flush(format, m.ftz, a);
     let r = match op {
+        // "For abs.f64, NaN input is passed through unchanged" (PTX ISA, abs).
+        FloatUn::Abs if format == FloatFormat::F64 && fpu::is_nan(format, a) => a,
         FloatUn::Abs => a & !sign,
         FloatUn::Neg => a ^ sign,
         FloatUn::Sqrt if !approx => fpu::sqrt(format, a, m.rounding),
@@ -1021,6 +1023,9 @@ fn convert(dty: Ty, sty: Ty, round: CvtRound, ftz: bool, sat: bool, relu: bool, 
         (None, Some(sf)) => {
             let x = fpu::flush(sf, ftz, a);
             match fpu::round_to_integer(sf, x, mode(round)) {
+                // NaN: "Zero if source is not .f64 and destination is not .s64, .u64.
+                // Otherwise 1 << (BitWidth(dst) - 1)" (PTX ISA, cvt, integer notes).
+                None if sf == FloatFormat::F64 || dty.bits() == 64 => 1u64 << (dty.bits() - 1),
                 None => 0,
                 Some((negative, magnitude)) => {
                     let v = if magnitude > i128::MAX as u128 { if negative { i128::MIN } else { i128::MAX } } else if negative { -(magnitude as i128) } else { magnitude as i128 };
@@ -1326,12 +1331,16 @@ impl Machine<'_> {
             &Op::Cvt { dty, sty, round, ftz, sat, relu } => {
                 let a = low(self.read(thread, src(0)), sty.bits());
                 let value = convert(dty, sty, round, ftz, sat, relu, a.v);
+                // "The result of conversion is sign-extended to the destination register
+                // width for signed integers" (PTX ISA, cvt notes), as `ld` does.
+                let extend = |v: u64| if dty.is_signed() { alu::sext(v, dty.bits()) as u64 } else { v };
+                let value = extend(value);
                 let result = if dty.format().is_none() && sty.format().is_none() && !sat {
                     // Integer to integer moves bits: truncation or (sign) extension.
                     let u = if sty.is_signed() { alu::sext(a.u, sty.bits()) as u64 } else { a.u };
-                    V::with_shadow(value, u & mask(dty.bits()), &[a])
+                    V::with_shadow(value, extend(u & mask(dty.bits())), &[a])
                 } else {
-                    V::computed(value, dty.bits(), &[a])
+                    V::computed(value, if dty.is_signed() { 64 } else { dty.bits() }, &[a])
                 };
                 Self::write(thread, inst.dsts[0], result);
             }

@@ -402,7 +402,9 @@ pub fn compare(format: FloatFormat, cmp: super::isa::Cmp, a: u64, b: u64) -> boo
     }
 }
 
-/// `testp` classes: finite, infinite, number, notanumber, normal, subnormal.
+/// `testp` classes: finite, infinite, number, notanumber, normal, subnormal. "As a
+/// special case, positive and negative zero are considered normal numbers" (PTX ISA,
+/// testp).
 pub fn test_class(format: FloatFormat, class: u8, bits: u64) -> bool {
     let d = decode(format, bits);
     let subnormal = float::is_subnormal(format, u128::from(bits));
@@ -411,7 +413,7 @@ pub fn test_class(format: FloatFormat, class: u8, bits: u64) -> bool {
         1 => matches!(d, Decoded::Infinity { .. }),
         2 => !matches!(d, Decoded::NaN),
         3 => matches!(d, Decoded::NaN),
-        4 => matches!(d, Decoded::Finite { .. }) && !subnormal,
+        4 => matches!(d, Decoded::Zero { .. } | Decoded::Finite { .. }) && !subnormal,
         _ => subnormal,
     }
 }
@@ -669,6 +671,7 @@ mod tests {
         assert!(test_class(F32, 5, 1), "smallest subnormal");
         assert!(!test_class(F32, 4, 1));
         assert!(test_class(F32, 0, 0), "zero is finite");
-        assert!(!test_class(F32, 4, 0), "zero is not normal");
+        assert!(test_class(F32, 4, 0) && test_class(F32, 4, 0x8000_0000), "testp.normal: zeros count as normal");
+        assert!(!test_class(F32, 5, 0), "zero is not subnormal");
     }
 }
