@@ -533,6 +533,17 @@ impl<'w> Words<'w> {
         None
     }
 
+    /// The 16-bit source type of a mixed-precision float form (`add.rn.f32.bf16`: exactly
+    /// the type words `.f32` then `.f16` or `.bf16`); `None` for any other list of types.
+    /// Consumes nothing.
+    fn mixed_source(&self) -> Option<Ty> {
+        let types: Vec<Ty> = self.words.iter().filter(|w| !w.2).filter_map(|w| Ty::from_word(w.0)).collect();
+        match types[..] {
+            [Ty::F32, src @ (Ty::F16 | Ty::BF16)] => Some(src),
+            _ => None,
+        }
+    }
+
     /// Type words, in order.
     fn types(&mut self) -> Vec<Ty> {
         let mut out = Vec::new();
@@ -891,6 +902,35 @@ impl FnCx<'_, '_> {
         let mut w = Words::new(inst);
         let ops = &inst.operands;
         match inst.opcode.as_str() {
+            "add" | "sub" if w.mixed_source().is_some() => {
+                let src = w.mixed_source().unwrap_or(Ty::F16);
+                w.types();
+                self.expect_operands(inst, &[3])?;
+                let m = self.float_mods(&mut w, Ty::F32, true)?;
+                if m.ftz || m.relu {
+                    return Err(SimError::syntax(inst.at, format!("mixed-precision `{}` takes neither `.ftz` nor `.relu`", inst.opcode)));
+                }
+                let op = if inst.opcode == "add" { FloatBin::Add } else { FloatBin::Sub };
+                out.op = Op::MixedFloat { op, src, m };
+                self.binary(&mut out, ops, Ty::F32, src, Ty::F32)?;
+            }
+            "fma" if w.mixed_source().is_some() => {
+                let src = w.mixed_source().unwrap_or(Ty::F16);
+                w.types();
+                self.expect_operands(inst, &[4])?;
+                if !inst.mods.iter().any(|(m, _)| matches!(m.as_str(), "rn" | "rz" | "rm" | "rp")) {
+                    return Err(SimError::syntax(inst.at, "mixed-precision `fma` needs a rounding modifier (`.rn`, `.rz`, `.rm` or `.rp`)".into()));
+                }
+                let m = self.float_mods(&mut w, Ty::F32, true)?;
+                if m.ftz || m.relu {
+                    return Err(SimError::syntax(inst.at, "mixed-precision `fma` takes neither `.ftz` nor `.relu`".into()));
+                }
+                out.op = Op::MixedFma { src, m };
+                out.dsts.push(self.dst(&ops[0], Ty::F32)?);
+                out.srcs.push(self.src(&ops[1], src)?);
+                out.srcs.push(self.src(&ops[2], src)?);
+                out.srcs.push(self.src(&ops[3], Ty::F32)?);
+            }
             "add" | "sub" | "addc" | "subc" => {
                 let carry_in = inst.opcode.ends_with('c');
                 let ty = w.one_type()?;
@@ -1400,6 +1440,8 @@ impl FnCx<'_, '_> {
         Ok(())
     }
 
+    /// Mixed-precision float forms (`add.f32.bf16`, `fma.rn.f32.f16`, ...) need sm_100
+    /// and PTX ISA 8.6 (PTX ISA 9.7.5 "Mixed Precision Floating Point Instructions").
     fn int_type(&self, inst: &parser::Inst, ty: Ty) -> Result<(), SimError> {
         if ty == Ty::Pred || ty == Ty::B128 || ty.format().is_some() {
             return Err(SimError::syntax(inst.at, format!("`{}` does not take .{}", inst.opcode, ty.name())));

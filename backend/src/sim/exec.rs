@@ -1255,6 +1255,22 @@ impl Machine<'_> {
                 });
                 Self::write(thread, inst.dsts[0], V::computed(value, bits, &[a, b, c]));
             }
+            &Op::MixedFloat { op, src: sty, m } => {
+                let format = format_of(sty)?;
+                let (a, c) = (low(self.read(thread, src(0)), sty.bits()), low(self.read(thread, src(1)), 32));
+                // The 16-bit source widens to f32 exactly; then one f32 operation.
+                let wide = fpu::convert(format, FloatFormat::F32, a.v, Rounding::NearestEven);
+                let value = float_binary(op, FloatFormat::F32, m, false, false, false, wide, c.v);
+                Self::write(thread, inst.dsts[0], V::computed(value, 32, &[a, c]));
+            }
+            &Op::MixedFma { src: sty, m } => {
+                let format = format_of(sty)?;
+                let bits = sty.bits();
+                let (a, b, c) = (low(self.read(thread, src(0)), bits), low(self.read(thread, src(1)), bits), low(self.read(thread, src(2)), 32));
+                let (wa, wb) = (fpu::convert(format, FloatFormat::F32, a.v, Rounding::NearestEven), fpu::convert(format, FloatFormat::F32, b.v, Rounding::NearestEven));
+                let value = finish_float(FloatFormat::F32, m, fpu::fma(FloatFormat::F32, wa, wb, c.v, m.rounding));
+                Self::write(thread, inst.dsts[0], V::computed(value, 32, &[a, b, c]));
+            }
             &Op::FloatUn { op, ty, m, approx } => {
                 let format = format_of(ty)?;
                 let a = low(self.read(thread, src(0)), ty.bits());

@@ -550,6 +550,12 @@ pub enum Op {
     Float { op: FloatBin, ty: Ty, m: FloatMods, nan: bool, xorsign_abs: bool, approx: bool },
     /// d = a * b + c, fused.
     Fma { ty: Ty, m: FloatMods },
+    /// Mixed precision (sm_100, PTX 8.6): `add`/`sub{.rnd}{.sat}.f32.src d, a, c` is
+    /// d = f32(a) op c, with `a` of the 16-bit format `src` (`.f16` or `.bf16`) converted
+    /// exactly; `op` is `Add` or `Sub`.
+    MixedFloat { op: FloatBin, src: Ty, m: FloatMods },
+    /// Mixed precision `fma.rnd{.sat}.f32.src d, a, b, c`: d = f32(a) * f32(b) + c, fused.
+    MixedFma { src: Ty, m: FloatMods },
     FloatUn { op: FloatUn, ty: Ty, m: FloatMods, approx: bool },
     /// testp.op p, a.
     Testp { class: u8, ty: Ty },
