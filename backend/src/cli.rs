@@ -198,7 +198,8 @@ struct CompileArgs {
     #[arg(long)]
     verify: bool,
     /// Print the decisions of a pass to stderr: `legalize` prints every legalization
-    /// decision (node, type, SM, action and the description line that decided it).
+    /// decision (node, type, SM, action and the description line that decided it),
+    /// `combine` every rewrite, `machine-cse` every CSE made or refused.
     #[arg(long, value_name = "PASS")]
     remarks: Option<String>,
     #[command(flatten)]
@@ -510,8 +511,8 @@ fn compile(args: CompileArgs) -> Output {
         Err(e) => return failure(e.render()),
     };
     if let Some(pass) = args.remarks.as_deref() {
-        if !["legalize", "machine-cse"].contains(&pass) {
-            return failure(format!("error: --remarks supports `legalize` and `machine-cse`, found `{pass}`\n"));
+        if !["legalize", "combine", "machine-cse"].contains(&pass) {
+            return failure(format!("error: --remarks supports `legalize`, `combine` and `machine-cse`, found `{pass}`\n"));
         }
     }
     let source = crate::mir::verifier::Source { file: &file, text: &text };

@@ -50,6 +50,16 @@ fn arguments(kernel: &GeneratedKernel, tables: &TargetTables, seed: u64) -> Vec<
 /// Runs `kernel` on `inputs` random inputs before legalization and after legalization
 /// for each of `sms`; an error names the kernel, SM and input that disagree.
 pub fn check_kernel(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
+    check_generic(kernel, tables, sms, inputs, seed, false)
+}
+
+/// As [`check_kernel`], with the combiner ([`crate::combine`]) run after legalization:
+/// the interpreter on the combined MIR must agree with it on the input.
+pub fn check_kernel_combined(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
+    check_generic(kernel, tables, sms, inputs, seed, true)
+}
+
+fn check_generic(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64, combine: bool) -> Result<Tally, String> {
     let file = format!("<random kernel {}>", kernel.name);
     let module = crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
     let launch = Launch { grid: [1, 1, 1], block: [THREADS as u32, 1, 1] };
@@ -67,16 +77,21 @@ pub fn check_kernel(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmT
         let mut legal = module.clone();
         crate::legalize::legalize_module(&mut legal, tables, sm, source, true)
             .map_err(|errors| format!("legalizing for {} failed:\n{}\n{}", sm.name, errors.iter().map(|e| e.render()).collect::<String>(), kernel.text))?;
+        let mut stage = "legalization";
+        if combine {
+            crate::combine::run(&mut legal, tables, sm)?;
+            stage = "legalization and combining";
+        }
         let errors = crate::mir::verifier::verify_module(&legal, tables, source);
         if !errors.is_empty() {
-            return Err(format!("the MIR legalized for {} does not verify:\n{}", sm.name, errors.iter().map(|e| e.render()).collect::<String>()));
+            return Err(format!("the MIR after {stage} for {} does not verify:\n{}", sm.name, errors.iter().map(|e| e.render()).collect::<String>()));
         }
         for (args, expected) in &baseline {
             let after = interp::run_kernel(&legal, tables, &kernel.name, &launch, args, FUEL * 8)
-                .map_err(|e| format!("after legalization for {} the kernel fails where the original ran: {e}\n{}", sm.name, kernel.text))?;
+                .map_err(|e| format!("after {stage} for {} the kernel fails where the original ran: {e}\n{}", sm.name, kernel.text))?;
             kernel
                 .compare_outputs(expected, &after.buffers[1])
-                .map_err(|d| format!("legalization for {} changes the result: {d}\n{}\n--- legalized ---\n{}", sm.name, kernel.text, crate::mir::printer::print_module(&legal, tables)))?;
+                .map_err(|d| format!("{stage} for {} changes the result: {d}\n{}\n--- after ---\n{}", sm.name, kernel.text, crate::mir::printer::print_module(&legal, tables)))?;
             tally.compared += 1;
         }
     }

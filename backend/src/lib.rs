@@ -21,6 +21,7 @@
 
 pub mod audit;
 pub mod cli;
+pub mod combine;
 pub mod diagnostics;
 pub mod differential;
 pub mod emit;

@@ -3,7 +3,7 @@
 //! back.
 //!
 //! Pipeline: verify, legalize (types and operations the SM cannot do, see
-//! [`crate::legalize`]), isel (instruction selection), dce (dead-code removal),
+//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), dce (dead-code removal),
 //! phi-elim (PHI elimination), then PTX emission.
 
 use target_desc::tables::{SmTables, TargetTables};
@@ -90,6 +90,22 @@ fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
     Ok(())
 }
 
+fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::combine::run(module, cx.tables, cx.sm("combine")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    if let Some(sink) = cx.remarks {
+        let mut sink = sink.borrow_mut();
+        for (function, loc, message) in stats.remarks {
+            sink.push(crate::legalize::Remark { function, loc, message });
+        }
+        let summary = format!(
+            "folded {}, simplified {}, strength-reduced {}, re-associated {}, vector chains {}, contracted {}",
+            stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted
+        );
+        sink.push(crate::legalize::Remark { function: "*".into(), loc: Default::default(), message: summary });
+    }
+    Ok(())
+}
+
 fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     crate::isel::select_module(module, cx.tables, cx.sm("isel")?, cx.source)
 }
@@ -134,6 +150,13 @@ pub const PASSES: &[PassInfo] = &[
         min_opt: OptLevel::O0,
         switches: &[],
         run: legalize,
+    },
+    PassInfo {
+        name: "combine",
+        description: "fold constants and simplify generic MIR (identities, strength reduction, constant chains, vector chains, FMA contraction of .contract)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-combine")],
+        run: combine,
     },
     PassInfo { name: "isel", description: "select machine instructions from the description's patterns", min_opt: OptLevel::O0, switches: &[], run: isel },
     PassInfo {

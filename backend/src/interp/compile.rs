@@ -185,7 +185,9 @@ pub const EQUAL: u8 = 2;
 pub const GREATER: u8 = 4;
 
 impl Cond {
-    fn from_name(name: &str) -> Option<Cond> {
+    /// The meaning of a condition code of the description, by name (`None` for a name
+    /// the interpreter does not know).
+    pub fn from_name(name: &str) -> Option<Cond> {
         let c = |relations, unordered, int_signed| Some(Cond { relations, unordered, int_signed });
         match name {
             "eq" => c(EQUAL, false, Some(false)),
@@ -1472,4 +1474,15 @@ pub fn libcall(name: &str) -> Option<LibCall> {
         "__nv_powf" => LibCall::Binary(FloatBinary::Pow, F32),
         _ => return None,
     })
+}
+
+/// Resolves one instruction on its own, outside any function layout, for constant
+/// folding ([`super::fold`]): the same resolution a run uses, so the folded value is the
+/// value a run computes. Only for opcodes that need no function context (the caller
+/// refuses ARG, PHI, branches, calls and memory before asking).
+pub(crate) fn resolve_pure(tables: &TargetTables, function: &Function, inst: &mir::Inst, defs: &[Ty], args: &[Ty]) -> Result<Op, String> {
+    let module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
+    let context = Context { module: &module, tables, function_index: HashMap::new(), global_index: HashMap::new(), globals: &[] };
+    let fx = FunctionContext { function, slots: Vec::new(), tys: Vec::new(), block_of_number: HashMap::new(), leading_phis: Vec::new(), block_starts: Vec::new() };
+    context.op(&fx, 0, 0, inst, defs, args).map_err(|(_, what)| what)
 }

@@ -155,6 +155,21 @@ pub fn run(program: &CompiledModule, module: &Module, entry: &str, launch: &Laun
     Ok(RunResult { buffers, globals, steps: machine.steps })
 }
 
+/// Executes one resolved instruction without side effects on `regs` (its results'
+/// and operands' lanes at the instruction's slots), for constant folding
+/// ([`super::fold`]). The instruction must be one that touches no memory, thread state
+/// or control flow; undefined behaviour is an error with its description.
+pub(super) fn evaluate_pure(inst: &Inst, regs: Vec<u128>) -> Result<Vec<u128>, String> {
+    let program = CompiledModule { functions: Vec::new(), globals: Vec::new() };
+    let mut machine = Machine { program: &program, memory: Memory::default(), fuel: 1, steps: 0, launch: Launch::default(), ctaid: [0; 3], scratch: Vec::new() };
+    let mut frame = Frame { function: 0, pc: 0, regs, params: Vec::new() };
+    match machine.execute(inst, &mut frame, [0; 3], 0) {
+        Ok(Flow::Next) => Ok(frame.regs),
+        Ok(_) => Err("not a straight-line instruction".into()),
+        Err(Fault::Undefined(what) | Fault::Unsupported(what) | Fault::Malformed(what)) => Err(what),
+    }
+}
+
 fn check_launch(kernel: &CompiledFunction, launch: &Launch) -> Result<(), InterpError> {
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(InterpError::BadArguments(format!("grid {:?} and block {:?} must have no zero dimension", launch.grid, launch.block)));

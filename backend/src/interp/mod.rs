@@ -54,6 +54,7 @@ pub mod args;
 mod compile;
 mod exec;
 pub mod float;
+pub mod fold;
 pub mod int;
 pub mod memory;
 pub mod spec;
@@ -65,7 +66,7 @@ use target_desc::tables::TargetTables;
 use crate::mir::{Function, Module};
 
 pub use args::{canonicalize_nans, random_args};
-pub use compile::{Kind, Ty};
+pub use compile::{Cond, Kind, Ty, EQUAL, GREATER, LESS};
 pub use float::FloatFormat;
 
 /// The launch geometry: blocks per grid and threads per block, in x, y, z.

@@ -29,6 +29,10 @@ pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, 
     }
     let mut errors = Vec::new();
     for f in &mut module.functions {
+        // `.contract` permits the combiner to fuse; no machine instruction depends on it.
+        for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+            inst.flags.retain(|fl| fl != crate::combine::CONTRACT);
+        }
         select_function(f, tables, sm, &by_opcode, source, &mut errors);
     }
     if errors.is_empty() {

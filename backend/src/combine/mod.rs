@@ -1,0 +1,759 @@
+//! The combiner: algebraic rewriting of generic MIR after legalization, before
+//! instruction selection, in the spirit of LLVM's DAG combiner (which CICC runs after
+//! type legalization and again after operation legalization, reference
+//! `cicc-type-legalization.txt`, "DAG Combiner runs again to clean up").
+//!
+//! Where it sits: `legalize` -> `combine` -> `isel`. It works on generic MIR, so the MIR
+//! interpreter checks it (`backend/tests/combine_differential.rs` runs every corpus and
+//! legalize kernel before and after it).
+//!
+//! What it does, in one walk over the blocks in dominator-tree preorder (so every
+//! operand's facts are known before its users are visited):
+//! - constant folding on every type, by the interpreter's own evaluation of the
+//!   instruction ([`crate::interp::fold`]), so a folded value is bit for bit what a run
+//!   computes; undefined behaviour and approximate functions are never folded;
+//! - algebraic identities (`x+0`, `x*1`, `x&0`, `x^x`, shifts by zero, `select c, x, x`),
+//!   multiplications and unsigned divisions by powers of two as shifts, unsigned
+//!   remainders by powers of two as masks;
+//! - chains: `ADD`/`PTR_ADD` of constants re-associated into one, extensions of
+//!   extensions, truncations of extensions, bitcasts of bitcasts;
+//! - vector chains: a lane extracted from `BUILD_VECTOR`/`INSERT_VECTOR_ELT`, a vector
+//!   rebuilt from all its own lanes, a pair's half from `BUILD_PAIR`;
+//! - `SETCC` of a value with itself, `SELECT` of a known condition;
+//! - FMA contraction of `FADD`/`FSUB` of an `FMUL`, only when both carry the `.contract`
+//!   flag (LLVM's `contract` fast-math flag) and the product has no other user: never by
+//!   default, since a fused result is rounded once.
+//!
+//! Every rewrite produces only instructions the SM's action table marks Legal (a new
+//! constant or shift is checked), so selection can take them. Dead instructions are
+//! removed at the end by the same mark-and-sweep as the machine `dce`. Linear in the
+//! function: each instruction is visited once and each rule looks at most one
+//! instruction up the def chain.
+
+use std::collections::{HashMap, HashSet};
+
+use target_desc::tables::{OpcodeId, SmTables, TargetTables, TypeKind, VtId};
+
+use crate::interp::fold::{self, Evaluation};
+use crate::machine::cfg::Cfg;
+use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+
+/// What the pass did, for remarks and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub folded: usize,
+    pub simplified: usize,
+    pub strength_reduced: usize,
+    pub reassociated: usize,
+    pub vector_chains: usize,
+    pub contracted: usize,
+    /// One per rewrite: function, position, what happened.
+    pub remarks: Vec<(String, Loc, String)>,
+}
+
+impl Stats {
+    pub fn total(&self) -> usize {
+        self.folded + self.simplified + self.strength_reduced + self.reassociated + self.vector_chains + self.contracted
+    }
+}
+
+/// The generic opcodes the rules name (from the MIR specification, not the target).
+struct Ops {
+    constant: OpcodeId,
+    fconstant: OpcodeId,
+    add: OpcodeId,
+    sub: OpcodeId,
+    mul: OpcodeId,
+    and: OpcodeId,
+    or: OpcodeId,
+    xor: OpcodeId,
+    shl: OpcodeId,
+    sra: OpcodeId,
+    srl: OpcodeId,
+    sdiv: OpcodeId,
+    udiv: OpcodeId,
+    urem: OpcodeId,
+    ptr_add: OpcodeId,
+    select: OpcodeId,
+    setcc: OpcodeId,
+    truncate: OpcodeId,
+    zext: OpcodeId,
+    sext: OpcodeId,
+    anyext: OpcodeId,
+    bitcast: OpcodeId,
+    build_vector: OpcodeId,
+    extract_vector_elt: OpcodeId,
+    insert_vector_elt: OpcodeId,
+    build_pair: OpcodeId,
+    extract_element: OpcodeId,
+    fneg: OpcodeId,
+    fadd: OpcodeId,
+    fsub: OpcodeId,
+    fmul: OpcodeId,
+    fma: OpcodeId,
+}
+
+impl Ops {
+    fn resolve(tables: &TargetTables) -> Result<Ops, String> {
+        let op = |name: &str| tables.opcode(name).ok_or_else(|| format!("the description has no generic opcode {name}, which the combiner needs"));
+        Ok(Ops {
+            constant: op("CONSTANT")?,
+            fconstant: op("FCONSTANT")?,
+            add: op("ADD")?,
+            sub: op("SUB")?,
+            mul: op("MUL")?,
+            and: op("AND")?,
+            or: op("OR")?,
+            xor: op("XOR")?,
+            shl: op("SHL")?,
+            sra: op("SRA")?,
+            srl: op("SRL")?,
+            sdiv: op("SDIV")?,
+            udiv: op("UDIV")?,
+            urem: op("UREM")?,
+            ptr_add: op("PTR_ADD")?,
+            select: op("SELECT")?,
+            setcc: op("SETCC")?,
+            truncate: op("TRUNCATE")?,
+            zext: op("ZERO_EXTEND")?,
+            sext: op("SIGN_EXTEND")?,
+            anyext: op("ANY_EXTEND")?,
+            bitcast: op("BITCAST")?,
+            build_vector: op("BUILD_VECTOR")?,
+            extract_vector_elt: op("EXTRACT_VECTOR_ELT")?,
+            insert_vector_elt: op("INSERT_VECTOR_ELT")?,
+            build_pair: op("BUILD_PAIR")?,
+            extract_element: op("EXTRACT_ELEMENT")?,
+            fneg: op("FNEG")?,
+            fadd: op("FADD")?,
+            fsub: op("FSUB")?,
+            fmul: op("FMUL")?,
+            fma: op("FMA")?,
+        })
+    }
+}
+
+/// The flag that allows contraction (LLVM's `contract` fast-math flag); selection
+/// ignores it.
+pub const CONTRACT: &str = "contract";
+
+/// Runs the combiner on every function of `module`.
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables) -> Result<Stats, String> {
+    let ops = Ops::resolve(tables)?;
+    let mut stats = Stats::default();
+    for f in &mut module.functions {
+        if !f.ssa {
+            continue;
+        }
+        let mut cx = Combiner::new(tables, sm, &ops, f);
+        cx.run(f);
+        stats.folded += cx.stats.folded;
+        stats.simplified += cx.stats.simplified;
+        stats.strength_reduced += cx.stats.strength_reduced;
+        stats.reassociated += cx.stats.reassociated;
+        stats.vector_chains += cx.stats.vector_chains;
+        stats.contracted += cx.stats.contracted;
+        stats.remarks.append(&mut cx.stats.remarks);
+    }
+    crate::machine::dce::remove_dead_code(module, tables);
+    Ok(stats)
+}
+
+/// What a rule decided for the instruction at hand.
+enum Rewrite {
+    /// Its (single) result is this existing value.
+    Value(ValueId),
+    /// Its result is this scalar constant (lanes of its type).
+    Constant(u128),
+    /// The instruction becomes this opcode, flags and operands (same result).
+    Inst(OpcodeId, Vec<String>, Vec<Operand>),
+}
+
+struct Combiner<'a> {
+    tables: &'a TargetTables,
+    sm: &'a SmTables,
+    ops: &'a Ops,
+    function: String,
+    /// Per value: its lanes, when a constant.
+    konst: Vec<Option<Vec<u128>>>,
+    /// Per value: where it is defined (block, index), in the original layout.
+    site: Vec<Option<(usize, usize)>>,
+    /// Per value: the value replacing it (itself when none).
+    repl: Vec<ValueId>,
+    uses: Vec<u32>,
+    /// New instructions to insert before (block, index), applied at the end.
+    inserts: Vec<(usize, usize, Inst)>,
+    names: HashSet<String>,
+    /// Constants created by this pass, by (type, literal), so each is made once per
+    /// block.
+    made: HashMap<(usize, u16, i128), ValueId>,
+    stats: Stats,
+}
+
+impl<'a> Combiner<'a> {
+    fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function) -> Combiner<'a> {
+        let n = f.values.len();
+        let mut site = vec![None; n];
+        let mut uses = vec![0u32; n];
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                for d in &inst.defs {
+                    site[d.0 as usize] = Some((b, i));
+                }
+                for v in inst.uses() {
+                    uses[v.0 as usize] += 1;
+                }
+            }
+        }
+        Combiner {
+            tables,
+            sm,
+            ops,
+            function: f.name.clone(),
+            konst: vec![None; n],
+            site,
+            repl: (0..n as u32).map(ValueId).collect(),
+            uses,
+            inserts: Vec::new(),
+            names: f.values.iter().map(|v| v.name.clone()).collect(),
+            made: HashMap::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    fn run(&mut self, f: &mut Function) {
+        let cfg = Cfg::new(f, self.tables);
+        let mut order = cfg.dom_preorder();
+        let mut seen = vec![false; f.blocks.len()];
+        for &b in &order {
+            seen[b] = true;
+        }
+        order.extend((0..f.blocks.len()).filter(|b| !seen[*b]));
+        for b in order {
+            for i in 0..f.blocks[b].insts.len() {
+                self.resolve_operands(&mut f.blocks[b].insts[i]);
+                // A rewrite may enable another on the same instruction (an extract
+                // of an insert of an insert): a few rounds, each looking one step up.
+                for _ in 0..4 {
+                    if !self.combine(f, b, i) {
+                        break;
+                    }
+                }
+            }
+        }
+        // PHI operands from back edges were visited before their definitions changed.
+        for block in &mut f.blocks {
+            for inst in &mut block.insts {
+                self.resolve_operands(inst);
+            }
+        }
+        // New instructions go before the instruction that asked for them, in the
+        // order they were made (a constant before the FMA reading it).
+        let inserts = std::mem::take(&mut self.inserts);
+        let mut by_block: HashMap<usize, Vec<(usize, Inst)>> = HashMap::new();
+        for (b, i, inst) in inserts {
+            by_block.entry(b).or_default().push((i, inst));
+        }
+        for (b, mut list) in by_block {
+            list.sort_by_key(|(i, _)| *i); // stable: creation order within an index
+            let old = std::mem::take(&mut f.blocks[b].insts);
+            let mut merged = Vec::with_capacity(old.len() + list.len());
+            let mut pending = list.into_iter().peekable();
+            for (i, inst) in old.into_iter().enumerate() {
+                while let Some((_, x)) = pending.next_if(|(at, _)| *at == i) {
+                    merged.push(x);
+                }
+                merged.push(inst);
+            }
+            f.blocks[b].insts = merged;
+        }
+    }
+
+    fn resolve(&self, mut v: ValueId) -> ValueId {
+        while self.repl[v.0 as usize] != v {
+            v = self.repl[v.0 as usize];
+        }
+        v
+    }
+
+    fn resolve_operands(&self, inst: &mut Inst) {
+        for o in &mut inst.operands {
+            if let Operand::Value(v) = o {
+                *v = self.resolve(*v);
+            }
+        }
+    }
+
+    fn ty(&self, f: &Function, v: ValueId) -> VtId {
+        f.value(v).ty
+    }
+
+    /// Scalar integer width of `vt` (None for vectors, floats, pointers).
+    fn int_bits(&self, vt: VtId) -> Option<u32> {
+        self.tables.type_info(vt).filter(|t| t.kind == TypeKind::Int).map(|t| u32::from(t.bits))
+    }
+
+    fn scalar(&self, v: ValueId) -> Option<u128> {
+        match self.konst.get(v.0 as usize)? {
+            Some(lanes) if lanes.len() == 1 => Some(lanes[0]),
+            _ => None,
+        }
+    }
+
+    fn def<'f>(&self, f: &'f Function, v: ValueId) -> Option<&'f Inst> {
+        let (b, i) = self.site.get(v.0 as usize).copied().flatten()?;
+        f.blocks.get(b)?.insts.get(i)
+    }
+
+    fn is(&self, inst: &Inst, op: OpcodeId) -> bool {
+        inst.opcode == Opcode::Generic(op)
+    }
+
+    fn legal(&self, op: OpcodeId, vt: VtId) -> bool {
+        self.sm.is_legal(op, vt)
+    }
+
+    /// The literal of a constant of type `vt` with bits `value` (sign-extended for
+    /// integers, raw bits for floats).
+    fn literal(&self, vt: VtId, value: u128) -> Option<(OpcodeId, Operand)> {
+        let t = self.tables.type_info(vt)?;
+        let bits = u32::from(t.bits);
+        match t.kind {
+            TypeKind::Int if (1..=128).contains(&bits) && self.legal(self.ops.constant, vt) => {
+                let shift = 128 - bits;
+                Some((self.ops.constant, Operand::Int(((value << shift) as i128) >> shift)))
+            }
+            TypeKind::Float if self.legal(self.ops.fconstant, vt) => Some((self.ops.fconstant, Operand::Int(value as i128))),
+            _ => None,
+        }
+    }
+
+    /// A value holding the constant `value` of type `vt`, inserted before (b, i).
+    fn constant(&mut self, f: &mut Function, b: usize, i: usize, vt: VtId, value: u128) -> Option<ValueId> {
+        let (op, literal) = self.literal(vt, value)?;
+        let key_literal = match literal {
+            Operand::Int(x) => x,
+            _ => return None,
+        };
+        // A constant made earlier in this block is reused (blocks are walked in order,
+        // so it sits before this position).
+        if let Some(&v) = self.made.get(&(b, vt.0 as u16, key_literal)) {
+            return Some(v);
+        }
+        let base = format!("k{}", key_literal.unsigned_abs());
+        let mut name = base.clone();
+        let mut n = 0;
+        while self.names.contains(&name) {
+            n += 1;
+            name = format!("{base}.{n}");
+        }
+        self.names.insert(name.clone());
+        let v = ValueId(f.values.len() as u32);
+        f.values.push(ValueInfo { name, ty: vt });
+        self.konst.push(Some(vec![value]));
+        self.site.push(None);
+        self.repl.push(v);
+        self.uses.push(0);
+        let loc = f.blocks[b].insts[i].loc;
+        self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![literal], loc }));
+        self.made.insert((b, vt.0 as u16, key_literal), v);
+        Some(v)
+    }
+
+    fn remark(&mut self, loc: Loc, message: String) {
+        self.stats.remarks.push((self.function.clone(), loc, message));
+    }
+
+    /// Tries one rewrite of the instruction at (b, i); true when it changed.
+    fn combine(&mut self, f: &mut Function, b: usize, i: usize) -> bool {
+        let inst = &f.blocks[b].insts[i];
+        let Opcode::Generic(op) = inst.opcode else { return false };
+        if inst.defs.len() != 1 {
+            return false;
+        }
+        let d = inst.defs[0];
+        // Constant folding, by the interpreter's evaluation.
+        let operands: Option<Vec<Vec<u128>>> = inst.uses().map(|v| self.konst.get(v.0 as usize).cloned().flatten()).collect();
+        if let Some(operands) = operands {
+            if let Evaluation::Values(values) = fold::evaluate(self.tables, f, inst, &operands) {
+                let lanes = values.into_iter().next().unwrap_or_default();
+                self.konst[d.0 as usize] = Some(lanes.clone());
+                if op == self.ops.constant || op == self.ops.fconstant || lanes.len() != 1 {
+                    return false;
+                }
+                let vt = self.ty(f, d);
+                if let Some((cop, literal)) = self.literal(vt, lanes[0]) {
+                    let loc = inst.loc;
+                    let name = inst.opcode.name(self.tables);
+                    let inst = &mut f.blocks[b].insts[i];
+                    inst.opcode = Opcode::Generic(cop);
+                    inst.flags.clear();
+                    inst.operands = vec![literal];
+                    self.stats.folded += 1;
+                    self.remark(loc, format!("folded {name} to a constant"));
+                    return true;
+                }
+                return false;
+            }
+        }
+        let Some((rewrite, kind)) = self.rule(f, b, i, op, d) else { return false };
+        let loc = f.blocks[b].insts[i].loc;
+        let name = f.blocks[b].insts[i].opcode.name(self.tables);
+        match rewrite {
+            Rewrite::Value(v) => {
+                if self.ty(f, v) != self.ty(f, d) || v == d {
+                    return false;
+                }
+                self.repl[d.0 as usize] = v;
+                self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
+                self.remark(loc, format!("{kind}: {name} is %{}", f.value(v).name));
+                // The instruction is now dead; the final sweep removes it. Stop here.
+                self.count(kind);
+                return false;
+            }
+            Rewrite::Constant(value) => {
+                let vt = self.ty(f, d);
+                let Some((cop, literal)) = self.literal(vt, value) else { return false };
+                let inst = &mut f.blocks[b].insts[i];
+                inst.opcode = Opcode::Generic(cop);
+                inst.flags.clear();
+                inst.operands = vec![literal];
+                self.konst[d.0 as usize] = Some(vec![value]);
+                self.remark(loc, format!("{kind}: {name} is a constant"));
+            }
+            Rewrite::Inst(new_op, flags, operands) => {
+                let inst = &mut f.blocks[b].insts[i];
+                let new_name = Opcode::Generic(new_op).name(self.tables);
+                inst.opcode = Opcode::Generic(new_op);
+                inst.flags = flags;
+                for o in &operands {
+                    if let Operand::Value(v) = o {
+                        self.uses[v.0 as usize] += 1;
+                    }
+                }
+                inst.operands = operands;
+                self.remark(loc, format!("{kind}: {name} becomes {new_name}"));
+            }
+        }
+        self.count(kind);
+        true
+    }
+
+    fn count(&mut self, kind: &str) {
+        match kind {
+            "identity" => self.stats.simplified += 1,
+            "strength reduction" => self.stats.strength_reduced += 1,
+            "reassociation" => self.stats.reassociated += 1,
+            "vector chain" => self.stats.vector_chains += 1,
+            "contraction" => self.stats.contracted += 1,
+            _ => self.stats.simplified += 1,
+        }
+    }
+
+    /// The rules, by opcode. Returns the rewrite and its kind (for statistics).
+    fn rule(&mut self, f: &mut Function, b: usize, i: usize, op: OpcodeId, d: ValueId) -> Option<(Rewrite, &'static str)> {
+        let ops = self.ops;
+        let inst = f.blocks[b].insts[i].clone();
+        let vals: Vec<ValueId> = inst.uses().collect();
+        let vt = self.ty(f, d);
+        let bits = self.int_bits(vt);
+        let ones = bits.map(|n| if n >= 128 { u128::MAX } else { (1u128 << n) - 1 });
+        let c = |k: usize| vals.get(k).and_then(|v| self.scalar(*v));
+        let identity = |r: Rewrite| Some((r, "identity"));
+        if bits.is_some() && [ops.add, ops.sub, ops.mul, ops.and, ops.or, ops.xor, ops.shl, ops.sra, ops.srl, ops.sdiv, ops.udiv, ops.urem].contains(&op) && vals.len() == 2 {
+            let (x, y) = (vals[0], vals[1]);
+            let (cx, cy) = (c(0), c(1));
+            let commutative = [ops.add, ops.mul, ops.and, ops.or, ops.xor].contains(&op);
+            // For a commutative operation, look at the constant on either side.
+            let (var, k) = match (cx, cy) {
+                (_, Some(k)) => (Some(x), Some(k)),
+                (Some(k), None) if commutative => (Some(y), Some(k)),
+                _ => (None, None),
+            };
+            let ones = ones?;
+            if op == ops.add || op == ops.or || op == ops.xor {
+                if k == Some(0) {
+                    return identity(Rewrite::Value(var?));
+                }
+            }
+            if op == ops.sub && cy == Some(0) {
+                return identity(Rewrite::Value(x));
+            }
+            if (op == ops.sub || op == ops.xor) && x == y {
+                return identity(Rewrite::Constant(0));
+            }
+            if (op == ops.and || op == ops.or) && x == y {
+                return identity(Rewrite::Value(x));
+            }
+            if op == ops.and && k == Some(0) || op == ops.mul && k == Some(0) {
+                return identity(Rewrite::Constant(0));
+            }
+            if op == ops.and && k == Some(ones) {
+                return identity(Rewrite::Value(var?));
+            }
+            if op == ops.or && k == Some(ones) {
+                return identity(Rewrite::Constant(ones));
+            }
+            if (op == ops.mul || op == ops.sdiv || op == ops.udiv) && (if op == ops.mul { k } else { cy }) == Some(1) {
+                return identity(Rewrite::Value(if op == ops.mul { var? } else { x }));
+            }
+            if (op == ops.shl || op == ops.sra || op == ops.srl) && cy == Some(0) {
+                return identity(Rewrite::Value(x));
+            }
+            // Powers of two: x * 2^n = x << n, x /u 2^n = x >>u n, x %u 2^n = x & (2^n - 1).
+            let power = |k: u128| (k != 0 && k & (k - 1) == 0).then(|| k.trailing_zeros());
+            // Not of an extended value: `MUL(SIGN_EXTEND(a), 2^n)` is one `mul.wide`
+            // for the selector's tree patterns.
+            let extended = var.and_then(|v| self.def(f, v)).is_some_and(|d| self.is(d, ops.sext) || self.is(d, ops.zext));
+            if op == ops.mul && !extended && k.is_some_and(|k| power(k).is_some_and(|n| n > 0)) {
+                let n = power(k?)?;
+                let amount = self.shift_amount(f, b, i, vt, n)?;
+                return Some((Rewrite::Inst(ops.shl, Vec::new(), vec![Operand::Value(var?), Operand::Value(amount)]), "strength reduction"));
+            }
+            if op == ops.udiv && cy.is_some_and(|k| power(k).is_some_and(|n| n > 0)) && self.legal(ops.srl, vt) {
+                let amount = self.shift_amount(f, b, i, vt, power(cy?)?)?;
+                return Some((Rewrite::Inst(ops.srl, Vec::new(), vec![Operand::Value(x), Operand::Value(amount)]), "strength reduction"));
+            }
+            if op == ops.urem && cy.is_some_and(|k| power(k).is_some()) && self.legal(ops.and, vt) {
+                let mask = self.constant(f, b, i, vt, cy? - 1)?;
+                return Some((Rewrite::Inst(ops.and, Vec::new(), vec![Operand::Value(x), Operand::Value(mask)]), "strength reduction"));
+            }
+            // (x + c1) + c2 = x + (c1 + c2).
+            if op == ops.add {
+                if let (Some(var), Some(k2)) = (var, k) {
+                    if let Some(inner) = self.def(f, var).filter(|d| self.is(d, ops.add)).cloned() {
+                        let iv: Vec<ValueId> = inner.uses().collect();
+                        let (ix, k1) = match (self.scalar(iv[0]), self.scalar(iv[1])) {
+                            (_, Some(k1)) => (iv[0], k1),
+                            (Some(k1), None) => (iv[1], k1),
+                            _ => return None,
+                        };
+                        let sum = self.constant(f, b, i, vt, k1.wrapping_add(k2) & ones)?;
+                        return Some((Rewrite::Inst(ops.add, inst.flags.clone(), vec![Operand::Value(ix), Operand::Value(sum)]), "reassociation"));
+                    }
+                }
+            }
+            return None;
+        }
+        if op == ops.ptr_add && vals.len() == 2 {
+            let (p, off) = (vals[0], vals[1]);
+            let k2 = self.scalar(off)?;
+            if k2 == 0 {
+                return identity(Rewrite::Value(p));
+            }
+            let inner = self.def(f, p).filter(|d| self.is(d, ops.ptr_add)).cloned()?;
+            let iv: Vec<ValueId> = inner.uses().collect();
+            let k1 = self.scalar(iv[1])?;
+            let off_ty = self.ty(f, off);
+            let sum = self.constant(f, b, i, off_ty, k1.wrapping_add(k2) & u128::from(u64::MAX))?;
+            return Some((Rewrite::Inst(ops.ptr_add, inst.flags.clone(), vec![Operand::Value(iv[0]), Operand::Value(sum)]), "reassociation"));
+        }
+        if op == ops.select && vals.len() == 3 {
+            let (cond, x, y) = (vals[0], vals[1], vals[2]);
+            if x == y {
+                return identity(Rewrite::Value(x));
+            }
+            if let Some(k) = self.scalar(cond) {
+                return identity(Rewrite::Value(if k & 1 == 1 { x } else { y }));
+            }
+            // select c, true, false = c (booleans).
+            if self.ty(f, cond) == vt && self.scalar(x) == Some(1) && self.scalar(y) == Some(0) {
+                return identity(Rewrite::Value(cond));
+            }
+            return None;
+        }
+        if op == ops.setcc && vals.len() == 2 && vals[0] == vals[1] {
+            let cc = inst.operands.iter().find_map(|o| if let Operand::CondCode(cc) = o { Some(*cc) } else { None })?;
+            // Only integers and pointers: a float compared with itself is unordered
+            // when it is NaN.
+            let operand_kind = self.tables.type_info(self.ty(f, vals[0]))?.kind;
+            if !matches!(operand_kind, TypeKind::Int | TypeKind::Pointer) {
+                return None;
+            }
+            let cond = crate::interp::Cond::from_name(self.tables.cond_code_info(cc)?.name)?;
+            let holds = cond.relations & crate::interp::EQUAL != 0;
+            return identity(Rewrite::Constant(u128::from(holds)));
+        }
+        if [ops.zext, ops.sext, ops.anyext, ops.truncate].contains(&op) && vals.len() == 1 {
+            let x = vals[0];
+            let inner = self.def(f, x).cloned()?;
+            let Opcode::Generic(iop) = inner.opcode else { return None };
+            let src = inner.uses().next()?;
+            let (src_bits, mid_bits, dst_bits) = (self.int_bits(self.ty(f, src))?, self.int_bits(self.ty(f, x))?, bits?);
+            if op == ops.truncate && [ops.zext, ops.sext, ops.anyext].contains(&iop) {
+                // trunc(ext(y)) is y when the widths match, a narrower extension or
+                // truncation of y otherwise.
+                if src_bits == dst_bits {
+                    return identity(Rewrite::Value(src));
+                }
+                let new_op = if dst_bits < src_bits { ops.truncate } else { iop };
+                if self.legal(new_op, vt) && dst_bits <= mid_bits {
+                    return identity(Rewrite::Inst(new_op, Vec::new(), vec![Operand::Value(src)]));
+                }
+                return None;
+            }
+            if op == ops.truncate && iop == ops.truncate && self.legal(ops.truncate, vt) {
+                return identity(Rewrite::Inst(ops.truncate, Vec::new(), vec![Operand::Value(src)]));
+            }
+            // ext(ext(y)): zext of zext, sext of sext, sext of zext (the inner one
+            // already cleared the sign) are one extension of y.
+            let same = (op == ops.zext && iop == ops.zext) || (op == ops.sext && (iop == ops.sext || iop == ops.zext)) || (op == ops.anyext && iop == ops.anyext);
+            if same && src_bits < mid_bits && self.legal(iop, vt) {
+                return identity(Rewrite::Inst(iop, Vec::new(), vec![Operand::Value(src)]));
+            }
+            return None;
+        }
+        if op == ops.bitcast && vals.len() == 1 {
+            let x = vals[0];
+            if self.ty(f, x) == vt {
+                return identity(Rewrite::Value(x));
+            }
+            let inner = self.def(f, x).filter(|d| self.is(d, ops.bitcast)).cloned()?;
+            let src = inner.uses().next()?;
+            if self.ty(f, src) == vt {
+                return identity(Rewrite::Value(src));
+            }
+            if self.legal(ops.bitcast, vt) {
+                return identity(Rewrite::Inst(ops.bitcast, Vec::new(), vec![Operand::Value(src)]));
+            }
+            return None;
+        }
+        if op == ops.extract_vector_elt && vals.len() == 2 {
+            let (v, index) = (vals[0], vals[1]);
+            let lane = self.scalar(index)? as usize;
+            let inner = self.def(f, v).cloned()?;
+            if self.is(&inner, ops.build_vector) {
+                let elements: Vec<ValueId> = inner.uses().collect();
+                let e = *elements.get(lane)?;
+                return Some((Rewrite::Value(e), "vector chain"));
+            }
+            if self.is(&inner, ops.insert_vector_elt) {
+                let iv: Vec<ValueId> = inner.uses().collect();
+                let at = self.scalar(iv[2])? as usize;
+                if at == lane {
+                    return Some((Rewrite::Value(iv[1]), "vector chain"));
+                }
+                let mut operands = inst.operands.clone();
+                operands[0] = Operand::Value(iv[0]);
+                return Some((Rewrite::Inst(ops.extract_vector_elt, inst.flags.clone(), operands), "vector chain"));
+            }
+            return None;
+        }
+        if op == ops.build_vector && !vals.is_empty() {
+            // A vector rebuilt from all its own lanes, in order, is that vector.
+            let mut source = None;
+            for (lane, e) in vals.iter().enumerate() {
+                let ex = self.def(f, *e).filter(|d| self.is(d, ops.extract_vector_elt))?;
+                let ev: Vec<ValueId> = ex.uses().collect();
+                if self.scalar(ev[1]) != Some(lane as u128) || source.is_some_and(|s| s != ev[0]) {
+                    return None;
+                }
+                source = Some(ev[0]);
+            }
+            let source = source?;
+            let lanes = self.tables.type_info(self.ty(f, source)).map(|t| t.lanes as usize);
+            if self.ty(f, source) == vt && lanes == Some(vals.len()) {
+                return Some((Rewrite::Value(source), "vector chain"));
+            }
+            return None;
+        }
+        if op == ops.insert_vector_elt && vals.len() == 3 {
+            // insert(v, extract(v, i), i) is v.
+            let (v, e, index) = (vals[0], vals[1], vals[2]);
+            let lane = self.scalar(index)?;
+            let ex = self.def(f, e).filter(|d| self.is(d, ops.extract_vector_elt))?;
+            let ev: Vec<ValueId> = ex.uses().collect();
+            if ev[0] == v && self.scalar(ev[1]) == Some(lane) {
+                return Some((Rewrite::Value(v), "vector chain"));
+            }
+            return None;
+        }
+        if op == ops.extract_element && vals.len() == 1 {
+            let pair = self.def(f, vals[0]).filter(|d| self.is(d, ops.build_pair))?;
+            let halves: Vec<ValueId> = pair.uses().collect();
+            let which = inst.operands.iter().find_map(|o| if let Operand::Int(k) = o { Some(*k) } else { None })?;
+            return Some((Rewrite::Value(*halves.get(usize::try_from(which).ok()?)?), "vector chain"));
+        }
+        if op == ops.fneg && vals.len() == 1 && inst.flags.is_empty() {
+            let inner = self.def(f, vals[0]).filter(|d| self.is(d, ops.fneg) && d.flags.is_empty())?;
+            return identity(Rewrite::Value(inner.uses().next()?));
+        }
+        if (op == ops.fadd || op == ops.fsub) && inst.has_flag(CONTRACT) && vals.len() == 2 && self.legal(ops.fma, vt) {
+            return self.contract(f, b, i, &inst, op, &vals, vt);
+        }
+        None
+    }
+
+    /// FADD.contract(FMUL.contract(a, b), c) = FMA(a, b, c), and the FSUB forms with an
+    /// FNEG, when the product has no other user (else both would be computed).
+    #[allow(clippy::too_many_arguments)]
+    fn contract(&mut self, f: &mut Function, b: usize, i: usize, inst: &Inst, op: OpcodeId, vals: &[ValueId], vt: VtId) -> Option<(Rewrite, &'static str)> {
+        let ops = self.ops;
+        let flags: Vec<String> = inst.flags.iter().filter(|x| *x != CONTRACT).cloned().collect();
+        let product = |v: ValueId| -> Option<(ValueId, ValueId)> {
+            let m = self.def(f, v).filter(|d| self.is(d, ops.fmul) && d.has_flag(CONTRACT))?;
+            let mflags: Vec<&String> = m.flags.iter().filter(|x| *x != CONTRACT).collect();
+            if self.uses[v.0 as usize] != 1 || mflags.len() != flags.len() || !mflags.iter().all(|x| flags.contains(x)) {
+                return None;
+            }
+            let mv: Vec<ValueId> = m.uses().collect();
+            Some((mv[0], mv[1]))
+        };
+        let (x, y) = (vals[0], vals[1]);
+        let fma = |a: ValueId, m: ValueId, c: ValueId| Rewrite::Inst(ops.fma, flags.clone(), vec![Operand::Value(a), Operand::Value(m), Operand::Value(c)]);
+        if let Some((a, m)) = product(x) {
+            if op == ops.fadd {
+                return Some((fma(a, m, y), "contraction"));
+            }
+            // a*m - y = fma(a, m, -y)
+            let neg = self.negate(f, b, i, y, vt, &flags)?;
+            return Some((fma(a, m, neg), "contraction"));
+        }
+        if let Some((a, m)) = product(y) {
+            if op == ops.fadd {
+                return Some((fma(a, m, x), "contraction"));
+            }
+            // x - a*m = fma(-a, m, x)
+            let neg = self.negate(f, b, i, a, vt, &flags)?;
+            return Some((fma(neg, m, x), "contraction"));
+        }
+        None
+    }
+
+    /// A new `FNEG v` inserted before (b, i) (exact: it flips the sign bit).
+    fn negate(&mut self, f: &mut Function, b: usize, i: usize, v: ValueId, vt: VtId, _flags: &[String]) -> Option<ValueId> {
+        if !self.legal(self.ops.fneg, vt) {
+            return None;
+        }
+        let base = format!("{}.neg", f.value(v).name);
+        let mut name = base.clone();
+        let mut n = 0;
+        while self.names.contains(&name) {
+            n += 1;
+            name = format!("{base}.{n}");
+        }
+        self.names.insert(name.clone());
+        let neg = ValueId(f.values.len() as u32);
+        f.values.push(ValueInfo { name, ty: vt });
+        self.konst.push(None);
+        self.site.push(None);
+        self.repl.push(neg);
+        self.uses.push(1);
+        let loc = f.blocks[b].insts[i].loc;
+        self.inserts.push((b, i, Inst { defs: vec![neg], opcode: Opcode::Generic(self.ops.fneg), flags: Vec::new(), operands: vec![Operand::Value(v)], loc }));
+        Some(neg)
+    }
+
+    /// The shift amount `n` for a shift of a `vt` value: a constant of the type the
+    /// description's SHL takes for `vt` (the legalizer uses i32).
+    fn shift_amount(&mut self, f: &mut Function, b: usize, i: usize, vt: VtId, n: u32) -> Option<ValueId> {
+        if !self.legal(self.ops.shl, vt) {
+            return None;
+        }
+        let i32_ty = self.tables.vt("i32")?;
+        self.constant(f, b, i, i32_ty, u128::from(n))
+    }
+}
+
+#[cfg(test)]
+mod tests;

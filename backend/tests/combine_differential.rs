@@ -1,0 +1,151 @@
+//! The combiner checked by execution (issue: "the MIR interpreter agrees before and
+//! after the combine pass"): every kernel of `tests/corpus`, `tests/legalize`,
+//! `tests/machine` and `tests/combine` is legalized for several SMs and run by the MIR
+//! interpreter before and after `combine` on the same random inputs; the final memory
+//! must be bit-identical (NaNs canonicalized). Then random kernels over every type are
+//! checked the same way against their input. The combiner must also rewrite something
+//! in most files, so a combiner turned into a no-op fails.
+
+use std::path::{Path, PathBuf};
+
+use backend::interp::{self, ArgValue, Launch, RunResult};
+use backend::mir::verifier::Source;
+use backend::mir::{FunctionKind, Module};
+use backend::random_mir::{generate, GeneratorConfig};
+
+const SMS: &[&str] = &["sm_50", "sm_60", "sm_80", "sm_90", "sm_100"];
+const RUNS: u64 = 12;
+const FUEL: u64 = 4_000_000;
+
+fn kernel_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "mir") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn canonical(module: &Module, entry: &str, mut result: RunResult) -> Vec<Vec<u8>> {
+    let tables = tables::nvptx();
+    let f = module.functions.iter().find(|f| f.name == entry).unwrap();
+    let stored = interp::args::buffer_stored_types(f, tables);
+    let types: Vec<Option<interp::Ty>> = interp::args::buffer_element_types(f, tables).into_iter().zip(stored).map(|(read, written)| read.or(written)).collect();
+    let pointer_params: Vec<usize> = f.params.iter().enumerate().filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)).map(|(i, _)| i).collect();
+    for (buffer, param) in result.buffers.iter_mut().zip(pointer_params) {
+        if let Some(Some(ty)) = types.get(param) {
+            if let Some(format) = ty.format() {
+                interp::canonicalize_nans(buffer, format);
+            }
+        }
+    }
+    result.buffers
+}
+
+#[derive(Default)]
+struct Outcome {
+    compared: u64,
+    rewrites: usize,
+    failures: Vec<String>,
+}
+
+fn check_file(path: &Path) -> Outcome {
+    let tables = tables::nvptx();
+    let text = std::fs::read_to_string(path).unwrap();
+    let file = path.display().to_string();
+    let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    let source = Source { file: &file, text: &text };
+    let mut outcome = Outcome::default();
+    for sm_name in SMS {
+        let sm = tables.find_sm(sm_name).unwrap();
+        let mut legal = module.clone();
+        if backend::legalize::legalize_module(&mut legal, tables, sm, source, false).is_err() {
+            continue; // not for this SM (the legalize tests cover the diagnostics)
+        }
+        let mut combined = legal.clone();
+        let stats = match backend::combine::run(&mut combined, tables, sm) {
+            Ok(s) => s,
+            Err(e) => {
+                outcome.failures.push(format!("{file} on {sm_name}: {e}"));
+                continue;
+            }
+        };
+        outcome.rewrites += stats.total();
+        let errors = backend::mir::verifier::verify_module(&combined, tables, source);
+        if !errors.is_empty() {
+            outcome.failures.push(format!("{file} on {sm_name}: the combined MIR does not verify:\n{}", errors.iter().map(|e| e.render()).collect::<String>()));
+            continue;
+        }
+        let printed = backend::mir::printer::print_module(&combined, tables);
+        if let Err(e) = backend::mir::parser::parse_module(&printed, "combined.mir", tables) {
+            outcome.failures.push(format!("{file} on {sm_name}: the combined MIR does not parse back:\n{}", e.render()));
+            continue;
+        }
+        for f in legal.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
+            let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(32).clamp(1, 64);
+            let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
+            for seed in 0..RUNS {
+                let args: Vec<ArgValue> = interp::random_args(f, tables, seed);
+                let Ok(before) = interp::run_kernel(&legal, tables, &f.name, &launch, &args, FUEL) else { continue };
+                let before = canonical(&legal, &f.name, before);
+                match interp::run_kernel(&combined, tables, &f.name, &launch, &args, FUEL).map(|r| canonical(&legal, &f.name, r)) {
+                    Ok(after) if after == before => outcome.compared += 1,
+                    Ok(_) => {
+                        outcome.failures.push(format!("{file} @{} on {sm_name} seed {seed}: combining changes the result\n--- before ---\n{}\n--- after ---\n{printed}", f.name, backend::mir::printer::print_module(&legal, tables)));
+                        break;
+                    }
+                    Err(e) => {
+                        outcome.failures.push(format!("{file} @{} on {sm_name} seed {seed}: the combined kernel fails where the legalized one ran: {e}", f.name));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    outcome
+}
+
+#[test]
+fn combining_preserves_results_of_every_test_kernel() {
+    let files = kernel_files();
+    let outcomes: Vec<(PathBuf, Outcome)> = std::thread::scope(|s| {
+        let chunks: Vec<Vec<PathBuf>> = (0..2).map(|i| files.iter().skip(i).step_by(2).cloned().collect()).collect();
+        let handles: Vec<_> = chunks.into_iter().map(|chunk| s.spawn(move || chunk.into_iter().map(|p| (p.clone(), check_file(&p))).collect::<Vec<_>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let (mut compared, mut rewrites, mut rewritten_files) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for (_, o) in &outcomes {
+        compared += o.compared;
+        rewrites += o.rewrites;
+        rewritten_files += usize::from(o.rewrites > 0);
+        failures.extend(o.failures.iter().cloned());
+    }
+    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files", outcomes.len(), SMS.len());
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(rewritten_files * 3 >= outcomes.len(), "the combiner rewrote only {rewritten_files} of {} files", outcomes.len());
+}
+
+#[test]
+fn combining_preserves_results_of_random_kernels() {
+    let tables = tables::nvptx();
+    let sms: Vec<_> = ["50", "70", "90", "100"].iter().map(|s| tables.find_sm(s).unwrap()).collect();
+    let config = GeneratorConfig::default();
+    let programs = 400u64;
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for seed in 0..programs {
+        let kernel = generate(seed, &config, tables).unwrap();
+        match backend::differential::check_kernel_combined(&kernel, tables, &sms, 3, seed) {
+            Ok(t) => compared += t.compared,
+            Err(e) => failures.push(format!("seed {seed}: {e}")),
+        }
+    }
+    println!("{programs} random kernels x {} SMs: {compared} runs compared after legalize + combine", sms.len());
+    assert!(failures.is_empty(), "{} failures; first:\n{}", failures.len(), failures.first().unwrap());
+}
