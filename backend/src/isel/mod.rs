@@ -77,6 +77,8 @@ struct Matcher<'a> {
     /// The (block, index) of each value's defining instruction.
     site: Vec<Option<(usize, usize)>>,
     uses: Vec<u32>,
+    /// Per opcode id: whether the description marks it commutative.
+    commutative: Vec<bool>,
 }
 
 /// A successful match: the machine operands and the instructions the tree absorbed.
@@ -104,7 +106,13 @@ impl<'a> Matcher<'a> {
                 }
             }
         }
-        Matcher { tables, f, constants: constants(f, tables), site, uses }
+        let mut commutative = vec![false; target_desc::tables::OPCODE_STRIDE];
+        for o in tables.opcodes {
+            if let Some(c) = commutative.get_mut(o.id as usize) {
+                *c = o.has(props::COMMUTATIVE);
+            }
+        }
+        Matcher { tables, f, constants: constants(f, tables), site, uses, commutative }
     }
 
     fn is_bool(&self, v: ValueId) -> bool {
@@ -145,8 +153,7 @@ impl<'a> Matcher<'a> {
         if self.match_args(p, node.args, operands, root, leaves, absorbed, rest) {
             return true;
         }
-        let commutative = self.tables.opcode_info(OpcodeId(node.opcode)).is_some_and(|o| o.has(props::COMMUTATIVE));
-        if commutative && operands.len() >= 2 && node.args.len() >= 2 {
+        if self.commutative.get(node.opcode as usize).copied().unwrap_or(false) && operands.len() >= 2 && node.args.len() >= 2 {
             let mut swapped = operands.to_vec();
             swapped.swap(0, 1);
             return self.match_args(p, node.args, &swapped, root, leaves, absorbed, rest);
