@@ -682,7 +682,7 @@ fn run_verify(tables: &'static target_desc::TargetTables, args: &AuditArgs) -> O
         }
     };
     let reports = crate::selfcheck::verify_sms(tables, &sms, ptxas.as_deref());
-    let failed = reports.iter().any(|r| r.failed() > 0);
+    let failed = reports.iter().any(|r| r.failed() > 0 || r.patterns_failed() > 0 || r.patterns_unprobed() > 0);
     let stdout = if args.json {
         let value = if args.all_sms { crate::selfcheck::report_json(&reports) } else { reports.first().map(crate::selfcheck::sm_json).unwrap_or_default() };
         format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())

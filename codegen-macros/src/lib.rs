@@ -442,6 +442,8 @@ impl Emitter {
                     PatternOperand::Flag => quote! { Flag },
                     PatternOperand::LiteralIs(n) => quote! { LiteralIs(#n) },
                     PatternOperand::ImmIs(t, n) => quote! { ImmIs(#t, #n) },
+                    PatternOperand::ImmRange(t, min, max) => quote! { ImmRange(#t, #min, #max) },
+                    PatternOperand::LowMask(t) => quote! { LowMask(#t) },
                 };
                 quote! { (#n, ::target_desc::tables::PatternOperand::#o) }
             });
@@ -449,12 +451,24 @@ impl Emitter {
                 PatternResult::Reg(t) => quote! { ::target_desc::tables::PatternResult::Reg(#t) },
                 PatternResult::Flag => quote! { ::target_desc::tables::PatternResult::Flag },
             });
+            let nodes = p.nodes.iter().map(|n| {
+                let (opcode, flags, shared) = (n.opcode, strs(n.flags), n.shared);
+                let ty = match n.ty {
+                    Some(t) => quote! { ::core::option::Option::Some(#t) },
+                    None => quote! { ::core::option::Option::None },
+                };
+                let args = n.args.iter().map(|a| match a {
+                    NodeArg::Leaf(k) => quote! { ::target_desc::tables::NodeArg::Leaf(#k) },
+                    NodeArg::Node(k) => quote! { ::target_desc::tables::NodeArg::Node(#k) },
+                });
+                quote! { ::target_desc::tables::PatternNode { opcode: #opcode, flags: #flags, ty: #ty, args: &[#(#args),*], shared: #shared } }
+            });
             let any_results = p.any_results;
             let hook = opt_str(p.hook);
             let flag_groups = u16s(p.flag_groups);
             quote! {
                 ::target_desc::tables::PatternInfo {
-                    name: #name, opcode: #opcode, flags: #flags, flag_groups: #flag_groups, operands: &[#(#operands),*], results: &[#(#results),*], sms: #sms, min_ptx: #min_ptx,
+                    name: #name, opcode: #opcode, flags: #flags, flag_groups: #flag_groups, operands: &[#(#operands),*], nodes: &[#(#nodes),*], results: &[#(#results),*], sms: #sms, min_ptx: #min_ptx,
                     template: #template, any_results: #any_results, hook: #hook, suffix: #suffix, priority: #priority, rule: #rule,
                 }
             }

@@ -918,7 +918,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     // ---- rules ----
     let resolved = resolve_rules(&mut b, &rule_files, &opcode_infos, &cc_infos, &type_class)?;
     let (flag_groups, group_index) = build_flag_groups(&mut b, &rule_files)?;
-    let patterns = build_patterns(&mut b, &rule_files, &opcode_infos, &type_class, &flag_groups, &group_index)?;
+    let patterns = build_patterns(&mut b, &rule_files, &opcode_infos, &type_class, &resolved.actions, &flag_groups, &group_index)?;
 
     // ---- assemble ----
     let mut sm_tables = Vec::new();
@@ -1505,12 +1505,463 @@ fn build_flag_groups(b: &mut Builder, rule_files: &[(usize, Vec<Statement>)]) ->
     Ok((groups, index))
 }
 
+/// A pattern's tree while it is built: leaves and nodes in preorder.
+struct Tree<'o> {
+    file: usize,
+    operands: Vec<(&'static str, PatternOperand)>,
+    /// Where each leaf is written.
+    leaf_names: Vec<Name>,
+    nodes: Vec<TreeNode<'o>>,
+}
+
+struct TreeNode<'o> {
+    op: &'o OpcodeInfo,
+    /// The opcode as written (its position locates errors about the node).
+    name: Name,
+    flags: Vec<&'static str>,
+    /// A nested node's result type (written or inferred); `None` for the root.
+    ty: Option<u8>,
+    shared: bool,
+    args: Vec<NodeArg>,
+    /// Where each operand is written: a leaf's name or a nested node's opcode.
+    arg_names: Vec<Name>,
+}
+
+impl Tree<'_> {
+    /// The value type of an operand, where known.
+    fn arg_type(&self, arg: NodeArg) -> Option<u8> {
+        match arg {
+            NodeArg::Leaf(k) => self.operands[k as usize].1.value_type(),
+            NodeArg::Node(m) => self.nodes[m as usize].ty,
+        }
+    }
+}
+
+/// Opcode properties that keep an instruction out of a nested node: absorbing it moves
+/// it to its user, which must not reorder an effect or a memory access.
+const NOT_NESTABLE: u16 = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_LOAD | props::MAY_STORE | props::CALL | props::CONVERGENT | props::BRANCH;
+
+/// The signature operand that describes operand `j` (a variadic operand repeats).
+fn sig_slot(sig: &Signature, j: usize) -> Option<&SigOperand> {
+    match sig.operands.iter().position(|o| o.variadic) {
+        Some(v) if j >= v => sig.operands.get(v),
+        _ => sig.operands.get(j),
+    }
+}
+
+/// The operand kind a leaf written `name: kind` stands for. `bound` types bare operands.
+fn leaf_operand(b: &Builder, file: usize, name: &Name, kind: Option<&Name>, type_or_bound: &dyn Fn(&Builder, Option<&Name>, &Name) -> DescResult<u8>) -> DescResult<PatternOperand> {
+    let k = kind.map(|k| k.text.as_str());
+    Ok(match k {
+        Some("imm") => PatternOperand::Imm(type_or_bound(b, None, name)?),
+        Some("@") => PatternOperand::SymbolIs(leak_str(&name.text[1..])),
+        Some("values") => PatternOperand::Values,
+        Some(k) if k.starts_with("imm.") => {
+            let kind = kind.expect("matched Some");
+            // `imm.TYPE`, `imm.TYPE.VALUE`, `imm.TYPE.s32` (a range), `imm.TYPE.lowmask`,
+            // or the last two of the `for` type (`imm.s32`, `imm.lowmask`).
+            let rest = &k[4..];
+            let (ty_text, constraint) = match rest.split_once('.') {
+                Some((t, v)) => (Some(t), Some(v)),
+                None if b.type_id(rest).is_some() => (Some(rest), None),
+                None => (None, Some(rest)),
+            };
+            let ty = match ty_text {
+                Some(t) => type_or_bound(b, Some(&Name { text: t.to_string(), column: kind.column + 4, ..kind.clone() }), name)?,
+                None => type_or_bound(b, None, name)?,
+            };
+            match constraint {
+                None => PatternOperand::Imm(ty),
+                Some("lowmask") => PatternOperand::LowMask(ty),
+                Some(c) if range_bits(c).is_some() => {
+                    let (signed, bits) = range_bits(c).expect("checked");
+                    if signed {
+                        PatternOperand::ImmRange(ty, -(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+                    } else {
+                        PatternOperand::ImmRange(ty, 0, ((1i128 << bits) - 1).min(i64::MAX as i128) as i64)
+                    }
+                }
+                Some(v) => PatternOperand::ImmIs(ty, v.parse::<i64>().map_err(|_| {
+                    b.err(
+                        DescErrorKind::Invalid(format!("`{}`: expected an integer value, a range (`s32`, `u16`, ...) or `lowmask` after the type, found `{v}`", kind.text)),
+                        file,
+                        kind.line,
+                        kind.column,
+                    )
+                })?),
+            }
+        }
+        Some(k) if k.starts_with("lit.") => {
+            let kind = kind.expect("matched Some");
+            PatternOperand::LiteralIs(literal_value(b, &k[4..], kind, file)?)
+        }
+        Some("lit") => PatternOperand::Literal,
+        Some("flag") => PatternOperand::Flag,
+        Some("cc") => PatternOperand::CondCode,
+        Some("bb") => PatternOperand::Block,
+        Some("sym") => PatternOperand::Symbol,
+        _ => PatternOperand::Reg(type_or_bound(b, kind, name)?),
+    })
+}
+
+/// `s32` -> (signed, 32), `u16` -> (unsigned, 16): the values of that PTX operand type.
+fn range_bits(text: &str) -> Option<(bool, u32)> {
+    let signed = match text.as_bytes().first()? {
+        b's' => true,
+        b'u' => false,
+        _ => return None,
+    };
+    let bits: u32 = text[1..].parse().ok()?;
+    (1..=64).contains(&bits).then_some((signed, bits))
+}
+
+/// Adds node `node`'s operands to the tree: leaves, and nested nodes with theirs.
+fn build_tree_args<'o>(
+    b: &Builder,
+    tree: &mut Tree<'o>,
+    node: usize,
+    args: &[rules::PatternArg],
+    opcodes: &'o [OpcodeInfo],
+    type_or_bound: &dyn Fn(&Builder, Option<&Name>, &Name) -> DescResult<u8>,
+) -> DescResult<()> {
+    let file = tree.file;
+    let op = tree.nodes[node].op;
+    let root = node == 0;
+    for arg in args {
+        let position = tree.nodes[node].args.len();
+        match arg {
+            rules::PatternArg::Leaf(name, kind) => {
+                let operand = leaf_operand(b, file, name, kind.as_ref(), type_or_bound)?;
+                if tree.operands.iter().any(|(n, _)| *n == name.text) {
+                    return Err(b.err(DescErrorKind::Invalid(format!("operand name `{}` is used twice", name.text)), file, name.line, name.column));
+                }
+                // A flag stands for a bool operand of the signature.
+                if operand == PatternOperand::Flag && !is_bool(&op.signature, op.signature.operands.get(position)) {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!(
+                            "`{}: flag` stands for an i1 operand, but operand {} of {} (`{}`) is not a bool",
+                            name.text,
+                            position + 1,
+                            op.name,
+                            op.signature.text
+                        )),
+                        file,
+                        name.line,
+                        name.column,
+                    ));
+                }
+                if !root && matches!(operand, PatternOperand::Flag | PatternOperand::Values) {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!("`{}: {}` can only be an operand of the pattern's root, not of a nested node", name.text, kind.as_ref().map_or("", |k| k.text.as_str()))),
+                        file,
+                        name.line,
+                        name.column,
+                    ));
+                }
+                tree.nodes[node].args.push(NodeArg::Leaf(tree.operands.len() as u8));
+                tree.nodes[node].arg_names.push(name.clone());
+                tree.operands.push((leak_str(&name.text), operand));
+                tree.leaf_names.push(name.clone());
+            }
+            rules::PatternArg::Node(n) => {
+                // `SIGN_EXTEND`, `FMA.ftz`: an opcode and the flags it must carry.
+                let mut parts = n.opcode.text.split('.');
+                let base = parts.next().unwrap_or("");
+                let mut flags: Vec<&'static str> = Vec::new();
+                for f in parts {
+                    if f.starts_with('$') {
+                        return Err(b.err(DescErrorKind::Invalid(format!("flag group `{f}` on a nested node: only the pattern's root takes flag groups")), file, n.opcode.line, n.opcode.column));
+                    }
+                    flags.push(leak_str(f));
+                }
+                flags.sort();
+                let Some(inner) = opcodes.iter().find(|o| o.name == base) else {
+                    let candidates = opcodes.iter().map(|o| o.name).collect();
+                    return Err(b.err(b.unknown("opcode", base, candidates), file, n.opcode.line, n.opcode.column));
+                };
+                if let Some(bad) = flags.iter().find(|f| !inner.flags.contains(f)) {
+                    return Err(b.err(DescErrorKind::Invalid(format!("{} has no flag `.{bad}` (it accepts: {})", inner.name, inner.flags.join(", "))), file, n.opcode.line, n.opcode.column));
+                }
+                if inner.props & NOT_NESTABLE != 0 {
+                    let what: Vec<&str> = props::NAMES.iter().filter(|(_, bit)| inner.props & bit & NOT_NESTABLE != 0).map(|(name, _)| *name).collect();
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!(
+                            "{} cannot be a nested node ({}): absorbing it into its user would move it",
+                            inner.name,
+                            what.join(", ")
+                        )),
+                        file,
+                        n.opcode.line,
+                        n.opcode.column,
+                    ));
+                }
+                if inner.signature.operands.iter().any(|o| o.kind == OperandKind::Block) {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!("{} (`{}`) cannot be a nested node: it names blocks (control flow stays where it is)", inner.name, inner.signature.text)),
+                        file,
+                        n.opcode.line,
+                        n.opcode.column,
+                    ));
+                }
+                if inner.signature.results.len() != 1 || inner.signature.results[0].variadic {
+                    return Err(b.err(
+                        DescErrorKind::Invalid(format!("{} (`{}`) cannot be a nested node: a nested node defines exactly one value", inner.name, inner.signature.text)),
+                        file,
+                        n.opcode.line,
+                        n.opcode.column,
+                    ));
+                }
+                let ty = match &n.ty {
+                    Some(t) => Some(b.type_id(&t.text).ok_or_else(|| b.err(b.unknown("type", &t.text, b.types.iter().map(|t| t.name).collect()), file, t.line, t.column))?),
+                    None => None,
+                };
+                if tree.nodes.len() >= u8::MAX as usize {
+                    return Err(b.err(DescErrorKind::Invalid("a pattern has at most 255 nodes".into()), file, n.opcode.line, n.opcode.column));
+                }
+                let index = tree.nodes.len();
+                tree.nodes[node].args.push(NodeArg::Node(index as u8));
+                tree.nodes[node].arg_names.push(n.opcode.clone());
+                tree.nodes.push(TreeNode { op: inner, name: n.opcode.clone(), flags, ty, shared: n.shared, args: Vec::new(), arg_names: Vec::new() });
+                build_tree_args(b, tree, index, &n.args, opcodes, type_or_bound)?;
+            }
+        }
+    }
+    if tree.operands.len() > u8::MAX as usize {
+        let at = &tree.nodes[node].name;
+        return Err(b.err(DescErrorKind::Invalid("a pattern has at most 255 operands".into()), file, at.line, at.column));
+    }
+    // Operand count, and each operand's kind, against the signature.
+    let this = &tree.nodes[node];
+    let count = this.args.len();
+    let fixed: Vec<_> = op.signature.operands.iter().filter(|o| !o.variadic).collect();
+    let required = fixed.iter().filter(|o| !o.optional).count();
+    let variadic = op.signature.operands.iter().any(|o| o.variadic);
+    let values = this.args.last().is_some_and(|a| matches!(a, NodeArg::Leaf(k) if tree.operands[*k as usize].1 == PatternOperand::Values));
+    if (count < required && !values) || (!variadic && count > fixed.len()) {
+        return Err(b.err(
+            DescErrorKind::Invalid(format!("{} takes {} operands (`{}`), the pattern gives {}", op.name, fixed.len(), op.signature.text, count)),
+            file,
+            this.name.line,
+            this.name.column,
+        ));
+    }
+    for (j, (arg, at)) in this.args.iter().zip(&this.arg_names).enumerate() {
+        let Some(slot) = sig_slot(&op.signature, j) else { continue };
+        let value_slot = matches!(slot.kind, OperandKind::TypeVar(_) | OperandKind::Fixed(_));
+        let (fits, what) = match arg {
+            NodeArg::Node(_) => (value_slot, "a nested node (a value)"),
+            NodeArg::Leaf(k) => match tree.operands[*k as usize].1 {
+                PatternOperand::Values => (true, ""),
+                PatternOperand::Reg(_) | PatternOperand::Imm(_) | PatternOperand::ImmIs(..) | PatternOperand::ImmRange(..) | PatternOperand::LowMask(_) | PatternOperand::Flag => {
+                    (value_slot, "a value")
+                }
+                PatternOperand::Literal | PatternOperand::LiteralIs(_) => (matches!(slot.kind, OperandKind::Imm | OperandKind::FloatImm), "a literal"),
+                PatternOperand::CondCode => (slot.kind == OperandKind::CondCode, "a condition code"),
+                PatternOperand::Block => (slot.kind == OperandKind::Block, "a block"),
+                PatternOperand::Symbol | PatternOperand::SymbolIs(_) => (slot.kind == OperandKind::Symbol, "a symbol"),
+            },
+        };
+        if !fits {
+            return Err(b.err(
+                DescErrorKind::Invalid(format!(
+                    "`{}` is {what}, but operand {} of {} (`{}`) is {}",
+                    at.text,
+                    j + 1,
+                    op.name,
+                    op.signature.text,
+                    slot_text(slot.kind)
+                )),
+                file,
+                at.line,
+                at.column,
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn slot_text(kind: OperandKind) -> &'static str {
+    match kind {
+        OperandKind::TypeVar(_) | OperandKind::Fixed(_) => "a value",
+        OperandKind::Imm => "an integer literal",
+        OperandKind::FloatImm => "a float literal",
+        OperandKind::CondCode => "a condition code",
+        OperandKind::Block => "a block",
+        OperandKind::Symbol => "a symbol",
+        OperandKind::ShuffleMask => "a shuffle mask",
+    }
+}
+
+/// Types every node of the tree against its opcode's signature: each type variable
+/// takes one type per node, within its class, and a nested node's result is the type
+/// of the operand it stands for. Types propagate through the tree until nothing
+/// changes; a nested node whose type stays open needs `: TYPE`.
+fn infer_tree_types(b: &Builder, tree: &mut Tree<'_>, results: &[PatternResult], any_results: bool) -> DescResult<()> {
+    let file = tree.file;
+    let type_name = |t: u8| b.types.iter().find(|x| x.id == t).map_or("?", |x| x.name);
+    let in_class = |t: u8, class: TypeClass| -> bool {
+        let Some(info) = b.types.iter().find(|x| x.id == t) else { return false };
+        let elem = b.types.iter().find(|x| x.id == info.elem);
+        match class {
+            TypeClass::Any => true,
+            TypeClass::Int => info.kind == TypeKind::Int || (info.kind == TypeKind::Vector && elem.is_some_and(|e| e.kind == TypeKind::Int)),
+            TypeClass::ScalarInt => info.kind == TypeKind::Int,
+            TypeClass::Float => info.kind == TypeKind::Float || (info.kind == TypeKind::Vector && elem.is_some_and(|e| e.kind == TypeKind::Float)),
+            TypeClass::ScalarFloat => info.kind == TypeKind::Float,
+            TypeClass::Pointer => info.kind == TypeKind::Pointer,
+            TypeClass::Vector => info.kind == TypeKind::Vector,
+            TypeClass::Bool => info.bits == 1 && info.kind == TypeKind::Int || (info.kind == TypeKind::Vector && elem.is_some_and(|e| e.kind == TypeKind::Int && e.bits == 1)),
+        }
+    };
+    let mut binds: Vec<Vec<Option<u8>>> = tree.nodes.iter().map(|n| vec![None; n.op.signature.type_vars.len()]).collect();
+    // Binds a type variable of node `n` to `t`, or fails where the node's other operands
+    // (or its class) disagree. `what` describes the operand, `at` locates it.
+    let bind = |binds: &mut Vec<Vec<Option<u8>>>, tree: &Tree<'_>, n: usize, var: u8, t: u8, what: &str, at: &Name| -> DescResult<bool> {
+        let sig = &tree.nodes[n].op.signature;
+        let tv = sig.type_vars[var as usize];
+        if !in_class(t, tv.class) {
+            let class = TypeClass::NAMES.iter().find(|(_, c)| *c == tv.class).map_or("?", |(name, _)| name);
+            return Err(b.err(
+                DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) needs {} of class `{class}` there", type_name(t), tree.nodes[n].op.name, sig.text, tv.name)),
+                file,
+                at.line,
+                at.column,
+            ));
+        }
+        match binds[n][var as usize] {
+            Some(u) if u != t => Err(b.err(
+                DescErrorKind::Invalid(format!(
+                    "{what} is {}, but {} (`{}`) has {} = {} here, so no instruction can match",
+                    type_name(t),
+                    tree.nodes[n].op.name,
+                    sig.text,
+                    tv.name,
+                    type_name(u)
+                )),
+                file,
+                at.line,
+                at.column,
+            )),
+            Some(_) => Ok(false),
+            None => {
+                binds[n][var as usize] = Some(t);
+                Ok(true)
+            }
+        }
+    };
+    loop {
+        let mut changed = false;
+        for n in 0..tree.nodes.len() {
+            let sig = tree.nodes[n].op.signature;
+            for j in 0..tree.nodes[n].args.len() {
+                let (arg, at) = (tree.nodes[n].args[j], tree.nodes[n].arg_names[j].clone());
+                let Some(slot) = sig_slot(&sig, j) else { continue };
+                let actual = tree.arg_type(arg);
+                let what = match arg {
+                    NodeArg::Leaf(_) => format!("`{}`", at.text),
+                    NodeArg::Node(_) => format!("the nested {}", at.text),
+                };
+                let what = format!("{what} (operand {} of {})", j + 1, tree.nodes[n].op.name);
+                match slot.kind {
+                    // A variadic operand's values need not share a type.
+                    OperandKind::TypeVar(var) if slot.variadic => {
+                        if let Some(t) = actual {
+                            let tv = sig.type_vars[var as usize];
+                            if !in_class(t, tv.class) {
+                                let mut probe = binds.clone();
+                                probe[n][var as usize] = None;
+                                bind(&mut probe, tree, n, var, t, &what, &at)?;
+                            }
+                        }
+                    }
+                    OperandKind::TypeVar(var) => match (actual, arg) {
+                        (Some(t), _) => changed |= bind(&mut binds, tree, n, var, t, &what, &at)?,
+                        (None, NodeArg::Node(m)) => {
+                            if let Some(t) = binds[n][var as usize] {
+                                tree.nodes[m as usize].ty = Some(t);
+                                changed = true;
+                            }
+                        }
+                        _ => {}
+                    },
+                    OperandKind::Fixed(f) => match (actual, arg) {
+                        (Some(t), _) if t != f => {
+                            return Err(b.err(
+                                DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) takes {} there", type_name(t), tree.nodes[n].op.name, sig.text, type_name(f))),
+                                file,
+                                at.line,
+                                at.column,
+                            ))
+                        }
+                        (None, NodeArg::Node(m)) => {
+                            tree.nodes[m as usize].ty = Some(f);
+                            changed = true;
+                        }
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
+            // The node's result(s).
+            let at = tree.nodes[n].name.clone();
+            if n == 0 {
+                if any_results || sig.results.iter().any(|r| r.variadic) {
+                    continue;
+                }
+                for (k, (r, slot)) in results.iter().zip(sig.results).enumerate() {
+                    let PatternResult::Reg(t) = *r else { continue };
+                    let what = format!("result {} of the pattern", k + 1);
+                    match slot.kind {
+                        OperandKind::TypeVar(var) => changed |= bind(&mut binds, tree, n, var, t, &what, &at)?,
+                        OperandKind::Fixed(f) if f != t => {
+                            return Err(b.err(DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) gives {}", type_name(t), tree.nodes[n].op.name, sig.text, type_name(f))), file, at.line, at.column))
+                        }
+                        _ => {}
+                    }
+                }
+            } else {
+                let what = format!("the result of the nested {}", tree.nodes[n].op.name);
+                match (sig.results[0].kind, tree.nodes[n].ty) {
+                    (OperandKind::TypeVar(var), Some(t)) => changed |= bind(&mut binds, tree, n, var, t, &what, &at)?,
+                    (OperandKind::TypeVar(var), None) => {
+                        if let Some(t) = binds[n][var as usize] {
+                            tree.nodes[n].ty = Some(t);
+                            changed = true;
+                        }
+                    }
+                    (OperandKind::Fixed(f), Some(t)) if f != t => {
+                        return Err(b.err(DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) gives {}", type_name(t), tree.nodes[n].op.name, sig.text, type_name(f))), file, at.line, at.column))
+                    }
+                    (OperandKind::Fixed(f), None) => {
+                        tree.nodes[n].ty = Some(f);
+                        changed = true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if let Some(open) = tree.nodes[1..].iter().find(|n| n.ty.is_none()) {
+        return Err(b.err(
+            DescErrorKind::Invalid(format!("the type of the nested {} cannot be inferred from the signatures: write its result type (`{}(...): TYPE`)", open.op.name, open.name.text)),
+            file,
+            open.name.line,
+            open.name.column,
+        ));
+    }
+    Ok(())
+}
+
 /// Instantiates every `pattern` statement: one machine instruction per `for` binding.
 fn build_patterns(
     b: &mut Builder,
     rule_files: &[(usize, Vec<Statement>)],
     opcodes: &[OpcodeInfo],
     type_class: &[Vec<u8>],
+    actions: &[Vec<u8>],
     flag_groups: &[FlagGroupInfo],
     group_index: &HashMap<String, (u16, usize, usize)>,
 ) -> DescResult<Vec<PatternInfo>> {
@@ -1623,68 +2074,10 @@ fn build_patterns(
                         }),
                     }
                 };
-                let mut operands = Vec::new();
-                for (arg, kind) in &p.args {
-                    let operand = match kind.as_ref().map(|k| k.text.as_str()) {
-                        Some("imm") => PatternOperand::Imm(type_or_bound(b, None, arg)?),
-                        Some("@") => PatternOperand::SymbolIs(leak_str(&arg.text[1..])),
-                        Some("values") => PatternOperand::Values,
-                        Some(k) if k.starts_with("imm.") => {
-                            let kind = kind.as_ref().expect("matched Some");
-                            // `imm.TYPE` or `imm.TYPE.VALUE`
-                            let (ty_text, value) = match k[4..].split_once('.') {
-                                Some((t, v)) => (t, Some(v)),
-                                None => (&k[4..], None),
-                            };
-                            let ty = Name { text: ty_text.to_string(), column: kind.column + 4, ..kind.clone() };
-                            let ty = type_or_bound(b, Some(&ty), arg)?;
-                            match value {
-                                None => PatternOperand::Imm(ty),
-                                Some(v) => PatternOperand::ImmIs(ty, literal_value(b, v, kind, file)?),
-                            }
-                        }
-                        Some(k) if k.starts_with("lit.") => {
-                            let kind = kind.as_ref().expect("matched Some");
-                            PatternOperand::LiteralIs(literal_value(b, &k[4..], kind, file)?)
-                        }
-                        Some("lit") => PatternOperand::Literal,
-                        Some("flag") => PatternOperand::Flag,
-                        Some("cc") => PatternOperand::CondCode,
-                        Some("bb") => PatternOperand::Block,
-                        Some("sym") => PatternOperand::Symbol,
-                        _ => PatternOperand::Reg(type_or_bound(b, kind.as_ref(), arg)?),
-                    };
-                    if operands.iter().any(|(n, _)| *n == arg.text) {
-                        return Err(b.err(DescErrorKind::Invalid(format!("operand name `{}` is used twice", arg.text)), file, arg.line, arg.column));
-                    }
-                    // A flag stands for a bool operand of the signature.
-                    if operand == PatternOperand::Flag && !is_bool(&op.signature, op.signature.operands.get(operands.len())) {
-                        return Err(b.err(
-                            DescErrorKind::Invalid(format!(
-                                "`{}: flag` stands for an i1 operand, but operand {} of {} (`{}`) is not a bool",
-                                arg.text,
-                                operands.len() + 1,
-                                op.name,
-                                op.signature.text
-                            )),
-                            file,
-                            arg.line,
-                            arg.column,
-                        ));
-                    }
-                    operands.push((leak_str(&arg.text), operand));
-                }
-                let fixed: Vec<_> = op.signature.operands.iter().filter(|o| !o.variadic).collect();
-                let required = fixed.iter().filter(|o| !o.optional).count();
-                let variadic = op.signature.operands.iter().any(|o| o.variadic);
-                if operands.len() < required || (!variadic && operands.len() > fixed.len()) {
-                    return Err(b.err(
-                        DescErrorKind::Invalid(format!("{} takes {} operands (`{}`), the pattern gives {}", op.name, fixed.len(), op.signature.text, operands.len())),
-                        file,
-                        p.opcode.line,
-                        p.opcode.column,
-                    ));
-                }
+                // The tree: nodes in preorder (the root first), leaves in preorder.
+                let mut tree = Tree { file, operands: Vec::new(), leaf_names: Vec::new(), nodes: Vec::new() };
+                tree.nodes.push(TreeNode { op, name: p.opcode.clone(), flags: flags.clone(), ty: None, shared: false, args: Vec::new(), arg_names: Vec::new() });
+                build_tree_args(b, &mut tree, 0, &p.args, opcodes, &|b: &Builder, kind: Option<&Name>, what: &Name| type_or_bound(b, kind, what))?;
                 let any_results = p.results.len() == 1 && p.results[0].text == "values";
                 let mut results = Vec::new();
                 match p.results.as_slice() {
@@ -1731,11 +2124,14 @@ fn build_patterns(
                     Some(PatternResult::Reg(t)) => Some(*t),
                     _ => None,
                 };
+                infer_tree_types(b, &mut tree, &results, any_results)?;
+                let operands = tree.operands.clone();
                 // Registers must exist where the pattern applies.
                 let regs = operands
                     .iter()
                     .filter_map(|(_, o)| if let PatternOperand::Reg(t) = o { Some(*t) } else { None })
-                    .chain(results.iter().filter_map(|r| if let PatternResult::Reg(t) = r { Some(*t) } else { None }));
+                    .chain(results.iter().filter_map(|r| if let PatternResult::Reg(t) = r { Some(*t) } else { None }))
+                    .chain(tree.nodes.iter().filter_map(|n| n.ty));
                 for t in regs {
                     if let Some(sm) = (0..b.sm_names.len()).find(|&sm| set.contains(sm) && type_class[sm][t as usize] == NO_CLASS) {
                         let ty = b.types.iter().find(|x| x.id == t).map(|x| x.name).unwrap_or("?");
@@ -1744,6 +2140,28 @@ fn build_patterns(
                             file,
                             p.line,
                             p.column,
+                        ));
+                    }
+                }
+                // A nested instruction exists after legalization only where its cell is Legal.
+                for node in &tree.nodes[1..] {
+                    let row = match node.op.type_operand {
+                        Some(i) => node.args.get(i as usize).and_then(|a| tree.arg_type(*a)),
+                        None => node.ty,
+                    };
+                    let Some(row) = row else { continue };
+                    let cell = OPCODE_STRIDE * row as usize + node.op.id as usize;
+                    if !(0..b.sm_names.len()).any(|sm| set.contains(sm) && actions[sm].get(cell) == Some(&(Action::Legal as u8))) {
+                        let ty = b.types.iter().find(|x| x.id == row).map(|x| x.name).unwrap_or("?");
+                        return Err(b.err(
+                            DescErrorKind::NeverApplies(format!(
+                                "the nested {} on {ty} is not Legal on any SM where the pattern applies ({}), so no instruction can match it",
+                                node.op.name,
+                                b.sm_list(set)
+                            )),
+                            file,
+                            node.name.line,
+                            node.name.column,
                         ));
                     }
                 }
@@ -1820,6 +2238,28 @@ fn build_patterns(
                     offset += open + close + 1;
                     rest = &rest[open + close + 1..];
                 }
+                // In a tree every leaf carries something the instruction needs: a template
+                // that does not name it drops an input of an absorbed instruction (fixed
+                // values, flags and an ARG's index, which `{param}` names, say nothing more).
+                // A one-node pattern may ignore an operand (the mask of a mask-less shfl).
+                let used = if tree.nodes.len() > 1 { placeholders(&template) } else { Vec::new() };
+                let cc_named = used.iter().any(|u| *u == "cc" || *u == "ccs");
+                for ((leaf, kind), name) in operands.iter().zip(&tree.leaf_names) {
+                    let silent = match kind {
+                        PatternOperand::ImmIs(..) | PatternOperand::LiteralIs(_) | PatternOperand::SymbolIs(_) | PatternOperand::Flag => true,
+                        PatternOperand::CondCode => cc_named,
+                        PatternOperand::Literal => op.name == "ARG" && used.contains(&"param"),
+                        _ => p.hook.is_some(),
+                    };
+                    if tree.nodes.len() > 1 && !silent && !used.contains(leaf) {
+                        return Err(b.err(DescErrorKind::Invalid(format!("operand `{leaf}` is not used by the template (write `{{{leaf}}}`)")), file, name.line, name.column));
+                    }
+                }
+                if operands.iter().filter(|(_, k)| *k == PatternOperand::CondCode).count() > 1 {
+                    let second = operands.iter().enumerate().filter(|(_, (_, k))| *k == PatternOperand::CondCode).nth(1).map_or(0, |(i, _)| i);
+                    let at = &tree.leaf_names[second];
+                    return Err(b.err(DescErrorKind::Invalid("a pattern takes at most one condition code (`{cc}` names it)".into()), file, at.line, at.column));
+                }
                 let name = match bound {
                     Some((_, ty, _)) => format!("{}_{}", p.name.text, ty.text),
                     None => p.name.text.clone(),
@@ -1844,7 +2284,7 @@ fn build_patterns(
                 let priority = operands
                     .iter()
                     .map(|(_, o)| match o {
-                        PatternOperand::Imm(_) | PatternOperand::LiteralIs(_) => 1,
+                        PatternOperand::Imm(_) | PatternOperand::LiteralIs(_) | PatternOperand::ImmRange(..) | PatternOperand::LowMask(_) => 1,
                         PatternOperand::ImmIs(..) => 2,
                         _ => 0,
                     })
@@ -1855,6 +2295,7 @@ fn build_patterns(
                     flags: leak(flags.clone()),
                     flag_groups: leak(groups.clone()),
                     operands: leak(operands),
+                    nodes: leak(tree.nodes.iter().map(|n| PatternNode { opcode: n.op.id, flags: leak(n.flags.clone()), ty: n.ty, args: leak(n.args.clone()), shared: n.shared }).collect()),
                     results: leak(results),
                     sms: set.0,
                     min_ptx,

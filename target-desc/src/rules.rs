@@ -85,8 +85,9 @@ pub struct PatternStmt {
     /// the text `{T}` stands for in the template.
     pub bindings: Vec<(Name, String)>,
     pub opcode: Name,
-    /// Operand names and their optional kind (`imm`, `cc`, `bb`, `sym` or a type).
-    pub args: Vec<(Name, Option<Name>)>,
+    /// The root's operands: leaves (names with their optional kind: `imm`, `cc`, `bb`,
+    /// `sym`, a type, ...) and nested nodes.
+    pub args: Vec<PatternArg>,
     /// `-> TYPE` or `-> (TYPE, TYPE, ...)`; empty without `->`.
     pub results: Vec<Name>,
     pub condition: Option<Condition>,
@@ -99,6 +100,30 @@ pub struct PatternStmt {
     pub line: usize,
     pub column: usize,
     pub text: String,
+}
+
+/// An operand of a pattern node.
+#[derive(Debug, Clone)]
+pub enum PatternArg {
+    /// A named operand and its optional kind; a fixed symbol (`@llvm.nvvm.barrier0`) has
+    /// the symbol as its name and the kind `@`.
+    Leaf(Name, Option<Name>),
+    /// A nested node: an instruction defining the operand's value, absorbed into the
+    /// pattern (`ADD(MUL(a, b), c)`).
+    Node(PatternNode),
+}
+
+/// A nested node of a pattern tree: `OPCODE[.flag...](OPERANDS) [: TYPE]`.
+#[derive(Debug, Clone)]
+pub struct PatternNode {
+    /// The opcode with its flags, as written (`SIGN_EXTEND`, `FMA.ftz`).
+    pub opcode: Name,
+    pub args: Vec<PatternArg>,
+    /// `: TYPE`: the node's result type, where the signatures leave it open.
+    pub ty: Option<Name>,
+    /// `shared NODE`: the instruction may have other users; it then stays for them and
+    /// the pattern repeats it (for work the root's instruction does for free).
+    pub shared: bool,
 }
 
 /// A flag group (`flags $scope(atom, fence) = _: ("", ".gpu"), cta: (".cta", ".cta");`):
@@ -225,20 +250,7 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
                     bindings.push((ty, suffix));
                 }
             }
-            Rule::pattern_args => {
-                for a in p.into_inner().filter(|a| a.as_rule() == Rule::pattern_arg) {
-                    if let Some(sym) = a.clone().into_inner().find(|x| x.as_rule() == Rule::symbol_arg) {
-                        // A fixed symbol: the name is the symbol, the kind is `@`.
-                        let name = Name::from_pair(&sym);
-                        args.push((name.clone(), Some(Name { text: "@".into(), ..name })));
-                        continue;
-                    }
-                    let mut inner = a.into_inner().filter(|x| x.as_rule() == Rule::ident);
-                    let name = Name::from_pair(&inner.next().expect("argument name"));
-                    let kind = inner.next().map(|k| Name::from_pair(&k));
-                    args.push((name, kind));
-                }
-            }
+            Rule::pattern_args => args = parse_args(p),
             Rule::condition => {
                 let expr = p.into_inner().nth(1).expect("condition expression");
                 condition = Some(parse_expr(expr));
@@ -257,6 +269,45 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let name = idents.next().expect("pattern name");
     let opcode = idents.next().expect("pattern opcode");
     PatternStmt { name, bindings, opcode, args, results, condition, template, template_line, template_column, hook, line, column, text }
+}
+
+/// The operands of a pattern node (`pattern_args`), nested nodes included.
+fn parse_args(pair: Pair<'_, Rule>) -> Vec<PatternArg> {
+    let mut args = Vec::new();
+    for a in pair.into_inner().filter(|a| a.as_rule() == Rule::pattern_arg) {
+        let first = a.clone().into_inner().next();
+        match first.as_ref().map(|x| x.as_rule()) {
+            Some(Rule::symbol_arg) => {
+                // A fixed symbol: the name is the symbol, the kind is `@`.
+                let name = Name::from_pair(first.as_ref().expect("matched Some"));
+                args.push(PatternArg::Leaf(name.clone(), Some(Name { text: "@".into(), ..name })));
+            }
+            Some(Rule::pattern_node) => {
+                let node = first.expect("matched Some");
+                let mut opcode = None;
+                let mut inner_args = Vec::new();
+                let mut ty = None;
+                let mut shared = false;
+                for x in node.into_inner() {
+                    match x.as_rule() {
+                        Rule::kw_shared => shared = true,
+                        Rule::pattern_op => opcode = Some(Name::from_pair(&x)),
+                        Rule::pattern_args => inner_args = parse_args(x),
+                        Rule::ident => ty = Some(Name::from_pair(&x)),
+                        _ => {}
+                    }
+                }
+                args.push(PatternArg::Node(PatternNode { opcode: opcode.expect("node opcode"), args: inner_args, ty, shared }));
+            }
+            _ => {
+                let mut inner = a.into_inner().filter(|x| x.as_rule() == Rule::ident);
+                let name = Name::from_pair(&inner.next().expect("argument name"));
+                let kind = inner.next().map(|k| Name::from_pair(&k));
+                args.push(PatternArg::Leaf(name, kind));
+            }
+        }
+    }
+    args
 }
 
 fn parse_flags(pair: Pair<'_, Rule>, line: usize, column: usize, text: String) -> FlagsStmt {
@@ -386,6 +437,7 @@ fn describe(grammar_rule: &Rule) -> &'static str {
         Rule::binding => "`TYPE: SUFFIX`",
         Rule::suffix => "a suffix",
         Rule::pattern_args | Rule::pattern_arg => "pattern operands",
+        Rule::pattern_node => "a nested node `OPCODE(OPERANDS)`",
         Rule::arrow => "`->`",
         Rule::result_list => "a result list `(TYPE, TYPE)`",
         Rule::expr | Rule::term | Rule::factor | Rule::negation => "a condition",
@@ -470,6 +522,25 @@ mod tests {
             Statement::Rule(r) => assert_eq!(r.table, RuleTable::Promotion),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn pattern_operands_nest() {
+        let src = "pattern MADW : ADD(MUL(shared SIGN_EXTEND(a: i32): i64, b: imm.i64.s32), c) -> i64 = \"mad.wide.s32 {d}, {a}, {b}, {c}\";\n";
+        let stmts = parse_file(src, "x.rules").unwrap();
+        let Statement::Pattern(p) = &stmts[0] else { panic!("{stmts:?}") };
+        assert_eq!(p.opcode.text, "ADD");
+        let [PatternArg::Node(mul), PatternArg::Leaf(c, None)] = p.args.as_slice() else { panic!("{:?}", p.args) };
+        assert_eq!((mul.opcode.text.as_str(), mul.shared, mul.ty.is_none(), c.text.as_str()), ("MUL", false, true, "c"));
+        let [PatternArg::Node(ext), PatternArg::Leaf(b, Some(kind))] = mul.args.as_slice() else { panic!("{:?}", mul.args) };
+        assert_eq!((b.text.as_str(), kind.text.as_str()), ("b", "imm.i64.s32"));
+        assert!(ext.shared);
+        assert_eq!((ext.opcode.text.as_str(), ext.ty.as_ref().map(|t| t.text.as_str())), ("SIGN_EXTEND", Some("i64")));
+        assert_eq!((ext.opcode.line, ext.opcode.column), (1, 31));
+        // A leaf may still be called `shared`.
+        let stmts = parse_file("pattern X : ADD(shared, b) = \"\";", "x.rules").unwrap();
+        let Statement::Pattern(p) = &stmts[0] else { panic!() };
+        assert!(matches!(&p.args[0], PatternArg::Leaf(n, None) if n.text == "shared"));
     }
 
     #[test]

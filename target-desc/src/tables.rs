@@ -416,6 +416,69 @@ pub enum PatternOperand {
     /// An `i1` value carried implicitly by the hardware (the carry of `add.cc`/`addc`):
     /// the template does not name it and it gets no register.
     Flag,
+    /// An immediate of this type folded from a `CONSTANT` whose value, read as a signed
+    /// integer of the type's width, lies in `[min, max]` (`b: imm.i64.s32`: an i64
+    /// constant that fits a signed 32-bit operand).
+    ImmRange(u8, i64, i64),
+    /// A `CONSTANT` of this type of the form `2^n - 1` (`0 < n <` the width): the
+    /// operand stands for `n`, the mask's length (`len: imm.lowmask`).
+    LowMask(u8),
+}
+
+impl PatternOperand {
+    /// The value type of an operand that is a value in the generic instruction (a
+    /// register or a folded constant); `None` for literals, codes, blocks, symbols,
+    /// flags and `values`.
+    pub fn value_type(self) -> Option<u8> {
+        match self {
+            PatternOperand::Reg(t) | PatternOperand::Imm(t) | PatternOperand::ImmIs(t, _) | PatternOperand::ImmRange(t, _, _) | PatternOperand::LowMask(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The machine operand a folded constant becomes, if the constant `value` (as the
+    /// MIR holds it) of a type of `bits` bits fits the operand: the value itself, or the
+    /// mask length of a [`PatternOperand::LowMask`].
+    pub fn fold_constant(self, value: i128, bits: u16) -> Option<i128> {
+        let bits = u32::from(bits.clamp(1, 128));
+        let unsigned = if bits >= 128 { value } else { value & ((1i128 << bits) - 1) };
+        let signed = if bits >= 128 || unsigned >> (bits - 1) == 0 { unsigned } else { unsigned - (1i128 << bits) };
+        match self {
+            PatternOperand::Imm(_) => Some(value),
+            PatternOperand::ImmIs(_, n) => (value == i128::from(n)).then_some(value),
+            PatternOperand::ImmRange(_, min, max) => (i128::from(min)..=i128::from(max)).contains(&signed).then_some(value),
+            PatternOperand::LowMask(_) => {
+                let n = (unsigned + 1).trailing_zeros();
+                (unsigned != 0 && (unsigned + 1).count_ones() == 1 && n < bits).then_some(i128::from(n))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// An operand of a pattern node: a leaf (an index into [`PatternInfo::operands`]) or
+/// a nested node (an index into [`PatternInfo::nodes`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NodeArg {
+    Leaf(u8),
+    Node(u8),
+}
+
+/// One node of a pattern's tree: a generic instruction the pattern matches.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PatternNode {
+    pub opcode: u16,
+    /// The flags the instruction must carry, exactly (the root's flag groups are the
+    /// pattern's).
+    pub flags: &'static [&'static str],
+    /// A nested node's result type; `None` for the root (its results are the
+    /// pattern's).
+    pub ty: Option<u8>,
+    /// The instruction's operands in order.
+    pub args: &'static [NodeArg],
+    /// `shared`: a nested instruction that may have other users (it then stays for
+    /// them); otherwise the root must be its only user.
+    pub shared: bool,
 }
 
 /// A result of an instruction-selection pattern.
@@ -450,7 +513,14 @@ pub struct PatternInfo {
     /// Flag groups (indices into [`TargetTables::flag_groups`]): each accepts one of its
     /// flags (or its absence, with a `_` member) and gives the template its text.
     pub flag_groups: &'static [u16],
+    /// The machine instruction's operands: the tree's leaves, in preorder (for a
+    /// one-node pattern, the generic instruction's operands).
     pub operands: &'static [(&'static str, PatternOperand)],
+    /// The tree the pattern matches, in preorder: `nodes[0]` is the root (the
+    /// instruction selected), every other node an instruction whose value only the
+    /// pattern uses, absorbed into it (`ADD(MUL(a, b), c)` has two nodes). A node's
+    /// subtree follows it.
+    pub nodes: &'static [PatternNode],
     /// The results in order (`{d}` is the first, `{d1}` the second, ...).
     pub results: &'static [PatternResult],
     /// `-> values`: any number of results of any types (calls).
@@ -534,6 +604,16 @@ impl PatternInfo {
             Some(PatternResult::Reg(t)) => Some(*t),
             _ => None,
         }
+    }
+
+    /// Does the pattern match more than one instruction?
+    pub fn is_tree(&self) -> bool {
+        self.nodes.len() > 1
+    }
+
+    /// The node holding leaf `k` and the leaf's operand position in it.
+    pub fn leaf_slot(&self, k: usize) -> Option<(usize, usize)> {
+        self.nodes.iter().enumerate().find_map(|(n, node)| node.args.iter().position(|a| *a == NodeArg::Leaf(k as u8)).map(|j| (n, j)))
     }
 }
 
@@ -965,6 +1045,30 @@ mod tests {
         let words = pack_cc_nibbles(&actions);
         assert_eq!(words[0] & 0xFF, 0x42, "types 0 and 1 share the low byte");
         assert_eq!((words[1] >> 4) & 0xF, 3, "type 9 is nibble 1 of word 1");
+    }
+
+    #[test]
+    fn folded_constants_fit_ranges_and_masks_at_their_width() {
+        let s32 = PatternOperand::ImmRange(0, -(1 << 31), (1 << 31) - 1);
+        let u32 = PatternOperand::ImmRange(0, 0, (1 << 32) - 1);
+        assert_eq!(s32.fold_constant(2147483647, 64), Some(2147483647));
+        assert_eq!(s32.fold_constant(2147483648, 64), None);
+        assert_eq!(s32.fold_constant(-2147483648, 64), Some(-2147483648));
+        assert_eq!(u32.fold_constant(4294967295, 64), Some(4294967295));
+        assert_eq!(u32.fold_constant(-1, 64), None, "-1 as an i64 is no u32");
+        // A value is read at its type's width: 0xffff_ffff of an i32 is -1.
+        assert_eq!(s32.fold_constant(0xffff_ffff, 32), Some(0xffff_ffff));
+        let s16 = PatternOperand::ImmRange(0, -(1 << 15), (1 << 15) - 1);
+        assert_eq!(s16.fold_constant(0xffff_8000, 32), Some(0xffff_8000));
+        assert_eq!(s16.fold_constant(0x8000, 32), None);
+        let mask = PatternOperand::LowMask(0);
+        assert_eq!(mask.fold_constant(0xff, 32), Some(8));
+        assert_eq!(mask.fold_constant(1, 32), Some(1));
+        assert_eq!(mask.fold_constant(0x7fff_ffff, 32), Some(31));
+        assert_eq!(mask.fold_constant(0xffff_ffff, 32), None, "all ones is no proper mask");
+        assert_eq!(mask.fold_constant(-1, 64), None);
+        assert_eq!(mask.fold_constant(0, 32), None);
+        assert_eq!(mask.fold_constant(0xf0, 32), None);
     }
 
     #[test]

@@ -27,7 +27,7 @@ const UNPROBEABLE: &[(&str, &str, &str)] = &[
 
 fn failures(r: &SmReport) -> Vec<String> {
     let mut out = Vec::new();
-    for c in &r.cells {
+    for c in r.cells.iter().chain(&r.patterns) {
         for i in &c.instances {
             if let Outcome::Failed { stage, message } = &i.outcome {
                 out.push(format!("{} {} {} ({}): {stage}: {message}\n{}", r.sm, c.op, c.vt, i.label, i.mir.as_deref().unwrap_or("")));
@@ -67,6 +67,14 @@ fn every_legal_cell_compiles_and_assembles_on_every_sm() {
                 assert!(s.reason.contains("storage-only"), "{} {} {} {}: {}", r.sm, c.op, c.vt, s.label, s.reason);
             }
         }
+        // Every pattern of several instructions (trees, folded constants) enabled on the
+        // SM is probed with its own shape, and each probe selects it.
+        let index = tables.sm_index(sm);
+        let expected = tables.patterns.iter().filter(|p| selfcheck::probes_pattern(p) && p.sms >> index & 1 == 1).count();
+        assert_eq!(r.patterns.len(), expected, "{}", r.sm);
+        assert_eq!(r.patterns_unprobed(), 0, "{}: {:?}", r.sm, r.patterns.iter().filter_map(|c| c.unprobeable.as_ref()).collect::<Vec<_>>());
+        assert!(r.patterns.iter().filter(|c| c.op.starts_with("MAD_")).count() >= 9, "{}", r.sm);
+        assert!(r.pattern_probes() >= r.patterns.len(), "{}", r.sm);
         // A plausible amount of work: sm_50 has the fewest Legal cells.
         assert!(r.checked() >= 320, "{}: only {} cells checked", r.sm, r.checked());
         assert!(r.probes() >= 2 * r.checked(), "{}: only {} probes for {} cells", r.sm, r.probes(), r.checked());
@@ -104,13 +112,16 @@ fn edit(path: &Path, from: &str, to: &str) -> usize {
 
 /// Three mistakes, each caught with the cell, the stage and the deciding rule: a Legal
 /// cell without a pattern (isel), a template ptxas rejects, and a Legal rule for an
-/// instruction the SM does not have (both ptxas).
+/// instruction the SM does not have (both ptxas). And two in tree patterns, caught by
+/// their own probes: a template ptxas rejects, and a tree an earlier pattern of the
+/// same shape always takes.
 #[test]
 fn a_broken_description_is_caught() {
     let (_tmp, dir) = copy_description();
     let isel = dir.join("isel.rules");
     edit(&isel, "pattern BSWAP for (i32: b32) : BSWAP(a) = \"prmt.{T} {d}, {a}, 0, 0x0123\";\n", "");
     edit(&isel, "\"addc.cc.u64 {d}, {a}, {b}\"", "\"addc.cc.u64 {d}, {a}, {a}, {b}\"");
+    edit(&isel, "ADD(MUL(a, b: imm), c: imm) = \"mad.lo.{T} {d}, {a}, {b}, {c}\";", "ADD(MUL(a, b: imm), c: imm) = \"mad.lo.{T} {d}, {a}, {b}, {c}, {c}\";\npattern MAD_AGAIN for (i32: s32) : ADD(MUL(a, b), c) = \"mad.lo.{T} {d}, {a}, {b}, {c}\";");
     let rules = dir.join("legality.rules");
     let rule_line = edit(
         &rules,
@@ -148,6 +159,24 @@ fn a_broken_description_is_caught() {
         let cells: BTreeSet<(&str, &str)> = failed.iter().map(|f| (f.0, f.1)).collect();
         assert_eq!(cells, BTreeSet::from([("ADDE", "i64"), ("BSWAP", "i32"), ("SUB", "v2i16")]));
         assert_eq!(report.failed(), 3);
+    }
+    let patterns: Vec<(&str, String)> = report
+        .patterns
+        .iter()
+        .flat_map(|c| c.instances.iter().map(move |i| (c, i)))
+        .filter_map(|(c, i)| match &i.outcome {
+            Outcome::Failed { stage, message } => Some((c.op, format!("{stage}: {message}"))),
+            _ => None,
+        })
+        .collect();
+    let again = patterns.iter().find(|f| f.0 == "MAD_AGAIN_i32").unwrap_or_else(|| panic!("a pattern that never wins passed: {patterns:?}"));
+    assert!(again.1.starts_with("isel: the probe's shape was selected as MAD_i32, not as MAD_AGAIN_i32"), "{}", again.1);
+    if ptxas.is_some() {
+        let mad = patterns.iter().find(|f| f.0 == "MAD_IMM_BOTH_i32").unwrap_or_else(|| panic!("a tree template ptxas rejects passed: {patterns:?}"));
+        assert!(mad.1.starts_with("ptxas: ") && mad.1.contains("mad"), "{}", mad.1);
+        let names: BTreeSet<&str> = patterns.iter().map(|f| f.0).collect();
+        assert_eq!(names, BTreeSet::from(["MAD_AGAIN_i32", "MAD_IMM_BOTH_i16", "MAD_IMM_BOTH_i32", "MAD_IMM_BOTH_i64"]));
+        assert_eq!(report.patterns_failed(), 4);
     }
 }
 

@@ -376,11 +376,13 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                                 let imm_type = match p.operands[k].1 {
                                     target_desc::tables::PatternOperand::Imm(t) | target_desc::tables::PatternOperand::ImmIs(t, _) => Some(t),
                                     // A float literal (FCONSTANT's `fimm`) is written in the result's format.
-                                    target_desc::tables::PatternOperand::Literal
-                                        if tables.opcode_info(target_desc::tables::OpcodeId(p.opcode)).and_then(|o| o.signature.operands.get(k)).is_some_and(|o| o.kind == target_desc::tables::OperandKind::FloatImm) =>
-                                    {
-                                        p.result()
-                                    }
+                                    // (The literal's node in the tree, and its operand there.)
+                                    target_desc::tables::PatternOperand::Literal => p.leaf_slot(k).and_then(|(n, j)| {
+                                        let node = &p.nodes[n];
+                                        let sig = tables.opcode_info(target_desc::tables::OpcodeId(node.opcode))?.signature;
+                                        let float = sig.operands.get(j).is_some_and(|o| o.kind == target_desc::tables::OperandKind::FloatImm);
+                                        float.then(|| if n == 0 { p.result() } else { node.ty }).flatten()
+                                    }),
                                     _ => None,
                                 };
                                 match (imm_type.and_then(|t| hex_float(tables, t, o)), o) {

@@ -1,16 +1,27 @@
 //! Instruction selection: generic MIR instructions become machine instructions by
 //! matching the description's `pattern` statements (target-desc/nvptx/isel.rules).
 //!
-//! Sits after verification (and, later, legalization) and before PHI elimination. A
-//! pattern matches an instruction when its opcode, exact flag set, operand kinds and
-//! types, and result type agree and the pattern is enabled on the SM; among matches the
-//! highest priority wins (folded immediates first), then description order. An operand
-//! defined by `CONSTANT`/`FCONSTANT` may be folded into an `imm` operand. No PTX text is
-//! written here: the templates live in the description.
+//! Sits after legalization and before dead-code removal and PHI elimination. A pattern
+//! is a tree of generic instructions (`ADD(MUL(a, b), c)`); most are one node. It
+//! matches at a root instruction when the root's opcode, exact flag set, operand kinds
+//! and types, and result types agree, the pattern is enabled on the SM, and each nested
+//! node matches the instruction defining that operand, bottom-up along the SSA def
+//! chain. A nested instruction is absorbed only when the root is its only user, it sits
+//! earlier in the root's block, and it has no effects and touches no memory (the
+//! description's build refuses such nodes), so moving it to the root reorders nothing;
+//! an instruction without register operands that may be rematerialized (a `CONSTANT`)
+//! is cheap to repeat and matches wherever it is and whoever else uses it. A
+//! commutative node's two operands match in either order. Among matching patterns the
+//! largest tree wins, then the higher priority (folded immediates first), then
+//! description order. Blocks are walked from their end, so a root claims its operands'
+//! instructions before they could be selected on their own; absorbed instructions are
+//! removed, and the machine instruction's operands are the tree's leaves. Use counts
+//! are computed once per function, so selection stays linear in the function's size.
+//! No PTX text is written here: the templates live in the description.
 
 use std::collections::HashMap;
 
-use target_desc::tables::{Action, PatternInfo, PatternOperand, PatternResult, SmTables, TargetTables, TypeClass, VtId};
+use target_desc::tables::{props, Action, NodeArg, OpcodeId, PatternInfo, PatternOperand, PatternResult, SmTables, TargetTables, TypeClass, VtId};
 
 use crate::diagnostics::MirError;
 use crate::mir::verifier::{in_class, Source};
@@ -18,7 +29,8 @@ use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
 
 pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
     let sm_index = tables.sm_index(sm);
-    // Candidate patterns per generic opcode, enabled on this SM, in description order.
+    // Candidate patterns per root opcode, enabled on this SM, best first: larger trees,
+    // then higher priority, then description order.
     let mut by_opcode: Vec<Vec<usize>> = vec![Vec::new(); target_desc::tables::OPCODE_STRIDE];
     for (index, p) in tables.patterns.iter().enumerate() {
         if p.sms >> sm_index & 1 == 1 {
@@ -26,6 +38,9 @@ pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, 
                 list.push(index);
             }
         }
+    }
+    for list in &mut by_opcode {
+        list.sort_by_key(|&i| (std::cmp::Reverse(tables.patterns[i].nodes.len()), std::cmp::Reverse(tables.patterns[i].priority), i));
     }
     let mut errors = Vec::new();
     for f in &mut module.functions {
@@ -57,112 +72,272 @@ fn constants(f: &Function, tables: &TargetTables) -> HashMap<ValueId, Operand> {
     out
 }
 
-/// The machine operands if `p` matches the instruction's operands, else `None`.
-fn match_pattern(p: &PatternInfo, tables: &TargetTables, f: &Function, constants: &HashMap<ValueId, Operand>, operands: &[Operand], defs: &[ValueId]) -> Option<Vec<Operand>> {
-    let is_bool = |v: &ValueId| in_class(tables, f.value(*v).ty, TypeClass::Bool);
-    // A trailing `values` operand takes every remaining register.
-    let variadic = p.operands.last().is_some_and(|(_, k)| *k == PatternOperand::Values);
-    let fixed = if variadic { p.operands.len() - 1 } else { p.operands.len() };
-    if operands.len() < fixed || (!variadic && operands.len() != fixed) {
-        return None;
-    }
-    if variadic && !operands[fixed..].iter().all(|o| matches!(o, Operand::Value(_))) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(operands.len());
-    for ((_, kind), actual) in p.operands[..fixed].iter().zip(operands) {
-        let operand = match (kind, actual) {
-            (PatternOperand::Reg(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => actual.clone(),
-            (PatternOperand::Flag, Operand::Value(v)) if is_bool(v) => actual.clone(),
-            (PatternOperand::Imm(t), Operand::Value(v)) if f.value(*v).ty.0 == *t => constants.get(v)?.clone(),
-            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if f.value(*v).ty.0 == *t && constants.get(v) == Some(&Operand::Int(*n as i128)) => {
-                Operand::Int(*n as i128)
+/// What the matcher knows about a function: constants, where each value is defined and
+/// how often it is used (counted once, before selection changes anything).
+struct Matcher<'a> {
+    tables: &'a TargetTables,
+    f: &'a Function,
+    constants: HashMap<ValueId, Operand>,
+    /// The (block, index) of each value's defining instruction.
+    site: Vec<Option<(usize, usize)>>,
+    uses: Vec<u32>,
+    /// Per opcode id: whether the description marks it commutative.
+    commutative: Vec<bool>,
+}
+
+/// A successful match: the machine operands and the instructions the tree absorbed.
+struct Match {
+    operands: Vec<Operand>,
+    absorbed: Vec<(usize, usize)>,
+}
+
+/// The operands selection looks at (the `align` of a memory access is dropped).
+fn value_operands(operands: &[Operand]) -> Vec<&Operand> {
+    operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect()
+}
+
+impl<'a> Matcher<'a> {
+    fn new(f: &'a Function, tables: &'a TargetTables) -> Matcher<'a> {
+        let mut site = vec![None; f.values.len()];
+        let mut uses = vec![0u32; f.values.len()];
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                for d in &inst.defs {
+                    site[d.0 as usize] = Some((b, i));
+                }
+                for v in inst.uses() {
+                    uses[v.0 as usize] += 1;
+                }
             }
-            (PatternOperand::LiteralIs(n), Operand::Int(i)) if *i == *n as i128 => actual.clone(),
+        }
+        let mut commutative = vec![false; target_desc::tables::OPCODE_STRIDE];
+        for o in tables.opcodes {
+            if let Some(c) = commutative.get_mut(o.id as usize) {
+                *c = o.has(props::COMMUTATIVE);
+            }
+        }
+        Matcher { tables, f, constants: constants(f, tables), site, uses, commutative }
+    }
+
+    fn is_bool(&self, v: ValueId) -> bool {
+        in_class(self.tables, self.f.value(v).ty, TypeClass::Bool)
+    }
+
+    /// Pattern `p` at the root instruction `(b, i)`, whose flags already fit.
+    fn match_root(&self, p: &PatternInfo, b: usize, i: usize) -> Option<Match> {
+        let inst = &self.f.blocks[b].insts[i];
+        let mut leaves: Vec<Option<Operand>> = vec![None; p.operands.len()];
+        let mut absorbed = Vec::new();
+        let mut rest: Vec<Operand> = Vec::new();
+        let operands = value_operands(&inst.operands);
+        if !self.match_node(p, 0, &operands, (b, i), &mut leaves, &mut absorbed, &mut rest) {
+            return None;
+        }
+        if !p.any_results {
+            let results_match = inst.defs.len() == p.results.len()
+                && inst.defs.iter().zip(p.results).all(|(d, r)| match r {
+                    PatternResult::Reg(t) => self.f.value(*d).ty.0 == *t,
+                    PatternResult::Flag => self.is_bool(*d),
+                });
+            if !results_match {
+                return None;
+            }
+        }
+        // `values` is the last leaf: the remaining registers follow the others.
+        let mut out: Vec<Operand> = leaves.into_iter().flatten().collect();
+        out.extend(rest);
+        Some(Match { operands: out, absorbed })
+    }
+
+    /// Node `n` of `p` on an instruction's `operands`, in their order or, for a
+    /// commutative opcode, with the first two swapped.
+    #[allow(clippy::too_many_arguments)]
+    fn match_node(&self, p: &PatternInfo, n: usize, operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+        let node = &p.nodes[n];
+        if self.match_args(p, node.args, operands, root, leaves, absorbed, rest) {
+            return true;
+        }
+        if self.commutative.get(node.opcode as usize).copied().unwrap_or(false) && operands.len() >= 2 && node.args.len() >= 2 {
+            let mut swapped = operands.to_vec();
+            swapped.swap(0, 1);
+            return self.match_args(p, node.args, &swapped, root, leaves, absorbed, rest);
+        }
+        false
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn match_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+        let (leaves_before, absorbed_before) = (leaves.clone(), absorbed.len());
+        let ok = self.try_args(p, args, operands, root, leaves, absorbed, rest);
+        if !ok {
+            *leaves = leaves_before;
+            absorbed.truncate(absorbed_before);
+            rest.clear();
+        }
+        ok
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn try_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+        // A trailing `values` leaf takes every remaining register.
+        let variadic = matches!(args.last(), Some(NodeArg::Leaf(k)) if p.operands[*k as usize].1 == PatternOperand::Values);
+        let fixed = if variadic { args.len() - 1 } else { args.len() };
+        if operands.len() < fixed || (!variadic && operands.len() != fixed) {
+            return false;
+        }
+        if variadic {
+            if !operands[fixed..].iter().all(|o| matches!(o, Operand::Value(_))) {
+                return false;
+            }
+            *rest = operands[fixed..].iter().map(|o| (*o).clone()).collect();
+        }
+        for (arg, actual) in args[..fixed].iter().zip(operands) {
+            match *arg {
+                NodeArg::Leaf(k) => match self.leaf(p.operands[k as usize].1, actual) {
+                    Some(o) => leaves[k as usize] = Some(o),
+                    None => return false,
+                },
+                NodeArg::Node(m) => {
+                    let Operand::Value(v) = actual else { return false };
+                    if !self.nested(p, m as usize, *v, root, leaves, absorbed) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Nested node `m` on the instruction defining `v`.
+    fn nested(&self, p: &PatternInfo, m: usize, v: ValueId, root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>) -> bool {
+        let node = &p.nodes[m];
+        let Some((db, di)) = self.site[v.0 as usize] else { return false };
+        let inst = &self.f.blocks[db].insts[di];
+        if inst.opcode != Opcode::Generic(OpcodeId(node.opcode)) || inst.defs.len() != 1 || Some(self.f.value(v).ty.0) != node.ty {
+            return false;
+        }
+        if inst.flags.len() != node.flags.len() || !inst.flags.iter().all(|fl| node.flags.contains(&fl.as_str())) {
+            return false;
+        }
+        let operands = value_operands(&inst.operands);
+        // Cheap to repeat: a `shared` node (the root's instruction does its work for
+        // free), or one without register operands that the description lets be
+        // rematerialized. Anything else must be the root's alone and come before it in
+        // its block.
+        let cheap = node.shared || (!operands.iter().any(|o| matches!(o, Operand::Value(_))) && !self.tables.remat_excluded(OpcodeId(node.opcode)));
+        let exclusive = db == root.0 && di < root.1 && self.uses[v.0 as usize] == 1 && !absorbed.contains(&(db, di));
+        if !cheap && !exclusive {
+            return false;
+        }
+        let mut unused = Vec::new();
+        if !self.match_node(p, m, &operands, root, leaves, absorbed, &mut unused) {
+            return false;
+        }
+        if exclusive {
+            absorbed.push((db, di));
+        }
+        true
+    }
+
+    /// The machine operand for a leaf of kind `kind`, if `actual` fits it.
+    fn leaf(&self, kind: PatternOperand, actual: &Operand) -> Option<Operand> {
+        let ty = |v: &ValueId| self.f.value(*v).ty.0;
+        Some(match (kind, actual) {
+            (PatternOperand::Reg(t), Operand::Value(v)) if ty(v) == t => actual.clone(),
+            (PatternOperand::Flag, Operand::Value(v)) if self.is_bool(*v) => actual.clone(),
+            (PatternOperand::Imm(t), Operand::Value(v)) if ty(v) == t => self.constants.get(v)?.clone(),
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && self.constants.get(v) == Some(&Operand::Int(n as i128)) => Operand::Int(n as i128),
+            (PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t), Operand::Value(v)) if ty(v) == t => {
+                let Some(Operand::Int(value)) = self.constants.get(v) else { return None };
+                let bits = self.tables.type_info(VtId(t)).map_or(64, |i| i.bits);
+                Operand::Int(kind.fold_constant(*value, bits)?)
+            }
+            (PatternOperand::LiteralIs(n), Operand::Int(i)) if *i == n as i128 => actual.clone(),
             (PatternOperand::SymbolIs(name), Operand::Symbol(s)) if s == name => actual.clone(),
             (PatternOperand::Literal, Operand::Int(_) | Operand::Float(_))
             | (PatternOperand::CondCode, Operand::CondCode(_))
             | (PatternOperand::Block, Operand::Block(_))
             | (PatternOperand::Symbol, Operand::Symbol(_)) => actual.clone(),
             _ => return None,
-        };
-        out.push(operand);
+        })
     }
-    out.extend(operands[fixed..].iter().cloned());
-    if p.any_results {
-        return Some(out);
-    }
-    let results_match = defs.len() == p.results.len()
-        && defs.iter().zip(p.results).all(|(d, r)| match r {
-            PatternResult::Reg(t) => f.value(*d).ty.0 == *t,
-            PatternResult::Flag => is_bool(d),
-        });
-    results_match.then_some(out)
 }
 
 fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_opcode: &[Vec<usize>], source: Source<'_>, errors: &mut Vec<MirError>) {
-    let constants = constants(f, tables);
-    for b in 0..f.blocks.len() {
-        for i in 0..f.blocks[b].insts.len() {
-            let inst = &f.blocks[b].insts[i];
-            let Opcode::Generic(op) = inst.opcode else { continue };
-            let info = tables.opcode_info(op).expect("parsed opcodes exist");
-            if info.name == "PHI" {
-                continue; // Lowered by PHI elimination.
-            }
-            let operands: Vec<Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).cloned().collect();
-            let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
-            flags.sort();
-            let sm_index = tables.sm_index(sm);
-            let mut best: Option<(usize, Vec<Operand>, Vec<String>)> = None;
-            for &index in &by_opcode[op.0 as usize] {
-                let p = &tables.patterns[index];
-                let Some(kept) = tables.match_flags(p, &flags, sm_index) else { continue };
-                if let Some(ops) = match_pattern(p, tables, f, &constants, &operands, &inst.defs) {
-                    if best.as_ref().is_none_or(|(bi, _, _)| p.priority > tables.patterns[*bi].priority) {
-                        best = Some((index, ops, kept.iter().map(|k| k.to_string()).collect()));
+    let sm_index = tables.sm_index(sm);
+    let mut selected: Vec<(usize, usize, u16, Vec<String>, Vec<Operand>)> = Vec::new();
+    let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
+    {
+        let matcher = Matcher::new(f, tables);
+        for b in 0..f.blocks.len() {
+            // From the block's end: a root claims its operands' instructions first.
+            for i in (0..f.blocks[b].insts.len()).rev() {
+                if absorbed[b][i] {
+                    continue;
+                }
+                let inst = &f.blocks[b].insts[i];
+                let Opcode::Generic(op) = inst.opcode else { continue };
+                let info = tables.opcode_info(op).expect("parsed opcodes exist");
+                if info.name == "PHI" {
+                    continue; // Lowered by PHI elimination.
+                }
+                let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
+                flags.sort();
+                let best = by_opcode[op.0 as usize].iter().find_map(|&index| {
+                    let p = &tables.patterns[index];
+                    let kept = tables.match_flags(p, &flags, sm_index)?;
+                    let m = matcher.match_root(p, b, i)?;
+                    Some((index, m, kept.iter().map(|k| k.to_string()).collect::<Vec<String>>()))
+                });
+                match best {
+                    Some((index, m, kept)) => {
+                        for &(ab, ai) in &m.absorbed {
+                            absorbed[ab][ai] = true;
+                        }
+                        selected.push((b, i, index as u16, kept, m.operands));
+                    }
+                    None => {
+                        // A pattern whose operands fit but one of whose flag groups has no
+                        // member for the flag on this SM (`.sys` before sm_60) says why.
+                        let flag_gap = by_opcode[op.0 as usize].iter().find_map(|&index| {
+                            let p = &tables.patterns[index];
+                            if p.flag_groups.is_empty() || tables.match_flags(p, &flags, sm_index).is_some() {
+                                return None;
+                            }
+                            let every_flag_placed = flags.iter().all(|fl| p.flags.contains(fl) || p.flag_groups.iter().any(|&g| tables.flag_groups[g as usize].has_flag(fl)));
+                            if !every_flag_placed || matcher.match_root(p, b, i).is_none() {
+                                return None;
+                            }
+                            let (group, flag) = p.flag_groups.iter().map(|&g| &tables.flag_groups[g as usize]).find_map(|g| {
+                                let flag = flags.iter().copied().find(|fl| g.has_flag(fl));
+                                g.member(flag, sm_index).is_none().then_some((g, flag))
+                            })?;
+                            let rule = &tables.rules[group.members.first()?.rule as usize];
+                            let name = inst.opcode.name(tables);
+                            let shown: String = inst.flags.iter().map(|f| format!(".{f}")).collect();
+                            let what = flag.map_or("the absence of a flag".to_string(), |fl| format!("`.{fl}`"));
+                            Some(format!("cannot compile {name}{shown} on {}: flag group ${} ({}) has no member for {what} there", sm.name, group.name, rule.source))
+                        });
+                        let message = flag_gap.unwrap_or_else(|| cannot_select(f, inst, tables, sm));
+                        let mut e = MirError::at(source.file, source.text, inst.loc.line as usize, inst.loc.column as usize, message);
+                        e.context = Some(format!("function @{}, {}, instruction {}", f.name, f.blocks[b].label(), i + 1));
+                        errors.push(e);
                     }
                 }
             }
-            match best {
-                Some((index, ops, kept)) => {
-                    let inst = &mut f.blocks[b].insts[i];
-                    inst.opcode = Opcode::Machine(index as u16);
-                    // Flags a flag group took stay on the machine instruction: emission
-                    // turns them into the group's text, and the MIR printout keeps them.
-                    inst.flags = kept;
-                    inst.operands = ops;
-                }
-                None => {
-                    let inst = &f.blocks[b].insts[i];
-                    // A pattern whose operands fit but one of whose flag groups has no
-                    // member for the flag on this SM (`.sys` before sm_60) says why.
-                    let flag_gap = by_opcode[op.0 as usize].iter().find_map(|&index| {
-                        let p = &tables.patterns[index];
-                        if p.flag_groups.is_empty() || tables.match_flags(p, &flags, sm_index).is_some() {
-                            return None;
-                        }
-                        let every_flag_placed = flags.iter().all(|fl| p.flags.contains(fl) || p.flag_groups.iter().any(|&g| tables.flag_groups[g as usize].has_flag(fl)));
-                        if !every_flag_placed || match_pattern(p, tables, f, &constants, &operands, &inst.defs).is_none() {
-                            return None;
-                        }
-                        let (group, flag) = p.flag_groups.iter().map(|&g| &tables.flag_groups[g as usize]).find_map(|g| {
-                            let flag = flags.iter().copied().find(|fl| g.has_flag(fl));
-                            g.member(flag, sm_index).is_none().then_some((g, flag))
-                        })?;
-                        let rule = &tables.rules[group.members.first()?.rule as usize];
-                        let name = inst.opcode.name(tables);
-                        let shown: String = inst.flags.iter().map(|f| format!(".{f}")).collect();
-                        let what = flag.map_or("the absence of a flag".to_string(), |fl| format!("`.{fl}`"));
-                        Some(format!("cannot compile {name}{shown} on {}: flag group ${} ({}) has no member for {what} there", sm.name, group.name, rule.source))
-                    });
-                    let message = flag_gap.unwrap_or_else(|| cannot_select(f, inst, tables, sm));
-                    let mut e = MirError::at(source.file, source.text, inst.loc.line as usize, inst.loc.column as usize, message);
-                    e.context = Some(format!("function @{}, {}, instruction {}", f.name, f.blocks[b].label(), i + 1));
-                    errors.push(e);
-                }
-            }
         }
+    }
+    for (b, i, index, kept, operands) in selected {
+        let inst = &mut f.blocks[b].insts[i];
+        inst.opcode = Opcode::Machine(index);
+        // Flags a flag group took stay on the machine instruction: emission turns them
+        // into the group's text, and the MIR printout keeps them.
+        inst.flags = kept;
+        inst.operands = operands;
+    }
+    for (block, gone) in f.blocks.iter_mut().zip(absorbed) {
+        let mut gone = gone.into_iter();
+        block.insts.retain(|_| !gone.next().unwrap_or(false));
     }
 }
 

@@ -667,6 +667,9 @@ impl Verifier<'_> {
                 (K::Flag, Operand::Value(v)) => in_class(self.tables, f.value(*v).ty, TypeClass::Bool),
                 (K::Imm(_), Operand::Int(_) | Operand::Float(_)) | (K::Literal, Operand::Int(_) | Operand::Float(_)) => true,
                 (K::ImmIs(_, n) | K::LiteralIs(n), Operand::Int(i)) => *i == *n as i128,
+                (K::ImmRange(t, ..), Operand::Int(i)) => kind.fold_constant(*i, self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)).is_some(),
+                // The operand is the mask's length.
+                (K::LowMask(t), Operand::Int(n)) => *n > 0 && *n < i128::from(self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)),
                 (K::SymbolIs(name), Operand::Symbol(s)) => s == name,
                 (K::Values, _) => true,
                 (K::CondCode, Operand::CondCode(_)) | (K::Block, Operand::Block(_)) | (K::Symbol, Operand::Symbol(_)) => true,
@@ -679,6 +682,8 @@ impl Verifier<'_> {
                     K::Literal => "an integer literal".into(),
                     K::LiteralIs(n) => format!("the literal {n}"),
                     K::ImmIs(t, n) => format!("the {} immediate {n}", self.ty_name(VtId(*t))),
+                    K::ImmRange(t, min, max) => format!("a {} immediate in [{min}, {max}]", self.ty_name(VtId(*t))),
+                    K::LowMask(t) => format!("the length of a {} low-bit mask", self.ty_name(VtId(*t))),
                     K::CondCode => "a condition code".into(),
                     K::Block => "a block".into(),
                     K::Symbol => "a symbol".into(),

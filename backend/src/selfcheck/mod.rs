@@ -107,6 +107,11 @@ impl CellReport {
 pub struct SmReport {
     pub sm: &'static str,
     pub cells: Vec<CellReport>,
+    /// One entry per pattern that matches more than one generic instruction (a tree,
+    /// or folded constants) enabled on the SM: `op` is the machine instruction, `vt` its
+    /// first result's type (`-` for none). Its probes hold exactly the pattern's shape
+    /// and pass when selection picks that pattern and ptxas accepts the result.
+    pub patterns: Vec<CellReport>,
     /// Whether ptxas was run.
     pub assembled: bool,
     pub ptxas_runs: usize,
@@ -130,6 +135,20 @@ impl SmReport {
     }
     pub fn probes(&self) -> usize {
         self.cells.iter().map(|c| c.probed().count()).sum()
+    }
+    /// Probed patterns whose probes all passed.
+    pub fn patterns_passed(&self) -> usize {
+        self.patterns.iter().filter(|c| c.passed()).count()
+    }
+    pub fn patterns_failed(&self) -> usize {
+        self.patterns.iter().filter(|c| c.failed()).count()
+    }
+    /// Patterns without a probe.
+    pub fn patterns_unprobed(&self) -> usize {
+        self.patterns.iter().filter(|c| !c.checked()).count()
+    }
+    pub fn pattern_probes(&self) -> usize {
+        self.patterns.iter().map(|c| c.probed().count()).sum()
     }
 }
 
@@ -156,8 +175,9 @@ fn check(tables: &TargetTables, p: &probe::Probe) -> Result<crate::mir::Module, 
     }
 }
 
-/// Compiles one probe through the pipeline; `Ok` holds the PTX.
-fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe) -> Result<String, Outcome> {
+/// Compiles one probe through the pipeline; `Ok` holds the PTX. With `selects`, the
+/// probed instruction must come out of selection as that pattern.
+fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe, selects: Option<usize>) -> Result<String, Outcome> {
     let file = format!("{}.mir", p.kernel);
     let mut module = check(tables, p)?;
     let source = Source { file: &file, text: &p.mir };
@@ -167,6 +187,13 @@ fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe) -> Result<Str
         let errors = verify_module(&module, tables, source);
         if !errors.is_empty() {
             return Err(failed(&format!("verify after {}", pass.name), render(&errors)));
+        }
+        if let (Some(index), "isel") = (selects, pass.name) {
+            let probed = module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts).find(|i| i.loc.line as usize == p.line);
+            if probed.is_none_or(|i| i.opcode != crate::mir::Opcode::Machine(index as u16)) {
+                let got = probed.map_or("nothing".to_string(), |i| i.opcode.name(tables).to_string());
+                return Err(failed("isel", format!("the probe's shape was selected as {got}, not as {}:\n{}", tables.patterns[index].name, crate::mir::printer::print_module(&module, tables))));
+            }
         }
     }
     crate::emit::emit_module(&module, tables, sm, &file).map_err(|e| failed("emit", render(&e)))
@@ -192,6 +219,13 @@ pub fn legal_cells(tables: &TargetTables, sm: &SmTables) -> Vec<(OpcodeId, VtId)
         }
     }
     out
+}
+
+/// Is `p` probed on its own: a tree, or a pattern folding a constant (the cells'
+/// probes give every operand in a register)?
+pub fn probes_pattern(p: &target_desc::tables::PatternInfo) -> bool {
+    use target_desc::tables::PatternOperand as K;
+    p.is_tree() || p.operands.iter().any(|(_, o)| matches!(o, K::Imm(_) | K::ImmIs(..) | K::ImmRange(..) | K::LowMask(_)))
 }
 
 /// Runs the self-check on one SM. Without `ptxas` the probes are only compiled.
@@ -224,7 +258,7 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
                         }
                         continue;
                     }
-                    let outcome = match compile(tables, sm, &p) {
+                    let outcome = match compile(tables, sm, &p, None) {
                         Ok(ptx) => match split_header(&ptx) {
                             Some((version, body)) => {
                                 compiled.push((c, cell.instances.len(), version.to_string(), body.to_string()));
@@ -240,6 +274,37 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
         }
         cells.push(cell);
     }
+    // Patterns of several generic instructions, tree patterns and those folding
+    // constants: each probed with its own shape, which selection must pick it for.
+    let mut trees = Vec::new();
+    let sm_index = tables.sm_index(sm);
+    for (index, p) in tables.patterns.iter().enumerate().filter(|(_, p)| probes_pattern(p) && p.sms >> sm_index & 1 == 1) {
+        let rule = &tables.rules[p.rule as usize];
+        let vt = p.result().map_or("-", |t| probe::vt_name(tables, VtId(t)));
+        let mut cell = CellReport { op: p.name, vt, source: rule.source.to_string(), rule: rule.text, instances: Vec::new(), skipped: Vec::new(), unprobeable: None };
+        let slot = cells.len() + trees.len();
+        match probe::tree_plan(tables, sm, p, &format!("pattern_{}_", p.name.to_ascii_lowercase())) {
+            probe::Plan::Unprobeable(reason) => cell.unprobeable = Some(reason),
+            probe::Plan::Probes { probes, .. } => {
+                for pr in probes {
+                    let outcome = match compile(tables, sm, &pr, Some(index)) {
+                        Ok(ptx) => match split_header(&ptx) {
+                            Some((version, body)) => {
+                                compiled.push((slot, cell.instances.len(), version.to_string(), body.to_string()));
+                                Outcome::Compiled
+                            }
+                            None => Outcome::Failed { stage: "emit".into(), message: format!("no PTX header in:\n{ptx}") },
+                        },
+                        Err(o) => o,
+                    };
+                    cell.instances.push(InstanceReport { label: pr.label, kernel: pr.kernel, outcome, mir: Some(pr.mir) });
+                }
+            }
+        }
+        trees.push(cell);
+    }
+    let cell_count = cells.len();
+    cells.extend(trees);
     let mut runs = 0;
     if let Some(ptxas) = ptxas {
         let mut by_version: BTreeMap<&str, Vec<ptxas::Unit<'_>>> = BTreeMap::new();
@@ -267,7 +332,8 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
             }
         }
     }
-    SmReport { sm: sm.name, cells, assembled: ptxas.is_some(), ptxas_runs: runs }
+    let patterns = cells.split_off(cell_count);
+    SmReport { sm: sm.name, cells, patterns, assembled: ptxas.is_some(), ptxas_runs: runs }
 }
 
 /// Runs the self-check on several SMs, two at a time.
@@ -371,9 +437,38 @@ pub fn sm_json(r: &SmReport) -> Value {
             json!({ "op": c.op, "vt": c.vt, "source": c.source, "status": status, "instances": instances })
         })
         .collect();
+    let pattern_json: Vec<Value> = r
+        .patterns
+        .iter()
+        .map(|c| {
+            let status = if !c.checked() {
+                "unprobed"
+            } else if c.failed() {
+                "failed"
+            } else if r.assembled {
+                "passed"
+            } else {
+                "compiled"
+            };
+            let failures: Vec<Value> = c
+                .probed()
+                .filter_map(|i| match &i.outcome {
+                    Outcome::Failed { stage, message } => Some(json!({ "instance": i.label, "kernel": i.kernel, "stage": stage, "error": message, "mir": i.mir })),
+                    _ => None,
+                })
+                .collect();
+            json!({ "pattern": c.op, "vt": c.vt, "source": c.source, "status": status, "probes": c.probed().count(), "reason": c.unprobeable, "failures": failures })
+        })
+        .collect();
     json!({
         "sm": r.sm,
         "assembled": r.assembled,
+        "patterns": r.patterns.len(),
+        "patterns_passed": r.patterns_passed(),
+        "patterns_failed": r.patterns_failed(),
+        "patterns_unprobed": r.patterns_unprobed(),
+        "pattern_probes": r.pattern_probes(),
+        "pattern_reports": pattern_json,
         "legal_cells": r.legal_cells(),
         "checked": r.checked(),
         "passed": r.passed(),
@@ -401,6 +496,10 @@ pub fn report_json(reports: &[SmReport]) -> Value {
             "failed": sum(SmReport::failed),
             "unprobeable": sum(SmReport::unprobeable),
             "probes": sum(SmReport::probes),
+            "patterns_passed": sum(SmReport::patterns_passed),
+            "patterns_failed": sum(SmReport::patterns_failed),
+            "patterns_unprobed": sum(SmReport::patterns_unprobed),
+            "pattern_probes": sum(SmReport::pattern_probes),
             "ptxas_runs": sum(|r| r.ptxas_runs),
         },
     })
@@ -438,17 +537,43 @@ pub fn report_text(reports: &[SmReport]) -> String {
                 out.push_str(&format!("  UNPROBEABLE {} {} on {}: {reason}  [{}]\n", c.op, c.vt, r.sm, c.source));
             }
         }
+        out.push_str(&format!(
+            "{}: {} patterns of several instructions (trees, folded constants: {} probe kernels), {} passed, {} failed, {} unprobed\n",
+            r.sm,
+            r.patterns.len(),
+            r.pattern_probes(),
+            r.patterns_passed(),
+            r.patterns_failed(),
+            r.patterns_unprobed()
+        ));
+        for c in &r.patterns {
+            for i in c.probed() {
+                if let Outcome::Failed { stage, message } = &i.outcome {
+                    let instance = if i.label.is_empty() { String::new() } else { format!(" ({})", i.label) };
+                    out.push_str(&format!("  FAIL pattern {}{instance} on {}: {stage} failed  [{}] {}\n", c.op, r.sm, c.source, c.rule));
+                    for line in message.lines() {
+                        out.push_str(&format!("      {line}\n"));
+                    }
+                }
+            }
+            if let Some(reason) = &c.unprobeable {
+                out.push_str(&format!("  UNPROBED pattern {} on {}: {reason}  [{}]\n", c.op, r.sm, c.source));
+            }
+        }
     }
     if reports.len() > 1 {
         let sum = |f: fn(&SmReport) -> usize| reports.iter().map(f).sum::<usize>();
         out.push_str(&format!(
-            "total: {} SMs, {} Legal cells, {} checked, {} passed, {} failed, {} unprobeable\n",
+            "total: {} SMs, {} Legal cells, {} checked, {} passed, {} failed, {} unprobeable; patterns of several instructions: {} passed, {} failed, {} unprobed\n",
             reports.len(),
             sum(SmReport::legal_cells),
             sum(SmReport::checked),
             sum(SmReport::passed),
             sum(SmReport::failed),
-            sum(SmReport::unprobeable)
+            sum(SmReport::unprobeable),
+            sum(SmReport::patterns_passed),
+            sum(SmReport::patterns_failed),
+            sum(SmReport::patterns_unprobed)
         ));
     }
     out

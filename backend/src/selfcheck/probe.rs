@@ -546,6 +546,151 @@ fn carry_in(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, v: 
     Ok(carry)
 }
 
+/// The probes of a pattern matching more than one generic instruction (a tree, or
+/// folded constants) on `sm`: a kernel holding exactly the pattern's shape, each nested
+/// node an instruction defining the operand it stands for, each leaf a fresh value (a
+/// parameter or a load; a constant for a folded immediate: the largest value a range
+/// admits, a mask of half the width), so that selection has that shape to match. A pattern comparing values is probed with every
+/// condition code the table calls Legal on the compared type. The caller checks that the
+/// pattern is the one selected.
+pub fn tree_plan(tables: &TargetTables, sm: &SmTables, p: &target_desc::tables::PatternInfo, prefix: &str) -> Plan {
+    // Condition codes: the compared type is the first value operand of the node holding
+    // the code.
+    let mut codes: Vec<Option<&'static str>> = vec![None];
+    if let Some(k) = p.operands.iter().position(|(_, o)| *o == PatternOperand::CondCode) {
+        let compared = p.leaf_slot(k).and_then(|(n, _)| {
+            p.nodes[n].args.iter().find_map(|a| match *a {
+                target_desc::tables::NodeArg::Leaf(l) => p.operands[l as usize].1.value_type(),
+                target_desc::tables::NodeArg::Node(m) => p.nodes[m as usize].ty,
+            })
+        });
+        let Some(compared) = compared else { return Plan::Unprobeable(format!("{}: the compared type is unknown", p.name)) };
+        codes = tables
+            .cond_codes
+            .iter()
+            .filter(|c| tables.decide_cc(sm, target_desc::tables::CondCodeId(c.id), VtId(compared)).action == Action::Legal)
+            .map(|c| Some(c.name))
+            .collect();
+        if codes.is_empty() {
+            return Plan::Unprobeable(format!("no condition code is Legal on {}", vt_name(tables, VtId(compared))));
+        }
+    }
+    let mut probes = Vec::new();
+    for (n, cc) in codes.into_iter().enumerate() {
+        let kernel = format!("{prefix}{n}");
+        match build_tree(tables, sm, p, cc, &kernel) {
+            Ok(probe) => probes.push(probe),
+            Err(reason) => return Plan::Unprobeable(reason),
+        }
+    }
+    Plan::Probes { probes, skipped: Vec::new() }
+}
+
+fn build_tree(tables: &TargetTables, sm: &SmTables, p: &target_desc::tables::PatternInfo, cc: Option<&'static str>, kernel: &str) -> Result<Probe, String> {
+    use target_desc::tables::{NodeArg, PatternResult};
+    if p.any_results || p.hook.is_some() {
+        return Err(format!("{}: a tree with a variable number of results or an emission hook is not probed", p.name));
+    }
+    let mut k = Kernel::new(tables, sm)?;
+    let mut blocks = 0;
+    // Each leaf's MIR operand text.
+    let mut leaves: Vec<String> = Vec::new();
+    for (index, (name, kind)) in p.operands.iter().enumerate() {
+        let bits = |t: u8| tables.type_info(VtId(t)).map_or(32, |i| i.bits as u32);
+        let is_float = |t: u8| tables.type_info(VtId(t)).is_some_and(|i| i.kind == TypeKind::Float);
+        let constant = |k: &mut Kernel<'_>, t: u8, value: i128| -> String {
+            let v = k.fresh();
+            let op = if is_float(t) { "FCONSTANT" } else { "CONSTANT" };
+            k.lines.push(format!("    %{v}:{} = {op} {value}", vt_name(tables, VtId(t))));
+            format!("%{v}")
+        };
+        let text = match *kind {
+            PatternOperand::Reg(t) => format!("%{}", k.operand(VtId(t))?),
+            PatternOperand::Imm(t) if is_float(t) => {
+                let v = k.fresh();
+                k.lines.push(format!("    %{v}:{} = FCONSTANT 1.5", vt_name(tables, VtId(t))));
+                format!("%{v}")
+            }
+            PatternOperand::Imm(t) => constant(&mut k, t, 3),
+            PatternOperand::ImmIs(t, n) => constant(&mut k, t, n as i128),
+            PatternOperand::ImmRange(t, _, max) => constant(&mut k, t, max as i128),
+            PatternOperand::LowMask(t) => constant(&mut k, t, (1i128 << (bits(t) / 2)) - 1),
+            PatternOperand::Literal => {
+                let float = p.leaf_slot(index).and_then(|(n, j)| tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[n].opcode)).and_then(|o| o.signature.operands.get(j)).map(|o| o.kind == OperandKind::FloatImm));
+                if float == Some(true) { "1.5".into() } else { "1".into() }
+            }
+            PatternOperand::LiteralIs(n) => n.to_string(),
+            PatternOperand::CondCode => cc.ok_or("no condition code")?.to_string(),
+            PatternOperand::Block => {
+                blocks += 1;
+                format!("%bb.{blocks}")
+            }
+            PatternOperand::SymbolIs(s) => format!("@{s}"),
+            PatternOperand::Symbol | PatternOperand::Flag | PatternOperand::Values => {
+                return Err(format!("{}: operand `{name}` ({kind:?}) is not probed in a tree", p.name));
+            }
+        };
+        leaves.push(text);
+    }
+    // Nested nodes, innermost first: each defines the value its parent's operand reads.
+    fn emit(tables: &TargetTables, p: &target_desc::tables::PatternInfo, n: usize, leaves: &[String], k: &mut Kernel<'_>) -> Vec<String> {
+        let node = &p.nodes[n];
+        let mut operands = Vec::new();
+        for arg in node.args {
+            match *arg {
+                NodeArg::Leaf(l) => operands.push(leaves[l as usize].clone()),
+                NodeArg::Node(m) => {
+                    let inner = emit(tables, p, m as usize, leaves, k);
+                    let v = k.fresh();
+                    let name = tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[m as usize].opcode)).map_or("?", |o| o.name);
+                    let flags: String = p.nodes[m as usize].flags.iter().map(|f| format!(".{f}")).collect();
+                    let ty = p.nodes[m as usize].ty.map_or("?", |t| vt_name(tables, VtId(t)));
+                    k.lines.push(format!("    %{v}:{ty} = {name}{flags} {}", inner.join(", ")));
+                    operands.push(format!("%{v}"));
+                }
+            }
+        }
+        operands
+    }
+    let operands = emit(tables, p, 0, &leaves, &mut k);
+    let root = tables.opcode_info(target_desc::tables::OpcodeId(p.opcode)).ok_or("unknown root opcode")?;
+    let mut defs = Vec::new();
+    for r in p.results {
+        let ty = match r {
+            PatternResult::Reg(t) => VtId(*t),
+            PatternResult::Flag => return Err(format!("{}: a flag result is not probed in a tree", p.name)),
+        };
+        defs.push((k.fresh(), ty));
+    }
+    let mut text = String::from("    ");
+    if !defs.is_empty() {
+        let d: Vec<String> = defs.iter().map(|(n, t)| format!("%{n}:{}", vt_name(tables, *t))).collect();
+        let _ = write!(text, "{} = ", d.join(", "));
+    }
+    text.push_str(root.name);
+    for f in p.flags {
+        let _ = write!(text, ".{f}");
+    }
+    if !operands.is_empty() {
+        let _ = write!(text, " {}", operands.join(", "));
+    }
+    k.lines.push(text);
+    let line = k.line_of(k.lines.len() - 1);
+    for (d, _) in &defs {
+        k.store(d);
+    }
+    if blocks > 0 {
+        for b in 1..=blocks {
+            k.lines.push(format!("  bb.{b}:"));
+            k.lines.push("    RET".into());
+        }
+    } else if !root.has(target_desc::tables::props::TERMINATOR) {
+        k.lines.push("    RET".into());
+    }
+    let label = cc.map_or(String::new(), |c| format!("cc {c}"));
+    Ok(Probe { label, kernel: kernel.into(), mir: k.text(kernel), line, skip: None })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -610,6 +755,31 @@ mod tests {
         assert_eq!(probed_line(p).matches('%').count(), 5, "{}", probed_line(p));
         let lanes: Vec<String> = probes("80", "EXTRACT_VECTOR_ELT", "v2f16").into_iter().map(|p| p.label).collect();
         assert!(lanes.iter().any(|l| l.ends_with("lane 0")) && lanes.iter().any(|l| l.ends_with("lane 1")) && lanes.iter().any(|l| l.ends_with("lane in a register")), "{lanes:?}");
+    }
+
+    #[test]
+    fn a_tree_pattern_is_probed_with_its_own_shape() {
+        let t = tables::nvptx();
+        let sm = t.find_sm("80").unwrap();
+        let p = t.patterns.iter().find(|p| p.name == "PTR_MAD_WIDE_S32_IMM_p1").unwrap();
+        let Plan::Probes { probes, .. } = tree_plan(t, sm, p, "k") else { panic!("unprobeable") };
+        assert_eq!(probes.len(), 1);
+        let mir = &probes[0].mir;
+        // Leaves first (the largest constant the range admits), then the nested nodes
+        // innermost first, then the root.
+        for line in ["%v3:i64 = CONSTANT 2147483647", "%v4:i64 = SIGN_EXTEND %v2", "%v5:i64 = MUL %v4, %v3"] {
+            assert!(mir.contains(line), "{line}:\n{mir}");
+        }
+        assert_eq!(probed_line(&probes[0]), "%v6:p1 = PTR_ADD %v1, %v5");
+        // A compare in a tree is probed with every Legal condition code.
+        let setp = t.patterns.iter().find(|p| p.name == "SETP_AND_i32").unwrap();
+        let Plan::Probes { probes, .. } = tree_plan(t, sm, setp, "k") else { panic!("unprobeable") };
+        assert_eq!(probes.len(), 10);
+        assert!(probes.iter().all(|p| probed_line(p).contains("= AND %")), "{}", probes[0].mir);
+        // A mask stands for its length: half the width.
+        let bfe = t.patterns.iter().find(|p| p.name == "BFE_IMM_i64").unwrap();
+        let Plan::Probes { probes, .. } = tree_plan(t, sm, bfe, "k") else { panic!("unprobeable") };
+        assert!(probes[0].mir.contains("CONSTANT 4294967295"), "{}", probes[0].mir);
     }
 
     #[test]
