@@ -73,6 +73,7 @@ struct Ops {
     sdiv: OpcodeId,
     udiv: OpcodeId,
     urem: OpcodeId,
+    srem: OpcodeId,
     ptr_add: OpcodeId,
     select: OpcodeId,
     setcc: OpcodeId,
@@ -111,6 +112,7 @@ impl Ops {
             sdiv: op("SDIV")?,
             udiv: op("UDIV")?,
             urem: op("UREM")?,
+            srem: op("SREM")?,
             ptr_add: op("PTR_ADD")?,
             select: op("SELECT")?,
             setcc: op("SETCC")?,
@@ -187,6 +189,9 @@ struct Combiner<'a> {
     /// Constants created by this pass, by (type, literal), so each is made once per
     /// block.
     made: HashMap<(usize, u16, i128), ValueId>,
+    /// Divisions seen, by (opcode, dividend, divisor): where, and their result.
+    divisions: HashMap<(OpcodeId, ValueId, ValueId), Vec<(usize, usize, ValueId)>>,
+    cfg: Option<Cfg>,
     stats: Stats,
 }
 
@@ -217,6 +222,8 @@ impl<'a> Combiner<'a> {
             inserts: Vec::new(),
             names: f.values.iter().map(|v| v.name.clone()).collect(),
             made: HashMap::new(),
+            divisions: HashMap::new(),
+            cfg: None,
             stats: Stats::default(),
         }
     }
@@ -224,6 +231,7 @@ impl<'a> Combiner<'a> {
     fn run(&mut self, f: &mut Function) {
         let cfg = Cfg::new(f, self.tables);
         let mut order = cfg.dom_preorder();
+        self.cfg = Some(cfg);
         let mut seen = vec![false; f.blocks.len()];
         for &b in &order {
             seen[b] = true;
@@ -360,6 +368,10 @@ impl<'a> Combiner<'a> {
         Some(v)
     }
 
+    fn dominates(&self, a: usize, b: usize) -> bool {
+        self.cfg.as_ref().is_some_and(|c| c.dominates(a, b))
+    }
+
     fn remark(&mut self, loc: Loc, message: String) {
         self.stats.remarks.push((self.function.clone(), loc, message));
     }
@@ -396,7 +408,18 @@ impl<'a> Combiner<'a> {
                 return false;
             }
         }
-        let Some((rewrite, kind)) = self.rule(f, b, i, op, d) else { return false };
+        let Some((rewrite, kind)) = self.rule(f, b, i, op, d) else {
+            if op == self.ops.sdiv || op == self.ops.udiv {
+                let v: Vec<ValueId> = f.blocks[b].insts[i].uses().collect();
+                if let [x, y] = v[..] {
+                    let list = self.divisions.entry((op, x, y)).or_default();
+                    if !list.iter().any(|e| e.2 == d) {
+                        list.push((b, i, d));
+                    }
+                }
+            }
+            return false;
+        };
         let loc = f.blocks[b].insts[i].loc;
         let name = f.blocks[b].insts[i].opcode.name(self.tables);
         match rewrite {
@@ -460,7 +483,7 @@ impl<'a> Combiner<'a> {
         let ones = bits.map(|n| if n >= 128 { u128::MAX } else { (1u128 << n) - 1 });
         let c = |k: usize| vals.get(k).and_then(|v| self.scalar(*v));
         let identity = |r: Rewrite| Some((r, "identity"));
-        if bits.is_some() && [ops.add, ops.sub, ops.mul, ops.and, ops.or, ops.xor, ops.shl, ops.sra, ops.srl, ops.sdiv, ops.udiv, ops.urem].contains(&op) && vals.len() == 2 {
+        if bits.is_some() && [ops.add, ops.sub, ops.mul, ops.and, ops.or, ops.xor, ops.shl, ops.sra, ops.srl, ops.sdiv, ops.udiv, ops.urem, ops.srem].contains(&op) && vals.len() == 2 {
             let (x, y) = (vals[0], vals[1]);
             let (cx, cy) = (c(0), c(1));
             let commutative = [ops.add, ops.mul, ops.and, ops.or, ops.xor].contains(&op);
@@ -517,6 +540,18 @@ impl<'a> Combiner<'a> {
             if op == ops.urem && cy.is_some_and(|k| power(k).is_some()) && self.legal(ops.and, vt) {
                 let mask = self.constant(f, b, i, vt, cy? - 1)?;
                 return Some((Rewrite::Inst(ops.and, Vec::new(), vec![Operand::Value(x), Operand::Value(mask)]), "strength reduction"));
+            }
+            // x rem y next to a dominating x div y: x - (x div y) * y, one division.
+            if (op == ops.srem || op == ops.urem) && self.legal(ops.mul, vt) && self.legal(ops.sub, vt) {
+                let div_op = if op == ops.srem { ops.sdiv } else { ops.udiv };
+                let found = self.divisions.get(&(div_op, x, y)).and_then(|list| {
+                    list.iter().find(|(db, di, _)| (*db == b && *di < i) || (*db != b && self.dominates(*db, b))).map(|e| e.2)
+                });
+                if let Some(q) = found {
+                    let base = format!("{}.mul", f.value(d).name);
+                    let product = self.insert(f, b, i, ops.mul, vec![Operand::Value(q), Operand::Value(y)], vt, &base);
+                    return Some((Rewrite::Inst(ops.sub, Vec::new(), vec![Operand::Value(x), Operand::Value(product)]), "strength reduction"));
+                }
             }
             // (x + c1) + c2 = x + (c1 + c2).
             if op == ops.add {
@@ -706,7 +741,7 @@ impl<'a> Combiner<'a> {
                 return Some((fma(a, m, y), "contraction"));
             }
             // a*m - y = fma(a, m, -y)
-            let neg = self.negate(f, b, i, y, vt, &flags)?;
+            let neg = self.negate(f, b, i, y, vt)?;
             return Some((fma(a, m, neg), "contraction"));
         }
         if let Some((a, m)) = product(y) {
@@ -714,34 +749,46 @@ impl<'a> Combiner<'a> {
                 return Some((fma(a, m, x), "contraction"));
             }
             // x - a*m = fma(-a, m, x)
-            let neg = self.negate(f, b, i, a, vt, &flags)?;
+            let neg = self.negate(f, b, i, a, vt)?;
             return Some((fma(neg, m, x), "contraction"));
         }
         None
     }
 
     /// A new `FNEG v` inserted before (b, i) (exact: it flips the sign bit).
-    fn negate(&mut self, f: &mut Function, b: usize, i: usize, v: ValueId, vt: VtId, _flags: &[String]) -> Option<ValueId> {
+    fn negate(&mut self, f: &mut Function, b: usize, i: usize, v: ValueId, vt: VtId) -> Option<ValueId> {
         if !self.legal(self.ops.fneg, vt) {
             return None;
         }
         let base = format!("{}.neg", f.value(v).name);
-        let mut name = base.clone();
+        Some(self.insert(f, b, i, self.ops.fneg, vec![Operand::Value(v)], vt, &base))
+    }
+
+    /// A new instruction `op operands` of type `vt` inserted before (b, i), its result
+    /// named after `base`.
+    #[allow(clippy::too_many_arguments)]
+    fn insert(&mut self, f: &mut Function, b: usize, i: usize, op: OpcodeId, operands: Vec<Operand>, vt: VtId, base: &str) -> ValueId {
+        let mut name = base.to_string();
         let mut n = 0;
         while self.names.contains(&name) {
             n += 1;
             name = format!("{base}.{n}");
         }
         self.names.insert(name.clone());
-        let neg = ValueId(f.values.len() as u32);
+        let v = ValueId(f.values.len() as u32);
         f.values.push(ValueInfo { name, ty: vt });
         self.konst.push(None);
         self.site.push(None);
-        self.repl.push(neg);
+        self.repl.push(v);
         self.uses.push(1);
+        for o in &operands {
+            if let Operand::Value(u) = o {
+                self.uses[u.0 as usize] += 1;
+            }
+        }
         let loc = f.blocks[b].insts[i].loc;
-        self.inserts.push((b, i, Inst { defs: vec![neg], opcode: Opcode::Generic(self.ops.fneg), flags: Vec::new(), operands: vec![Operand::Value(v)], loc }));
-        Some(neg)
+        self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands, loc }));
+        v
     }
 
     /// The shift amount `n` for a shift of a `vt` value: a constant of the type the

@@ -68,3 +68,10 @@ fn a_value_compared_with_itself() {
     let (out, _) = combine("    %c:i1 = SETCC eq, %x, %x\n    %z:i32 = CONSTANT 3\n    %s:i32 = SELECT %c, %x, %z\n    STORE %s, %p\n", "sm_80");
     assert!(out.contains("STORE %x, %p"), "{out}");
 }
+
+#[test]
+fn a_remainder_reuses_its_division() {
+    let (out, _) = combine("    %y:i32 = ADD %x, %x\n    %q:i32 = SDIV %x, %y\n    %r:i32 = SREM %x, %y\n    %u:i32 = UREM %x, %y\n    STORE %q, %p\n    STORE %r, %p\n    STORE %u, %p\n", "sm_80");
+    assert!(out.contains("%r.mul:i32 = MUL %q, %y") && out.contains("%r:i32 = SUB %x, %r.mul"), "{out}");
+    assert!(out.contains("%u:i32 = UREM %x, %y"), "no unsigned division to share:\n{out}");
+}

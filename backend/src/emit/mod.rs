@@ -224,6 +224,14 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
             }
             _ => return Err(format!("parameter `{}` has a type that is not a register type on {}", p.name, sm.name)),
         };
+        // A kernel's global pointer is declared as one (`.ptr .global`, PTX ISA 2.2), so
+        // it is used without a `cvta.to.global`; the alignment of what it points to is
+        // not known here, and `.align 1` promises nothing.
+        let global = info.is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer && t.addrspace == crate::mir::AddressSpace::Global.number());
+        if f.kind == FunctionKind::Kernel && global {
+            params.push(format!("\t.param {class} .ptr .{} .align 1 {}", crate::mir::AddressSpace::Global.name(), param(i)));
+            continue;
+        }
         params.push(format!("\t.param {class} {}", param(i)));
     }
     if params.is_empty() {
