@@ -1581,6 +1581,12 @@ fn leaf_operand(b: &Builder, file: usize, name: &Name, kind: Option<&Name>, type
                         PatternOperand::ImmRange(ty, 0, ((1i128 << bits) - 1).min(i64::MAX as i128) as i64)
                     }
                 }
+                // A float constant by its value (`imm.f32.1.0`), held as its bits.
+                Some(v) if matches!(ty_text, Some("f32" | "f64")) && v.parse::<f64>().is_ok() && v.parse::<i64>().is_err() => {
+                    let x = v.parse::<f64>().expect("checked");
+                    let bits = if ty_text == Some("f32") { i64::from((x as f32).to_bits()) } else { x.to_bits() as i64 };
+                    PatternOperand::ImmIs(ty, bits)
+                }
                 Some(v) => PatternOperand::ImmIs(ty, v.parse::<i64>().map_err(|_| {
                     b.err(
                         DescErrorKind::Invalid(format!("`{}`: expected an integer value, a range (`s32`, `u16`, ...) or `lowmask` after the type, found `{v}`", kind.text)),

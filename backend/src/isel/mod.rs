@@ -247,6 +247,8 @@ impl<'a> Matcher<'a> {
             (PatternOperand::Flag, Operand::Value(v)) if self.is_bool(*v) => actual.clone(),
             (PatternOperand::Imm(t), Operand::Value(v)) if ty(v) == t => self.constants.get(v)?.clone(),
             (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && self.constants.get(v) == Some(&Operand::Int(n as i128)) => Operand::Int(n as i128),
+            // A float constant written as a value (`FCONSTANT 1.0`) against the bits.
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && matches!(self.constants.get(v), Some(Operand::Float(x)) if float_bits(self.tables, t, *x) == Some(n)) => Operand::Int(n as i128),
             (PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t), Operand::Value(v)) if ty(v) == t => {
                 let Some(Operand::Int(value)) = self.constants.get(v) else { return None };
                 let bits = self.tables.type_info(VtId(t)).map_or(64, |i| i.bits);
@@ -260,6 +262,15 @@ impl<'a> Matcher<'a> {
             | (PatternOperand::Symbol, Operand::Symbol(_)) => actual.clone(),
             _ => return None,
         })
+    }
+}
+
+/// The bits of `x` in float type `t` (f32 and f64; `None` for other types).
+fn float_bits(tables: &TargetTables, t: u8, x: f64) -> Option<i64> {
+    match tables.type_info(VtId(t)).map(|i| i.name) {
+        Some("f32") => Some(i64::from((x as f32).to_bits())),
+        Some("f64") => Some(x.to_bits() as i64),
+        _ => None,
     }
 }
 

@@ -612,6 +612,11 @@ fn build_tree(tables: &TargetTables, sm: &SmTables, p: &target_desc::tables::Pat
                 format!("%{v}")
             }
             PatternOperand::Imm(t) => constant(&mut k, t, 3),
+            PatternOperand::ImmIs(t, n) if is_float(t) => {
+                let v = k.fresh();
+                k.lines.push(format!("    %{v}:{} = FCONSTANT 0x{:X}", vt_name(tables, VtId(t)), n));
+                format!("%{v}")
+            }
             PatternOperand::ImmIs(t, n) => constant(&mut k, t, n as i128),
             PatternOperand::ImmRange(t, _, max) => constant(&mut k, t, max as i128),
             PatternOperand::LowMask(t) => constant(&mut k, t, (1i128 << (bits(t) / 2)) - 1),
