@@ -98,8 +98,8 @@ fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError
             sink.push(crate::legalize::Remark { function, loc, message });
         }
         let summary = format!(
-            "folded {}, simplified {}, strength-reduced {}, re-associated {}, vector chains {}, contracted {}",
-            stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted
+            "folded {}, simplified {}, strength-reduced {}, re-associated {}, vector chains {}, contracted {}, cse {}",
+            stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted, stats.cse
         );
         sink.push(crate::legalize::Remark { function: "*".into(), loc: Default::default(), message: summary });
     }

@@ -20,6 +20,7 @@
 //! - vector chains: a lane extracted from `BUILD_VECTOR`/`INSERT_VECTOR_ELT`, a vector
 //!   rebuilt from all its own lanes, a pair's half from `BUILD_PAIR`;
 //! - `SETCC` of a value with itself, `SELECT` of a known condition;
+//! - early CSE: a pure instruction equal to a dominating one is replaced by it;
 //! - FMA contraction of `FADD`/`FSUB` of an `FMUL`, only when both carry the `.contract`
 //!   flag (LLVM's `contract` fast-math flag) and the product has no other user: never by
 //!   default, since a fused result is rounded once.
@@ -32,7 +33,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use target_desc::tables::{OpcodeId, SmTables, TargetTables, TypeKind, VtId};
+use target_desc::tables::{props, OpcodeId, SmTables, TargetTables, TypeKind, VtId};
 
 use crate::interp::fold::{self, Evaluation};
 use crate::machine::cfg::Cfg;
@@ -47,13 +48,15 @@ pub struct Stats {
     pub reassociated: usize,
     pub vector_chains: usize,
     pub contracted: usize,
+    /// Instructions equal to a dominating one (early CSE).
+    pub cse: usize,
     /// One per rewrite: function, position, what happened.
     pub remarks: Vec<(String, Loc, String)>,
 }
 
 impl Stats {
     pub fn total(&self) -> usize {
-        self.folded + self.simplified + self.strength_reduced + self.reassociated + self.vector_chains + self.contracted
+        self.folded + self.simplified + self.strength_reduced + self.reassociated + self.vector_chains + self.contracted + self.cse
     }
 }
 
@@ -155,6 +158,7 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables) -> Result<
         stats.reassociated += cx.stats.reassociated;
         stats.vector_chains += cx.stats.vector_chains;
         stats.contracted += cx.stats.contracted;
+        stats.cse += cx.stats.cse;
         stats.remarks.append(&mut cx.stats.remarks);
     }
     crate::machine::dce::remove_dead_code(module, tables);
@@ -191,6 +195,8 @@ struct Combiner<'a> {
     made: HashMap<(usize, u16, i128), ValueId>,
     /// Divisions seen, by (opcode, dividend, divisor): where, and their result.
     divisions: HashMap<(OpcodeId, ValueId, ValueId), Vec<(usize, usize, ValueId)>>,
+    /// Pure instructions seen, by their text (opcode, flags, operands, type).
+    expressions: HashMap<String, Vec<(usize, usize, ValueId)>>,
     cfg: Option<Cfg>,
     stats: Stats,
 }
@@ -223,6 +229,7 @@ impl<'a> Combiner<'a> {
             names: f.values.iter().map(|v| v.name.clone()).collect(),
             made: HashMap::new(),
             divisions: HashMap::new(),
+            expressions: HashMap::new(),
             cfg: None,
             stats: Stats::default(),
         }
@@ -247,6 +254,7 @@ impl<'a> Combiner<'a> {
                         break;
                     }
                 }
+                self.value_number(f, b, i);
             }
         }
         // PHI operands from back edges were visited before their definitions changed.
@@ -366,6 +374,41 @@ impl<'a> Combiner<'a> {
         self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![literal], loc }));
         self.made.insert((b, vt.0 as u16, key_literal), v);
         Some(v)
+    }
+
+    /// Early CSE: a pure instruction equal to one in a dominating position (same
+    /// opcode, flags, operands and result type) is replaced by it, as LLVM's EarlyCSE
+    /// and the DAG's node uniquing do before selection; so selection sees one
+    /// `MUL(ZERO_EXTEND(t), 4)` with several users, not several copies it would fold
+    /// into several `mad.wide`s. Each key keeps at most a few candidates, so the walk
+    /// stays linear.
+    fn value_number(&mut self, f: &Function, b: usize, i: usize) {
+        let inst = &f.blocks[b].insts[i];
+        let Opcode::Generic(op) = inst.opcode else { return };
+        let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_LOAD | props::MAY_STORE | props::CALL | props::CONVERGENT | props::BRANCH;
+        let Some(info) = self.tables.opcode_info(op) else { return };
+        if info.props & effects != 0 || inst.defs.len() != 1 || matches!(info.name, "PHI" | "UNDEF" | "INTRINSIC" | "ARG") {
+            return;
+        }
+        let d = inst.defs[0];
+        if self.repl[d.0 as usize] != d {
+            return; // already replaced by a rule
+        }
+        let key = format!("{:?}|{:?}|{:?}|{}", op, inst.flags, inst.operands, f.value(d).ty.0);
+        let list = self.expressions.entry(key).or_default();
+        let earlier = list.iter().find(|(eb, ei, _)| (*eb == b && *ei < i) || (*eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(*eb, b)))).map(|e| e.2);
+        match earlier {
+            Some(v) => {
+                self.repl[d.0 as usize] = v;
+                self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
+                self.stats.cse += 1;
+                let loc = inst.loc;
+                let message = format!("cse: {} is %{}", inst.opcode.name(self.tables), f.value(v).name);
+                self.remark(loc, message);
+            }
+            None if list.len() < 8 => list.push((b, i, d)),
+            None => {}
+        }
     }
 
     fn dominates(&self, a: usize, b: usize) -> bool {

@@ -75,3 +75,11 @@ fn a_remainder_reuses_its_division() {
     assert!(out.contains("%r.mul:i32 = MUL %q, %y") && out.contains("%r:i32 = SUB %x, %r.mul"), "{out}");
     assert!(out.contains("%u:i32 = UREM %x, %y"), "no unsigned division to share:\n{out}");
 }
+
+#[test]
+fn equal_pure_instructions_are_computed_once() {
+    let (out, stats) = combine("    %a:i32 = ADD %x, %x\n    %b:i32 = ADD %x, %x\n    %c:i32 = MUL %a, %b\n    STORE %c, %p\n    %l:i32 = LOAD %p\n    %m:i32 = LOAD %p\n    %n:i32 = ADD %l, %m\n    STORE %n, %p\n", "sm_80");
+    assert!(out.contains("%c:i32 = MUL %a, %a") && !out.contains("%b:i32"), "{out}");
+    assert!(out.contains("%m:i32 = LOAD %p"), "loads are not merged:\n{out}");
+    assert_eq!(stats.cse, 1);
+}

@@ -181,8 +181,11 @@ fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe, selects: Opti
     let file = format!("{}.mir", p.kernel);
     let mut module = check(tables, p)?;
     let source = Source { file: &file, text: &p.mir };
-    let cx = crate::passes::PassContext::new(tables, Some(sm), source);
-    for pass in crate::passes::PASSES.iter().filter(|p| p.name != "verify") {
+    // At -O0: a probe holds the shape of one cell or pattern on purpose (a select of
+    // two constants, a compare of a value with itself), which the combiner would fold.
+    let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
+    cx.options = crate::options::Options::new(tables, crate::options::OptLevel::O0);
+    for pass in crate::passes::PASSES.iter().filter(|p| p.name != "verify" && p.enabled(&cx.options)) {
         (pass.run)(&mut module, &cx).map_err(|e| failed(pass.name, render(&e)))?;
         let errors = verify_module(&module, tables, source);
         if !errors.is_empty() {
