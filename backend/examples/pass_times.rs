@@ -1,0 +1,38 @@
+//! Time of each pass on generated kernels of a given size (backend::synth), for the
+//! linear-time figures: `cargo run --release -p backend --example pass_times -- 10000 100000 1000000`.
+//! Prints one line per (shape, size, pass) with milliseconds and the instruction count
+//! after the pass. The passes run with checks off, as `ptxc compile` does.
+
+use std::time::Instant;
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let sizes = if sizes.is_empty() { vec![10_000, 100_000] } else { sizes };
+    let tables = tables::nvptx();
+    let sm = tables.find_sm("80").expect("sm_80");
+    for (shape, generate) in [("straight", backend::synth::straight_line as fn(usize) -> String), ("looped", backend::synth::looped)] {
+        for &n in &sizes {
+            let text = generate(n);
+            let start = Instant::now();
+            let mut module = backend::mir::parser::parse_module(&text, "generated.mir", tables).expect("generated MIR parses");
+            println!("{shape:8} {n:>8} {:>12} {:>9.1} ms", "parse", start.elapsed().as_secs_f64() * 1e3);
+            let source = backend::mir::verifier::Source { file: "generated.mir", text: &text };
+            let mut cx = backend::passes::PassContext::new(tables, Some(sm), source);
+            cx.checks = false;
+            let mut total = start.elapsed();
+            for pass in backend::passes::PASSES.iter().filter(|p| p.enabled(&cx.options)) {
+                let t = Instant::now();
+                (pass.run)(&mut module, &cx).expect("the pass succeeds");
+                let dt = t.elapsed();
+                total += dt;
+                let insts: usize = module.functions.iter().flat_map(|f| &f.blocks).map(|b| b.insts.len()).sum();
+                println!("{shape:8} {n:>8} {:>12} {:>9.1} ms  ({insts} instructions after)", pass.name, dt.as_secs_f64() * 1e3);
+            }
+            let t = Instant::now();
+            let ptx = backend::emit::emit_module(&module, tables, sm, "generated.mir").expect("emits");
+            total += t.elapsed();
+            println!("{shape:8} {n:>8} {:>12} {:>9.1} ms  ({} PTX lines)", "emit", t.elapsed().as_secs_f64() * 1e3, ptx.lines().count());
+            println!("{shape:8} {n:>8} {:>12} {:>9.1} ms", "total", total.as_secs_f64() * 1e3);
+        }
+    }
+}
