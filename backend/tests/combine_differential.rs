@@ -31,20 +31,8 @@ fn kernel_files() -> Vec<PathBuf> {
     files
 }
 
-fn canonical(module: &Module, entry: &str, mut result: RunResult) -> Vec<Vec<u8>> {
-    let tables = tables::nvptx();
-    let f = module.functions.iter().find(|f| f.name == entry).unwrap();
-    let stored = interp::args::buffer_stored_types(f, tables);
-    let types: Vec<Option<interp::Ty>> = interp::args::buffer_element_types(f, tables).into_iter().zip(stored).map(|(read, written)| read.or(written)).collect();
-    let pointer_params: Vec<usize> = f.params.iter().enumerate().filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)).map(|(i, _)| i).collect();
-    for (buffer, param) in result.buffers.iter_mut().zip(pointer_params) {
-        if let Some(Some(ty)) = types.get(param) {
-            if let Some(format) = ty.format() {
-                interp::canonicalize_nans(buffer, format);
-            }
-        }
-    }
-    result.buffers
+fn canonical(module: &Module, entry: &str, result: RunResult) -> Vec<Vec<u8>> {
+    interp::args::canonical_buffers(module, tables::nvptx(), entry, result)
 }
 
 #[derive(Default)]

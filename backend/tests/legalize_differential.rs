@@ -39,22 +39,8 @@ fn launch_for(module: &Module, entry: &str) -> Launch {
     Launch { grid: [2, 1, 1], block: [threads, 1, 1] }
 }
 
-/// The buffers after a run, with NaNs canonicalized by how each buffer is read.
-fn canonical(module: &Module, entry: &str, mut result: RunResult) -> Vec<Vec<u8>> {
-    let tables = tables::nvptx();
-    let f = module.functions.iter().find(|f| f.name == entry).unwrap();
-    // The type a buffer is read as, else the type it is written as (an output buffer).
-    let stored = interp::args::buffer_stored_types(f, tables);
-    let types: Vec<Option<interp::Ty>> = interp::args::buffer_element_types(f, tables).into_iter().zip(stored).map(|(read, written)| read.or(written)).collect();
-    let pointer_params: Vec<usize> = f.params.iter().enumerate().filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)).map(|(i, _)| i).collect();
-    for (buffer, param) in result.buffers.iter_mut().zip(pointer_params) {
-        if let Some(Some(ty)) = types.get(param) {
-            if let Some(format) = ty.format() {
-                interp::canonicalize_nans(buffer, format);
-            }
-        }
-    }
-    result.buffers
+fn canonical(module: &Module, entry: &str, result: RunResult) -> Vec<Vec<u8>> {
+    interp::args::canonical_buffers(module, tables::nvptx(), entry, result)
 }
 
 const APPROXIMATE: &[&str] = &["FSIN", "FCOS", "FEXP2", "FLOG2", "FEXP", "FLOG", "FPOW", "FSINCOS"];

@@ -357,19 +357,7 @@ impl<'a> Combiner<'a> {
             return Some(v);
         }
         let base = format!("k{}", key_literal.unsigned_abs());
-        let mut name = base.clone();
-        let mut n = 0;
-        while self.names.contains(&name) {
-            n += 1;
-            name = format!("{base}.{n}");
-        }
-        self.names.insert(name.clone());
-        let v = ValueId(f.values.len() as u32);
-        f.values.push(ValueInfo { name, ty: vt });
-        self.konst.push(Some(vec![value]));
-        self.site.push(None);
-        self.repl.push(v);
-        self.uses.push(0);
+        let v = self.new_value(f, vt, &base, Some(vec![value]));
         let loc = f.blocks[b].insts[i].loc;
         self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![literal], loc }));
         self.made.insert((b, vt.0 as u16, key_literal), v);
@@ -807,10 +795,9 @@ impl<'a> Combiner<'a> {
         Some(self.insert(f, b, i, self.ops.fneg, vec![Operand::Value(v)], vt, &base))
     }
 
-    /// A new instruction `op operands` of type `vt` inserted before (b, i), its result
-    /// named after `base`.
-    #[allow(clippy::too_many_arguments)]
-    fn insert(&mut self, f: &mut Function, b: usize, i: usize, op: OpcodeId, operands: Vec<Operand>, vt: VtId, base: &str) -> ValueId {
+    /// A new value of type `vt` named after `base` (made unique), with the pass's
+    /// per-value facts.
+    fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<Vec<u128>>) -> ValueId {
         let mut name = base.to_string();
         let mut n = 0;
         while self.names.contains(&name) {
@@ -820,10 +807,19 @@ impl<'a> Combiner<'a> {
         self.names.insert(name.clone());
         let v = ValueId(f.values.len() as u32);
         f.values.push(ValueInfo { name, ty: vt });
-        self.konst.push(None);
+        self.konst.push(konst);
         self.site.push(None);
         self.repl.push(v);
-        self.uses.push(1);
+        self.uses.push(0);
+        v
+    }
+
+    /// A new instruction `op operands` of type `vt` inserted before (b, i), its result
+    /// named after `base`.
+    #[allow(clippy::too_many_arguments)]
+    fn insert(&mut self, f: &mut Function, b: usize, i: usize, op: OpcodeId, operands: Vec<Operand>, vt: VtId, base: &str) -> ValueId {
+        let v = self.new_value(f, vt, base, None);
+        self.uses[v.0 as usize] = 1;
         for o in &operands {
             if let Operand::Value(u) = o {
                 self.uses[u.0 as usize] += 1;

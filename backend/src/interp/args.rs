@@ -261,3 +261,19 @@ mod tests {
         assert!(small > 400, "about half the integers are in 0..=16, found {small}");
     }
 }
+
+/// The buffers of a run of `entry`, with NaNs canonicalized by the element type each
+/// buffer is read as, else the type it is written as (an output buffer): for comparing
+/// two runs whose NaN payloads may differ (the differential tests).
+pub fn canonical_buffers(module: &crate::mir::Module, tables: &TargetTables, entry: &str, mut result: super::RunResult) -> Vec<Vec<u8>> {
+    let Some(f) = module.functions.iter().find(|f| f.name == entry) else { return result.buffers };
+    let stored = buffer_stored_types(f, tables);
+    let types: Vec<Option<Ty>> = buffer_element_types(f, tables).into_iter().zip(stored).map(|(read, written)| read.or(written)).collect();
+    let pointer_params = f.params.iter().enumerate().filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)).map(|(i, _)| i);
+    for (buffer, param) in result.buffers.iter_mut().zip(pointer_params) {
+        if let Some(format) = types.get(param).copied().flatten().and_then(|t| t.format()) {
+            canonicalize_nans(buffer, format);
+        }
+    }
+    result.buffers
+}
