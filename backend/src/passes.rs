@@ -35,6 +35,16 @@ impl<'a> PassContext<'a> {
 }
 
 impl PassContext<'_> {
+    /// Hands a pass's remarks (function, position, message) and its one-line summary
+    /// (reported as function `*`) to `--remarks`, when asked for.
+    fn report(&self, remarks: Vec<(String, crate::mir::Loc, String)>, summary: String) {
+        if let Some(sink) = self.remarks {
+            let mut sink = sink.borrow_mut();
+            sink.extend(remarks.into_iter().map(|(function, loc, message)| crate::legalize::Remark { function, loc, message }));
+            sink.push(crate::legalize::Remark { function: "*".into(), loc: Default::default(), message: summary });
+        }
+    }
+
     fn sm(&self, pass: &str) -> Result<&SmTables, Vec<MirError>> {
         self.sm.ok_or_else(|| vec![MirError::at(self.source.file, self.source.text, 1, 1, format!("pass `{pass}` needs a target SM: add --sm SM"))])
     }
@@ -92,17 +102,11 @@ fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
 
 fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let stats = crate::combine::run(module, cx.tables, cx.sm("combine")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
-    if let Some(sink) = cx.remarks {
-        let mut sink = sink.borrow_mut();
-        for (function, loc, message) in stats.remarks {
-            sink.push(crate::legalize::Remark { function, loc, message });
-        }
-        let summary = format!(
-            "folded {}, simplified {}, strength-reduced {}, re-associated {}, vector chains {}, contracted {}, cse {}",
-            stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted, stats.cse
-        );
-        sink.push(crate::legalize::Remark { function: "*".into(), loc: Default::default(), message: summary });
-    }
+    let summary = format!(
+        "folded {}, simplified {}, strength-reduced {}, re-associated {}, vector chains {}, contracted {}, cse {}",
+        stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted, stats.cse
+    );
+    cx.report(stats.remarks, summary);
     Ok(())
 }
 
@@ -112,17 +116,11 @@ fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> 
 
 fn machine_cse(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let stats = crate::machine::cse::run(module, cx.tables, cx.sm("machine-cse")?, &cx.options).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
-    if let Some(sink) = cx.remarks {
-        let mut sink = sink.borrow_mut();
-        for (function, loc, message) in stats.remarks {
-            sink.push(crate::legalize::Remark { function, loc, message });
-        }
-        let summary = format!(
-            "eliminated {}, suppressed by pressure {}, incremental pressure updates {}, full recomputations {}, verified updates {}",
-            stats.eliminated, stats.suppressed_by_pressure, stats.incremental_updates, stats.full_recomputations, stats.verified_updates
-        );
-        sink.push(crate::legalize::Remark { function: "*".into(), loc: Default::default(), message: summary });
-    }
+    let summary = format!(
+        "eliminated {}, suppressed by pressure {}, incremental pressure updates {}, full recomputations {}, verified updates {}",
+        stats.eliminated, stats.suppressed_by_pressure, stats.incremental_updates, stats.full_recomputations, stats.verified_updates
+    );
+    cx.report(stats.remarks, summary);
     Ok(())
 }
 
