@@ -1,5 +1,6 @@
 //! Time of each pass on generated kernels of a given size (backend::synth), for the
-//! linear-time figures: `cargo run --release -p backend --example pass_times -- 10000 100000 1000000`.
+//! linear-time figures: `cargo run --release -p backend --example pass_times -- 10000 100000 1000000 [SHAPE...]`
+//! (shapes: straight, looped, phis, diamonds).
 //! Prints one line per (shape, size, pass) with milliseconds and the instruction count
 //! after the pass. The passes run with checks off, as `ptxc compile` does.
 
@@ -7,10 +8,18 @@ use std::time::Instant;
 
 fn main() {
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    // Shape names among the arguments select shapes (all by default).
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| a.parse::<usize>().is_err()).collect();
     let sizes = if sizes.is_empty() { vec![10_000, 100_000] } else { sizes };
     let tables = tables::nvptx();
     let sm = tables.find_sm("80").expect("sm_80");
-    for (shape, generate) in [("straight", backend::synth::straight_line as fn(usize) -> String), ("looped", backend::synth::looped)] {
+    let shapes = [
+        ("straight", backend::synth::straight_line as fn(usize) -> String),
+        ("looped", backend::synth::looped),
+        ("phis", backend::synth::many_phis),
+        ("diamonds", backend::synth::diamonds),
+    ];
+    for (shape, generate) in shapes.into_iter().filter(|(s, _)| wanted.is_empty() || wanted.iter().any(|w| w == s)) {
         for &n in &sizes {
             let text = generate(n);
             let start = Instant::now();

@@ -199,7 +199,7 @@ struct CompileArgs {
     verify: bool,
     /// Print the decisions of a pass to stderr: `legalize` prints every legalization
     /// decision (node, type, SM, action and the description line that decided it),
-    /// `combine` every rewrite, `machine-cse` every CSE made or refused.
+    /// `combine` every rewrite, `machine-cse` every CSE made or refused, `machine-licm` every hoist made or refused, `phi-elim` its copy counts (and with --knob cssa-verbosity=1 every copy kept and why).
     #[arg(long, value_name = "PASS")]
     remarks: Option<String>,
     #[command(flatten)]
@@ -218,6 +218,9 @@ struct RunPassArgs {
     /// The SM, for passes that need one.
     #[arg(long)]
     sm: Option<String>,
+    /// Print the pass's decisions to stderr (as `compile --remarks PASS` does).
+    #[arg(long)]
+    remarks: bool,
     #[command(flatten)]
     opt: OptArgs,
     /// Load the target description from DIR instead of the built-in one.
@@ -511,8 +514,8 @@ fn compile(args: CompileArgs) -> Output {
         Err(e) => return failure(e.render()),
     };
     if let Some(pass) = args.remarks.as_deref() {
-        if !["legalize", "combine", "machine-cse"].contains(&pass) {
-            return failure(format!("error: --remarks supports `legalize`, `combine` and `machine-cse`, found `{pass}`\n"));
+        if !["legalize", "combine", "machine-cse", "machine-licm", "phi-elim"].contains(&pass) {
+            return failure(format!("error: --remarks supports `legalize`, `combine`, `machine-cse`, `machine-licm` and `phi-elim`, found `{pass}`\n"));
         }
     }
     let source = crate::mir::verifier::Source { file: &file, text: &text };
@@ -633,10 +636,15 @@ fn run_pass(args: RunPassArgs) -> Output {
         Ok(o) => o,
         Err(e) => return Output { stderr: e, code: 1, ..Output::default() },
     };
+    let remarks = std::cell::RefCell::new(Vec::new());
+    if args.remarks {
+        cx.remarks = Some(&remarks);
+    }
     // A pass its level or knob switches off leaves the MIR as it is, as in the pipeline.
     let result = if pass.enabled(&cx.options) { (pass.run)(&mut module, &cx) } else { Ok(()) };
+    let remarks: String = remarks.take().into_iter().map(|r| format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message)).collect();
     match result {
-        Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), ..Output::default() },
+        Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), stderr: remarks, ..Output::default() },
         Err(errors) => {
             let mut stderr: String = errors.iter().map(|e| e.render()).collect();
             stderr.push_str(&format!("{} error{} in {file}\n", errors.len(), if errors.len() == 1 { "" } else { "s" }));

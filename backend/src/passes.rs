@@ -3,7 +3,7 @@
 //! back.
 //!
 //! Pipeline: verify, legalize (types and operations the SM cannot do, see
-//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), dce (dead-code removal),
+//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), machine-cse, machine-licm (loop-invariant code motion), dce (dead-code removal),
 //! phi-elim (PHI elimination), then PTX emission.
 
 use target_desc::tables::{SmTables, TargetTables};
@@ -124,13 +124,32 @@ fn machine_cse(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirE
     Ok(())
 }
 
+fn machine_licm(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::machine::licm::run(module, cx.tables, cx.sm("machine-licm")?, &cx.options);
+    let summary = format!(
+        "hoisted {}, suppressed by pressure {}, preheaders made {}, loops without a preheader {}",
+        stats.hoisted, stats.suppressed_by_pressure, stats.preheaders_made, stats.no_preheader
+    );
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
 fn dce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     crate::machine::dce::remove_dead_code(module, cx.tables);
     Ok(())
 }
 
 fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    crate::machine::phi_elimination::eliminate_phis(module, cx.tables, cx.sm("phi-elim")?, cx.source)
+    // Coalescing is an optimization: -O0 keeps every copy unless the knob is given.
+    let coalesce = if cx.options.opt_level == OptLevel::O0 && !cx.options.is_set("cssa-coalesce") { 0 } else { cx.options.int("cssa-coalesce").unwrap_or(1) };
+    let verbosity = cx.options.int("cssa-verbosity").unwrap_or(0);
+    let stats = crate::machine::phi_elimination::eliminate_phis(module, cx.tables, cx.sm("phi-elim")?, cx.source, coalesce, verbosity)?;
+    let summary = format!(
+        "phis {}, copies {} before coalescing, coalesced {}, left {}, cycles broken {}",
+        stats.phis, stats.candidates, stats.coalesced, stats.copies_left, stats.cycles_broken
+    );
+    cx.report(stats.remarks, summary);
+    Ok(())
 }
 
 /// Every pass, in pipeline order.
@@ -165,13 +184,26 @@ pub const PASSES: &[PassInfo] = &[
         run: machine_cse,
     },
     PassInfo {
+        name: "machine-licm",
+        description: "hoist loop-invariant machine instructions into the loop's preheader, unless that raises the loop's pressure past the target",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-machine-licm")],
+        run: machine_licm,
+    },
+    PassInfo {
         name: "dce",
         description: "dead machine instruction elimination: remove instructions whose results are unused",
         min_opt: OptLevel::O0,
         switches: &[Switch::DisabledBy("disable-machine-dce")],
         run: dce,
     },
-    PassInfo { name: "phi-elim", description: "replace PHIs with copies (leaves SSA form)", min_opt: OptLevel::O0, switches: &[], run: phi_elim },
+    PassInfo {
+        name: "phi-elim",
+        description: "leave SSA form: PHIs become parallel copies, and copies between values that never interfere are coalesced",
+        min_opt: OptLevel::O0,
+        switches: &[],
+        run: phi_elim,
+    },
 ];
 
 /// Runs every pass on `module` and emits its PTX (what `ptxc compile` does, without
@@ -200,6 +232,8 @@ pub const KNOBS_READ: &[(&str, &str)] = &[
     ("pred-target-adjust", "machine-cse (the predicate pressure target)"),
     ("nv-remat-default-max-reg", "machine-cse (the register pressure target without maxnreg)"),
     ("enable-legalize-types-checking", "legalize"),
+    ("cssa-coalesce", "phi-elim"),
+    ("cssa-verbosity", "phi-elim"),
     ("verify-machineinstrs", "the pass manager (verifies after every pass)"),
 ];
 

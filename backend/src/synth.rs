@@ -52,6 +52,46 @@ pub fn looped(n: usize) -> String {
     kernel(&body)
 }
 
+/// A kernel of about `n` instructions in one loop whose `n / 4` accumulators are all
+/// carried by PHIs (long live ranges, many PHIs in one block: the out-of-SSA stress).
+pub fn many_phis(n: usize) -> String {
+    let count = (n / 4).max(1);
+    let mut body = String::from("  bb.0:\n    %p:p1 = ARG 0\n    %n:i32 = ARG 1\n    %x:f32 = ARG 2\n    %zero:i32 = CONSTANT 0\n    %one:i32 = CONSTANT 1\n    BR %bb.1\n  bb.1:\n");
+    let _ = writeln!(body, "    %i:i32 = PHI %zero, %bb.0, %inext, %bb.1");
+    for k in 0..count {
+        let _ = writeln!(body, "    %a{k}:f32 = PHI %x, %bb.0, %b{k}, %bb.1");
+    }
+    for k in 0..count {
+        let _ = writeln!(body, "    %b{k}:f32 = FADD %a{k}, %a{}", (k + 1) % count);
+    }
+    body.push_str("    %inext:i32 = ADD %i, %one\n    %more:i1 = SETCC lt, %inext, %n\n    BRCOND %more, %bb.1, %bb.2\n  bb.2:\n");
+    for k in 0..count {
+        let _ = writeln!(body, "    STORE %b{k}, %p");
+    }
+    body.push_str("    RET\n");
+    kernel(&body)
+}
+
+/// A kernel of about `n` instructions in a chain of if-then diamonds, each joining
+/// its two values with a PHI (many small blocks and branches).
+pub fn diamonds(n: usize) -> String {
+    let count = (n / 6).max(1);
+    let mut body = String::from("  bb.0:\n    %p:p1 = ARG 0\n    %n:i32 = ARG 1\n    %x:f32 = ARG 2\n    %v0:i32 = COPY %n\n    BR %bb.1\n");
+    for k in 0..count {
+        let (head, then, join) = (1 + 3 * k, 2 + 3 * k, 3 + 3 * k);
+        let _ = write!(
+            body,
+            "  bb.{head}:\n    %c{k}:i1 = SETCC gt, %v{k}, %n\n    BRCOND %c{k}, %bb.{then}, %bb.{join}\n  bb.{then}:\n    %w{k}:i32 = XOR %v{k}, %n\n    BR %bb.{join}\n  bb.{join}:\n    %v{}:i32 = PHI %v{k}, %bb.{head}, %w{k}, %bb.{then}\n",
+            k + 1
+        );
+        if k + 1 < count {
+            let _ = writeln!(body, "    BR %bb.{}", join + 1);
+        }
+    }
+    let _ = write!(body, "    STORE %v{count}, %p\n    RET\n");
+    kernel(&body)
+}
+
 fn kernel(body: &str) -> String {
     format!("---\nname: generated\nkind: kernel\nparams:\n  - {{ name: p, type: p1 }}\n  - {{ name: n, type: i32 }}\n  - {{ name: x, type: f32 }}\nbody: |\n{body}...\n")
 }

@@ -49,6 +49,10 @@ fn configurations() -> Vec<(String, Options)> {
         out.push((format!("-O0 + {pass}"), o));
     }
     out.push(("-O3".to_string(), Options::new(tables, OptLevel::O3)));
+    // Out-of-SSA coalescing of every copy, not only the PHIs' (-O0 runs it with none).
+    let mut all_copies = Options::new(tables, OptLevel::O3);
+    all_copies.set("cssa-coalesce=2").unwrap();
+    out.push(("-O3 cssa-coalesce=2".to_string(), all_copies));
     out
 }
 
@@ -251,6 +255,53 @@ fn copy_prop_mcse_off_leaves_copies() {
     let copies = stop("copy-prop-mcse=false");
     let movs = |t: &str| t.lines().filter(|l| l.contains("= MOV_")).count();
     assert!(movs(&copies) > movs(&propagated), "with copy-prop-mcse=false the removed instructions become copies");
+}
+
+/// Register-to-register moves in PTX (`mov.b32 %r4, %r3;`, not moves of immediates
+/// or special registers).
+fn register_moves(ptx: &str) -> usize {
+    ptx.lines()
+        .filter(|l| {
+            let l = l.trim();
+            l.starts_with("mov.") && l.split(',').nth(1).is_some_and(|src| src.trim().starts_with("%") && !src.contains('.'))
+        })
+        .count()
+}
+
+#[test]
+fn cssa_coalesce_levels_remove_copies() {
+    let compile = |file: &str, level: &str| {
+        let file = path(file);
+        let out = ptxc(&["compile", &file, "--sm", "80", "--knob", &format!("cssa-coalesce={level}")]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        register_moves(&out.stdout)
+    };
+    // Every corpus and legalize kernel: coalescing never adds a move, and removes many.
+    let (mut off, mut on) = (0, 0);
+    for dir in ["tests/corpus", "tests/legalize"] {
+        let mut files: Vec<_> = std::fs::read_dir(root().join(dir)).unwrap().flatten().map(|e| e.path()).collect();
+        files.sort();
+        for p in files.iter().filter(|p| p.extension().is_some_and(|x| x == "mir")) {
+            let rel = p.strip_prefix(root()).unwrap().display().to_string();
+            let (a, b) = (compile(&rel, "0"), compile(&rel, "1"));
+            assert!(b <= a, "{rel}: {b} moves coalesced against {a} without");
+            off += a;
+            on += b;
+        }
+    }
+    println!("register moves in the corpus and tests/legalize at sm_80: {off} without coalescing, {on} with");
+    // Not every move comes from a PHI (selection and legalization make some).
+    assert!(on * 3 < off * 2, "{on} moves with coalescing against {off} without");
+    // Level 2 also coalesces the input's own copies.
+    let file = "tests/machine/copies_coalesce.mir";
+    let (zero, one, two) = (compile(file, "0"), compile(file, "1"), compile(file, "2"));
+    assert!(zero > one && one > two, "moves at levels 0, 1, 2: {zero}, {one}, {two}");
+    // cssa-verbosity names the copies kept and the values that forced them.
+    let file = path("tests/corpus/loop_phi_swap.mir");
+    let quiet = ptxc(&["compile", &file, "--sm", "80", "--remarks", "phi-elim", "-o", "/dev/null"]);
+    let verbose = ptxc(&["compile", &file, "--sm", "80", "--remarks", "phi-elim", "--knob", "cssa-verbosity=1", "-o", "/dev/null"]);
+    assert!(!quiet.stderr.contains("kept") && quiet.stderr.contains("cycles broken 1"), "{}", quiet.stderr);
+    assert!(verbose.stderr.contains("@fib_swap: kept `%a = COPY %a.phi`: %a interferes with %a.from1"), "{}", verbose.stderr);
 }
 
 #[test]

@@ -196,7 +196,11 @@ pub mod props {
     pub const BRANCH: u16 = 1 << 5;
     pub const CALL: u16 = 1 << 6;
     pub const CONVERGENT: u16 = 1 << 7;
-    pub const NAMES: [(&str, u16); 8] = [
+    /// Some inputs make the result undefined (integer division by zero), so the
+    /// instruction may not run where the input program would not (hoisting it out of a
+    /// branch or ahead of a loop's exit test).
+    pub const UNSAFE_TO_SPECULATE: u16 = 1 << 8;
+    pub const NAMES: [(&str, u16); 9] = [
         ("terminator", TERMINATOR),
         ("side_effects", SIDE_EFFECTS),
         ("may_load", MAY_LOAD),
@@ -205,6 +209,7 @@ pub mod props {
         ("branch", BRANCH),
         ("call", CALL),
         ("convergent", CONVERGENT),
+        ("unsafe_to_speculate", UNSAFE_TO_SPECULATE),
     ];
 }
 

@@ -25,6 +25,7 @@ pub struct Cfg {
 impl Cfg {
     pub fn new(f: &Function, tables: &TargetTables) -> Cfg {
         let n = f.blocks.len();
+        let index: std::collections::HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let mut succs = vec![Vec::new(); n];
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
@@ -33,7 +34,7 @@ impl Cfg {
                     continue;
                 }
                 for target in inst.block_operands() {
-                    if let Some(t) = f.block_index(target) {
+                    if let Some(&t) = index.get(&target) {
                         if !succs[b].contains(&t) {
                             succs[b].push(t);
                         }
@@ -88,6 +89,23 @@ impl Cfg {
         self.reachable(a) && self.reachable(b) && self.pre[a] <= self.pre[b] && self.post[b] <= self.post[a]
     }
 
+    /// The dominator-tree preorder number of a reachable block: a block's dominators
+    /// come before it in this order.
+    pub fn preorder_number(&self, b: usize) -> usize {
+        self.pre[b]
+    }
+
+    /// Loop depth of every block: the number of natural loops containing it.
+    pub fn loop_depths(&self) -> Vec<u32> {
+        let mut depth = vec![0u32; self.succs.len()];
+        for l in self.loops() {
+            for &b in &l.blocks {
+                depth[b] += 1;
+            }
+        }
+        depth
+    }
+
     /// Blocks in dominator-tree preorder (reachable blocks only).
     pub fn dom_preorder(&self) -> Vec<usize> {
         let mut out = Vec::with_capacity(self.succs.len());
@@ -102,33 +120,35 @@ impl Cfg {
         out
     }
 
-    /// Natural loops, innermost last is not guaranteed: each with its header and body
-    /// (header included), loops sharing a header merged.
+    /// Natural loops, each with its header and body (header included), loops sharing
+    /// a header merged; in order of their headers. Time: the sum of the loop sizes.
     pub fn loops(&self) -> Vec<Loop> {
-        let mut loops: Vec<Loop> = Vec::new();
+        let mut back_edges: Vec<(usize, usize)> = Vec::new();
         for (latch, s) in self.succs.iter().enumerate() {
             for &header in s {
-                if !self.dominates(header, latch) {
+                if self.dominates(header, latch) {
+                    back_edges.push((header, latch));
+                }
+            }
+        }
+        back_edges.sort_unstable();
+        // `mark[b] == header + 1`: `b` is in the loop of `header` being built.
+        let mut mark = vec![0usize; self.succs.len()];
+        let mut loops: Vec<Loop> = Vec::new();
+        for (header, latch) in back_edges {
+            if loops.last().is_none_or(|l| l.header != header) {
+                mark[header] = header + 1;
+                loops.push(Loop { header, blocks: vec![header] });
+            }
+            let l = loops.last_mut().unwrap();
+            let mut stack = vec![latch];
+            while let Some(b) = stack.pop() {
+                if mark[b] == header + 1 {
                     continue;
                 }
-                let index = match loops.iter().position(|l| l.header == header) {
-                    Some(i) => i,
-                    None => {
-                        loops.push(Loop { header, body: vec![false; self.succs.len()], blocks: vec![header] });
-                        loops.last_mut().unwrap().body[header] = true;
-                        loops.len() - 1
-                    }
-                };
-                let l = &mut loops[index];
-                let mut stack = vec![latch];
-                while let Some(b) = stack.pop() {
-                    if l.body[b] {
-                        continue;
-                    }
-                    l.body[b] = true;
-                    l.blocks.push(b);
-                    stack.extend(self.preds[b].iter().copied().filter(|&p| self.reachable(p)));
-                }
+                mark[b] = header + 1;
+                l.blocks.push(b);
+                stack.extend(self.preds[b].iter().copied().filter(|&p| self.reachable(p)));
             }
         }
         for l in &mut loops {
@@ -140,17 +160,19 @@ impl Cfg {
 
 pub struct Loop {
     pub header: usize,
-    /// Membership per block index.
-    pub body: Vec<bool>,
     /// The member blocks in layout order.
     pub blocks: Vec<usize>,
 }
 
 impl Loop {
+    pub fn contains(&self, b: usize) -> bool {
+        self.blocks.binary_search(&b).is_ok()
+    }
+
     /// The single block outside the loop that enters the header, if it has exactly one
     /// and that block's only successor is the header (a place to hoist into).
     pub fn preheader(&self, cfg: &Cfg) -> Option<usize> {
-        let outside: Vec<usize> = cfg.preds[self.header].iter().copied().filter(|&p| !self.body[p]).collect();
+        let outside: Vec<usize> = cfg.preds[self.header].iter().copied().filter(|&p| !self.contains(p)).collect();
         match outside.as_slice() {
             [p] if cfg.succs[*p].len() == 1 => Some(*p),
             _ => None,

@@ -48,10 +48,8 @@ struct Settings {
     incremental: bool,
     verify_update: bool,
     print_verify: bool,
-    /// The general target without `maxnreg`, and the adjustments.
-    reg_default: i64,
-    reg_adjust: i64,
-    pred_adjust: i64,
+    /// For the pressure targets ([`PressureSets::targets`]).
+    options: Options,
     sm_index: usize,
 }
 
@@ -65,9 +63,7 @@ impl Settings {
             incremental: flag("incremental-update-mcse", true),
             verify_update: flag("verify-update-mcse", false),
             print_verify: flag("print-verify", false),
-            reg_default: options.int("nv-remat-default-max-reg").unwrap_or(i64::from(u32::MAX)),
-            reg_adjust: options.int("reg-target-adjust").unwrap_or(0).clamp(-10, 10),
-            pred_adjust: options.int("pred-target-adjust").unwrap_or(0).clamp(-10, 10),
+            options: options.clone(),
             sm_index,
         }
     }
@@ -89,15 +85,18 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
     Ok(stats)
 }
 
-/// Whether `inst` may be replaced by an equal instruction that dominates it.
-fn candidate(inst: &Inst, tables: &TargetTables) -> bool {
+/// Whether `inst` may be replaced by an equal instruction that dominates it (or, for
+/// MachineLICM, computed once before its loop): it only computes its results.
+pub(crate) fn candidate(inst: &Inst, tables: &TargetTables) -> bool {
     let Opcode::Machine(_) = inst.opcode else { return false };
     let Some(info) = opcode_info(inst.opcode, tables) else { return false };
     if inst.defs.is_empty() || matches!(info.name, "PHI" | "UNDEF" | "COPY") {
         return false;
     }
     let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
-    if info.props & effects != 0 || (info.props & props::MAY_LOAD != 0 && !inst.has_flag("invariant")) {
+    // A selected load keeps `invariant` in its pattern's flags, not its own.
+    let invariant = inst.has_flag("invariant") || matches!(inst.opcode, Opcode::Machine(m) if tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&"invariant")));
+    if info.props & effects != 0 || (info.props & props::MAY_LOAD != 0 && !invariant) {
         return false;
     }
     if info.name == "INTRINSIC" {
@@ -117,8 +116,7 @@ fn key(f: &Function, inst: &Inst) -> String {
 fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s: &Settings, stats: &mut CseStats) -> Result<(), String> {
     let cfg = Cfg::new(f, tables);
     let mut pressure = s.rp_aware.then(|| Pressure::compute(f, &cfg.preds, sets, tables));
-    let reg_target = f.attributes.maxnreg.map_or(s.reg_default, i64::from) + s.reg_adjust;
-    let targets: Vec<i64> = sets.limits.iter().map(|l| l.map_or(reg_target, |l| i64::from(l) + s.pred_adjust)).collect();
+    let targets = sets.targets(f, &s.options);
 
     // Use sites of each value, to rename a CSE'd result's users.
     let mut uses: HashMap<u32, Vec<(usize, usize)>> = HashMap::new();

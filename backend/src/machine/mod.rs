@@ -1,10 +1,11 @@
 //! Machine-level passes after instruction selection, on SSA machine code until PHI
-//! elimination: MachineCSE (pressure-aware), dead-code removal, PHI elimination, and
+//! elimination: MachineCSE (pressure-aware), MachineLICM, dead-code removal, PHI elimination, and
 //! the analyses they share (control flow and dominators in [`cfg`], register pressure
 //! in [`pressure`]).
 
 pub mod cfg;
 pub mod cse;
 pub mod dce;
+pub mod licm;
 pub mod phi_elimination;
 pub mod pressure;

@@ -1,18 +1,61 @@
-//! PHI elimination: each PHI becomes copies, leaving the function out of SSA form
-//! (`ssa: false`).
+//! Out-of-SSA translation: PHIs become copies, and copies between values that never
+//! interfere are coalesced away, leaving the function out of SSA form (`ssa: false`).
 //!
-//! Every PHI gets a register of its own: each predecessor copies its incoming value
-//! into it just before its terminator, and the PHI's block copies it into the PHI's
-//! result at its start. Because the register is private to one PHI, copies for several
-//! PHIs on the same edge cannot overwrite each other (the swap problem), and a copy on
-//! a critical edge is harmless on the other edges, so no edge needs splitting. The copy
-//! instruction is the description's pattern for `COPY` on the value's type.
+//! The last machine pass before emission (reference: `cicc-machine-passes.txt`, PHI
+//! elimination with CSSA coalescing, knobs `cssa-coalesce` and `cssa-verbosity`). The
+//! method is that of Boissinot et al., "Revisiting Out-of-SSA Translation" (CGO 2009):
+//!
+//! 1. Make the function conventional (CSSA): each PHI `x = PHI a1, B1, ...` gets a fresh
+//!    result `x'` and fresh operands `ai'`; each predecessor copies `ai' = ai` in a
+//!    parallel copy just before its terminator, and the PHI's block copies `x = x'` in
+//!    a parallel copy after its PHIs. `{x', a1', ...}` is one congruence class (it can
+//!    share one register, because the fresh values live only across those copies).
+//! 2. Coalesce: visit the copies, innermost loops first, and merge the classes of a
+//!    copy's two sides unless some member of one *interferes* with a member of the
+//!    other: one is live where the other is defined and they hold different values
+//!    (a copy's two sides hold the same value). Liveness is computed per value by
+//!    walking up from its uses; the interference test follows the dominance order of
+//!    the definitions.
+//! 3. Rename every class to one value, drop the PHIs and the copies that became
+//!    `r = r`, and turn each parallel copy into a sequence, breaking a cycle (a swap of
+//!    loop-carried values) with one temporary.
+//!
+//! Because copies are placed before the terminator and coalescing refuses a merge
+//! whenever a value would be overwritten while live on any outgoing edge, no edge
+//! needs splitting and the CFG keeps its structure. `cssa-coalesce=0` keeps every
+//! copy of step 1 (one register per PHI and one per incoming value); `2` also
+//! coalesces the copies selection produced from `COPY` instructions.
 
-use target_desc::tables::{PatternOperand, SmTables, TargetTables};
+use std::collections::{HashMap, HashSet};
+
+use target_desc::tables::{props, PatternOperand, SmTables, TargetTables};
 
 use crate::diagnostics::MirError;
+use crate::machine::cfg::Cfg;
 use crate::mir::verifier::Source;
-use crate::mir::{opcode_info, Function, Inst, Module, Opcode, Operand, ValueInfo};
+use crate::mir::{opcode_info, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+
+/// The most member pairs a merge checks one by one (exact, value-aware test). Above it
+/// the linear dominance-forest test runs, which is exact only for classes whose members
+/// are pairwise disjoint; a merge that fits neither test is refused, which costs a copy
+/// but keeps every function linear in its size.
+const PAIRWISE_LIMIT: usize = 256;
+/// The largest merged class the dominance-forest test examines.
+const FOREST_LIMIT: usize = 128;
+
+/// What the pass did, for `--remarks phi-elim`.
+#[derive(Default)]
+pub struct Stats {
+    pub phis: usize,
+    /// Copies the conventional form needed (step 1), plus the selected `COPY`s at
+    /// `cssa-coalesce=2`.
+    pub candidates: usize,
+    pub coalesced: usize,
+    /// Copies left in the output, cycle temporaries included.
+    pub copies_left: usize,
+    pub cycles_broken: usize,
+    pub remarks: Vec<(String, Loc, String)>,
+}
 
 fn copy_pattern(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<u16> {
     let copy = tables.opcode("COPY")?;
@@ -30,56 +73,692 @@ fn copy_pattern(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<u16> {
         .map(|i| i as u16)
 }
 
-pub fn eliminate_phis(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
+/// Leaves SSA in every function. `coalesce` is the `cssa-coalesce` level and
+/// `verbosity` the `cssa-verbosity` level (1: a remark per copy kept, with the values
+/// that interfere).
+pub fn eliminate_phis(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, coalesce: i64, verbosity: i64) -> Result<Stats, Vec<MirError>> {
     let sm_index = tables.sm_index(sm);
+    let mut copies: HashMap<u8, Option<u16>> = HashMap::new();
+    let mut copy_of = |ty: u8| *copies.entry(ty).or_insert_with(|| copy_pattern(tables, sm_index, ty));
+    let mut stats = Stats::default();
     let mut errors = Vec::new();
     for f in &mut module.functions {
-        eliminate_in_function(f, tables, sm, sm_index, source, &mut errors);
+        let mut pass = OutOfSsa { tables, coalesce, verbosity, stats: &mut stats, copy_of: &mut copy_of };
+        if let Err((loc, ty)) = pass.run(f) {
+            let name = tables.type_info(ty).map(|t| t.name).unwrap_or("?");
+            errors.push(MirError::at(source.file, source.text, loc.line as usize, loc.column as usize, format!("no COPY pattern for {name} on {} in the description", sm.name)));
+        }
     }
     if errors.is_empty() {
-        Ok(())
+        Ok(stats)
     } else {
         Err(errors)
     }
 }
 
-fn eliminate_in_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sm_index: usize, source: Source<'_>, errors: &mut Vec<MirError>) {
-    let is_phi = |inst: &Inst| matches!(inst.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"));
-    let index: std::collections::HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
-    let mut edge_copies: Vec<(usize, Inst)> = Vec::new();
-    for b in 0..f.blocks.len() {
-        let phi_count = f.blocks[b].insts.iter().take_while(|i| is_phi(i)).count();
-        for k in 0..phi_count {
-            let phi = f.blocks[b].insts[k].clone();
-            let result = phi.defs[0];
-            let ty = f.value(result).ty;
-            let Some(copy) = copy_pattern(tables, sm_index, ty.0) else {
-                let name = tables.type_info(ty).map(|t| t.name).unwrap_or("?");
-                errors.push(MirError::at(source.file, source.text, phi.loc.line as usize, phi.loc.column as usize, format!("no COPY pattern for {name} on {} in the description", sm.name)));
-                continue;
-            };
-            let temp = crate::mir::ValueId(f.values.len() as u32);
-            let temp_name = format!("{}.phi", f.value(result).name);
-            f.values.push(ValueInfo { name: temp_name, ty });
-            for pair in phi.operands.chunks(2) {
-                if let [Operand::Value(v), Operand::Block(pred)] = pair {
-                    if let Some(&p) = index.get(pred) {
-                        let inst = Inst { defs: vec![temp], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(*v)], loc: phi.loc };
-                        edge_copies.push((p, inst));
+struct OutOfSsa<'a, 's> {
+    tables: &'a TargetTables,
+    coalesce: i64,
+    verbosity: i64,
+    stats: &'s mut Stats,
+    copy_of: &'s mut dyn FnMut(u8) -> Option<u16>,
+}
+
+/// A copy that coalescing may remove: where it is and how deep in loops.
+struct Candidate {
+    block: usize,
+    index: usize,
+    depth: u32,
+}
+
+/// Per block, the instruction ranges of the two parallel copies step 1 inserted.
+#[derive(Clone, Default)]
+struct Groups {
+    phis: usize,
+    /// `x = x'` copies, right after the PHIs.
+    start: std::ops::Range<usize>,
+    /// `ai' = ai` copies, right before the terminator.
+    end: std::ops::Range<usize>,
+}
+
+impl OutOfSsa<'_, '_> {
+    fn is_phi(&self, inst: &Inst) -> bool {
+        matches!(inst.opcode, Opcode::Generic(g) if self.tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
+    }
+
+    fn is_copy(&self, inst: &Inst) -> bool {
+        let Opcode::Machine(m) = inst.opcode else { return false };
+        let Some(copy) = self.tables.opcode("COPY") else { return false };
+        self.tables.patterns.get(m as usize).is_some_and(|p| p.opcode == copy.0) && inst.defs.len() == 1 && matches!(inst.operands.as_slice(), [Operand::Value(_)])
+    }
+
+    fn run(&mut self, f: &mut Function) -> Result<(), (Loc, target_desc::tables::VtId)> {
+        let has_phis = f.blocks.iter().any(|b| b.insts.first().is_some_and(|i| self.is_phi(i)));
+        if !has_phis && self.coalesce < 2 {
+            f.ssa = false;
+            return Ok(());
+        }
+        let original_values = f.values.len();
+        let mut names: HashSet<String> = f.values.iter().map(|v| v.name.clone()).collect();
+        let groups = self.make_conventional(f, &mut names)?;
+        let cfg = Cfg::new(f, self.tables);
+        let mut candidates = Vec::new();
+        let depth = cfg.loop_depths();
+        for (b, block) in f.blocks.iter().enumerate() {
+            let g = &groups[b];
+            for (i, inst) in block.insts.iter().enumerate() {
+                let grouped = g.start.contains(&i) || g.end.contains(&i);
+                if grouped || (self.coalesce >= 2 && i >= g.phis && self.is_copy(inst)) {
+                    candidates.push(Candidate { block: b, index: i, depth: depth[b] });
+                }
+            }
+        }
+        self.stats.candidates += candidates.len();
+        let mut classes = Classes::new(f);
+        // Each PHI's web {x', a1', ...} is one class from the start.
+        for block in &f.blocks {
+            for inst in block.insts.iter().take_while(|i| self.is_phi(i)) {
+                for v in inst.uses() {
+                    classes.union(inst.defs[0], v);
+                }
+            }
+        }
+        if self.coalesce > 0 {
+            let facts = Facts::new(f, &cfg, &groups, self.tables);
+            classes.sort_members(&facts);
+            // Innermost loops first: a copy left there runs most often.
+            candidates.sort_by_key(|c| (std::cmp::Reverse(c.depth), c.block, c.index));
+            for c in &candidates {
+                let inst = &f.blocks[c.block].insts[c.index];
+                let (d, s) = (inst.defs[0], inst.uses().next().unwrap());
+                match classes.try_merge(d, s, &facts) {
+                    Ok(()) => self.stats.coalesced += 1,
+                    Err(Some((x, y))) if self.verbosity >= 1 => {
+                        let message = format!("kept `%{} = COPY %{}`: %{} interferes with %{}", f.value(d).name, f.value(s).name, f.value(x).name, f.value(y).name);
+                        self.stats.remarks.push((f.name.clone(), inst.loc, message));
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        self.rename_and_sequentialize(f, &groups, &mut classes, original_values, &mut names);
+        f.ssa = false;
+        Ok(())
+    }
+
+    /// Step 1: fresh PHI results and operands, and the two parallel copies per block.
+    fn make_conventional(&mut self, f: &mut Function, names: &mut HashSet<String>) -> Result<Vec<Groups>, (Loc, target_desc::tables::VtId)> {
+        let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
+        let n = f.blocks.len();
+        let mut start: Vec<Vec<Inst>> = vec![Vec::new(); n];
+        let mut end: Vec<Vec<Inst>> = vec![Vec::new(); n];
+        let mut phi_counts = vec![0; n];
+        for b in 0..n {
+            let count = f.blocks[b].insts.iter().take_while(|i| self.is_phi(i)).count();
+            phi_counts[b] = count;
+            for k in 0..count {
+                let phi = f.blocks[b].insts[k].clone();
+                let x = phi.defs[0];
+                let ty = f.value(x).ty;
+                let copy = (self.copy_of)(ty.0).ok_or((phi.loc, ty))?;
+                self.stats.phis += 1;
+                let base = f.value(x).name.clone();
+                let x_in = fresh(f, names, &format!("{base}.phi"), ty);
+                let mut operands = Vec::with_capacity(phi.operands.len());
+                for pair in phi.operands.chunks(2) {
+                    if let [Operand::Value(v), Operand::Block(pred)] = pair {
+                        if let Some(&p) = index.get(pred) {
+                            let a = fresh(f, names, &format!("{base}.from{pred}"), ty);
+                            end[p].push(Inst { defs: vec![a], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(*v)], loc: phi.loc });
+                            operands.extend([Operand::Value(a), Operand::Block(*pred)]);
+                            continue;
+                        }
+                    }
+                    operands.extend(pair.iter().cloned());
+                }
+                start[b].push(Inst { defs: vec![x], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(x_in)], loc: phi.loc });
+                f.blocks[b].insts[k] = Inst { defs: vec![x_in], operands, ..phi };
+            }
+        }
+        let mut groups = vec![Groups::default(); n];
+        for (b, ((block, start), end)) in f.blocks.iter_mut().zip(start).zip(end).enumerate() {
+            let phis = phi_counts[b];
+            let terminator = block.insts.iter().position(|i| opcode_info(i.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR))).unwrap_or(block.insts.len()).max(phis);
+            let (start_len, end_len) = (start.len(), end.len());
+            let tail = block.insts.split_off(terminator);
+            let body = block.insts.split_off(phis);
+            block.insts.extend(start);
+            block.insts.extend(body);
+            let end_at = block.insts.len();
+            block.insts.extend(end);
+            block.insts.extend(tail);
+            groups[b] = Groups { phis, start: phis..phis + start_len, end: end_at..end_at + end_len };
+        }
+        Ok(groups)
+    }
+
+    /// Step 3: one name per class, no PHIs, no `r = r` copies, parallel copies in order.
+    fn rename_and_sequentialize(&mut self, f: &mut Function, groups: &[Groups], classes: &mut Classes, original_values: usize, names: &mut HashSet<String>) {
+        let phi_results: HashSet<u32> = groups.iter().zip(&f.blocks).flat_map(|(g, b)| b.insts[g.start.clone()].iter().map(|i| i.defs[0].0)).collect();
+        let rename = classes.representatives(original_values, &phi_results);
+        for b in 0..f.blocks.len() {
+            let insts = std::mem::take(&mut f.blocks[b].insts);
+            let g = &groups[b];
+            let mut out = Vec::with_capacity(insts.len());
+            let mut parallel: Vec<(ValueId, ValueId, Loc)> = Vec::new();
+            for (i, mut inst) in insts.into_iter().enumerate() {
+                if i < g.phis {
+                    continue;
+                }
+                let in_group = g.start.contains(&i) || g.end.contains(&i);
+                for d in &mut inst.defs {
+                    *d = rename[d.0 as usize];
+                }
+                for o in &mut inst.operands {
+                    if let Operand::Value(v) = o {
+                        *v = rename[v.0 as usize];
+                    }
+                }
+                if in_group {
+                    let s = inst.uses().next().unwrap();
+                    if inst.defs[0] != s {
+                        parallel.push((inst.defs[0], s, inst.loc));
+                    }
+                    let last = i + 1 == g.start.end || i + 1 == g.end.end;
+                    if last {
+                        self.sequentialize(f, &mut parallel, &mut out, names);
+                    }
+                    continue;
+                }
+                if self.is_copy(&inst) {
+                    if inst.uses().next() == Some(inst.defs[0]) {
+                        continue;
+                    }
+                    if self.coalesce >= 2 {
+                        self.stats.copies_left += 1;
+                    }
+                }
+                out.push(inst);
+            }
+            f.blocks[b].insts = out;
+        }
+    }
+
+    /// Emits a parallel copy as a sequence of the description's copies, with one
+    /// temporary per type for the cycles.
+    fn sequentialize(&mut self, f: &mut Function, parallel: &mut Vec<(ValueId, ValueId, Loc)>, out: &mut Vec<Inst>, names: &mut HashSet<String>) {
+        if parallel.is_empty() {
+            return;
+        }
+        let copies: Vec<(ValueId, ValueId)> = parallel.iter().map(|&(d, s, _)| (d, s)).collect();
+        let loc = parallel[0].2;
+        parallel.clear();
+        let mut temps: HashMap<u8, ValueId> = HashMap::new();
+        let sequence = sequentialize(&copies, |v| {
+            let ty = f.value(v).ty;
+            if let Some(&t) = temps.get(&ty.0) {
+                return t;
+            }
+            let name = format!("{}.swap", f.value(v).name);
+            let t = fresh(f, names, &name, ty);
+            temps.insert(ty.0, t);
+            t
+        });
+        self.stats.cycles_broken += sequence.len() - copies.len();
+        for (d, s) in sequence {
+            let copy = (self.copy_of)(f.value(d).ty.0).expect("a copy of this type was made in step 1");
+            out.push(Inst { defs: vec![d], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(s)], loc });
+            self.stats.copies_left += 1;
+        }
+    }
+}
+
+/// Orders a parallel copy `(destination, source)` (destinations distinct and never
+/// their own source; a source may feed several) into a sequence of copies with the
+/// same effect. A copy whose destination no pending copy still reads goes first;
+/// what remains are cycles, each broken by saving one destination in `temp(that
+/// destination)`, a spare location of its kind. One copy more than the input per cycle.
+pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(copies: &[(T, T)], mut temp: impl FnMut(T) -> T) -> Vec<(T, T)> {
+    let mut out = Vec::with_capacity(copies.len() + 1);
+    // `location[v]`: where the value `v` held before the parallel copy is now.
+    let mut location: HashMap<T, T> = HashMap::new();
+    let mut source_of: HashMap<T, T> = HashMap::new();
+    for &(d, s) in copies {
+        location.insert(s, s);
+        source_of.insert(d, s);
+    }
+    let mut ready: Vec<T> = copies.iter().rev().map(|c| c.0).filter(|d| !location.contains_key(d)).collect();
+    let mut to_do: Vec<T> = copies.iter().rev().map(|c| c.0).collect();
+    let mut written: HashSet<T> = HashSet::new();
+    loop {
+        while let Some(d) = ready.pop() {
+            let s = source_of[&d];
+            // A source no copy overwrites is read in place, even after it was copied.
+            let at = if source_of.contains_key(&s) { location[&s] } else { s };
+            out.push((d, at));
+            written.insert(d);
+            location.insert(s, d);
+            // `s` still held its own value, now saved in `d`: it may be overwritten.
+            if at == s && source_of.contains_key(&s) && !written.contains(&s) {
+                ready.push(s);
+            }
+        }
+        let Some(next) = to_do.pop() else { break };
+        if !written.contains(&next) {
+            // Nothing is ready, so every copy left is in a cycle, one through `next`.
+            let t = temp(next);
+            out.push((t, next));
+            location.insert(next, t);
+            ready.push(next);
+        }
+    }
+    out
+}
+
+/// A fresh value with a name no other value of the function has.
+fn fresh(f: &mut Function, names: &mut HashSet<String>, base: &str, ty: target_desc::tables::VtId) -> ValueId {
+    let mut name = base.to_string();
+    let mut n = 1;
+    while names.contains(&name) {
+        name = format!("{base}.{n}");
+        n += 1;
+    }
+    names.insert(name.clone());
+    f.values.push(ValueInfo { name, ty });
+    ValueId(f.values.len() as u32 - 1)
+}
+
+/// Where each value is defined, where it is live, and which value it holds, in the
+/// conventional form of step 1.
+struct Facts<'c> {
+    cfg: &'c Cfg,
+    /// Block and position of each value's definition (`u32::MAX` block: never defined).
+    def_block: Vec<u32>,
+    def_pos: Vec<u32>,
+    /// Per block, the values live at its end, sorted.
+    live_out: Vec<Vec<u32>>,
+    /// Per block, (value, position of its last use in the block), sorted by value.
+    last_use: Vec<Vec<(u32, u32)>>,
+    /// The value each value holds: a copy's destination holds its source's.
+    value: Vec<u32>,
+}
+
+impl<'c> Facts<'c> {
+    fn new(f: &Function, cfg: &'c Cfg, groups: &[Groups], tables: &TargetTables) -> Facts<'c> {
+        let nv = f.values.len();
+        let nb = f.blocks.len();
+        let (mut def_block, mut def_pos) = (vec![u32::MAX; nv], vec![0u32; nv]);
+        let mut last_use: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nb];
+        // (value, block) pairs: uses by non-PHI instructions, and PHI operands, which
+        // are used at the end of their predecessor.
+        let mut uses: Vec<(u32, u32)> = Vec::new();
+        let mut phi_uses: Vec<(u32, u32)> = Vec::new();
+        let mut value: Vec<u32> = (0..nv as u32).collect();
+        let mut copy_source: Vec<Option<u32>> = vec![None; nv];
+        let copy = tables.opcode("COPY");
+        let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
+        for (b, block) in f.blocks.iter().enumerate() {
+            let g = &groups[b];
+            for (i, inst) in block.insts.iter().enumerate() {
+                // The members of a parallel copy all sit at its first position.
+                let pos = if i < g.phis {
+                    0
+                } else if g.start.contains(&i) {
+                    g.start.start
+                } else if g.end.contains(&i) {
+                    g.end.start
+                } else {
+                    i
+                } as u32;
+                for d in &inst.defs {
+                    def_block[d.0 as usize] = b as u32;
+                    def_pos[d.0 as usize] = pos;
+                }
+                if i < g.phis {
+                    for pair in inst.operands.chunks(2) {
+                        if let [Operand::Value(v), Operand::Block(pred)] = pair {
+                            if let Some(&p) = index.get(pred) {
+                                phi_uses.push((v.0, p as u32));
+                            }
+                        }
+                    }
+                    continue;
+                }
+                for v in inst.uses() {
+                    uses.push((v.0, b as u32));
+                    last_use[b].push((v.0, pos));
+                }
+                let is_copy = matches!(inst.opcode, Opcode::Machine(m) if copy.is_some_and(|c| tables.patterns.get(m as usize).is_some_and(|p| p.opcode == c.0)));
+                if is_copy && inst.defs.len() == 1 {
+                    if let [Operand::Value(s)] = inst.operands.as_slice() {
+                        copy_source[inst.defs[0].0 as usize] = Some(s.0);
                     }
                 }
             }
-            f.blocks[b].insts[k] = Inst { defs: vec![result], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(temp)], loc: phi.loc };
+        }
+        for l in &mut last_use {
+            l.sort_unstable();
+            // Keep the largest position per value (the last of each run).
+            let mut kept: Vec<(u32, u32)> = Vec::with_capacity(l.len());
+            for &(v, p) in l.iter() {
+                match kept.last_mut() {
+                    Some(last) if last.0 == v => last.1 = p,
+                    _ => kept.push((v, p)),
+                }
+            }
+            *l = kept;
+        }
+        // A copy's source is defined before it in dominance order, so resolving values
+        // along copy chains (with path compression) terminates.
+        for v in 0..nv {
+            let mut chain = Vec::new();
+            let mut at = v as u32;
+            while let Some(s) = copy_source[at as usize] {
+                if value[at as usize] != at || chain.len() > nv {
+                    break;
+                }
+                chain.push(at);
+                at = s;
+            }
+            let root = value[at as usize];
+            for c in chain {
+                value[c as usize] = root;
+            }
+        }
+        uses.sort_unstable();
+        uses.dedup();
+        phi_uses.sort_unstable();
+        phi_uses.dedup();
+        // Liveness by walking up from each value's uses, values in increasing order so
+        // every block's live-out list comes out sorted.
+        let mut live_out: Vec<Vec<u32>> = vec![Vec::new(); nb];
+        let (mut stamp_in, mut stamp_out) = (vec![u32::MAX; nb], vec![u32::MAX; nb]);
+        let (mut ui, mut pi) = (0, 0);
+        let mut work = Vec::new();
+        for v in 0..nv as u32 {
+            let db = def_block[v as usize];
+            let enter = |b: u32, work: &mut Vec<u32>, stamp_in: &mut Vec<u32>| {
+                if b != db && stamp_in[b as usize] != v {
+                    stamp_in[b as usize] = v;
+                    work.push(b);
+                }
+            };
+            while ui < uses.len() && uses[ui].0 == v {
+                enter(uses[ui].1, &mut work, &mut stamp_in);
+                ui += 1;
+            }
+            while pi < phi_uses.len() && phi_uses[pi].0 == v {
+                let p = phi_uses[pi].1;
+                if stamp_out[p as usize] != v {
+                    stamp_out[p as usize] = v;
+                    live_out[p as usize].push(v);
+                }
+                enter(p, &mut work, &mut stamp_in);
+                pi += 1;
+            }
+            while let Some(b) = work.pop() {
+                for &q in &cfg.preds[b as usize] {
+                    if stamp_out[q] != v {
+                        stamp_out[q] = v;
+                        live_out[q].push(v);
+                    }
+                    enter(q as u32, &mut work, &mut stamp_in);
+                }
+            }
+        }
+        Facts { cfg, def_block, def_pos, live_out, last_use, value }
+    }
+
+    fn reachable(&self, v: u32) -> bool {
+        let b = self.def_block[v as usize];
+        b != u32::MAX && self.cfg.reachable(b as usize)
+    }
+
+    /// The dominance order of definitions: dominators first.
+    fn order_key(&self, v: u32) -> (usize, u32, u32) {
+        (self.cfg.preorder_number(self.def_block[v as usize] as usize), self.def_pos[v as usize], v)
+    }
+
+    /// Whether `a`'s definition dominates `b`'s (or is at the same point).
+    fn dominates(&self, a: u32, b: u32) -> bool {
+        let (ba, bb) = (self.def_block[a as usize] as usize, self.def_block[b as usize] as usize);
+        if ba == bb {
+            self.def_pos[a as usize] <= self.def_pos[b as usize]
+        } else {
+            self.cfg.dominates(ba, bb)
         }
     }
-    for (p, inst) in edge_copies {
-        let block = &mut f.blocks[p];
-        let terminator_at = block
-            .insts
-            .iter()
-            .position(|i| opcode_info(i.opcode, tables).is_some_and(|o| o.has(target_desc::tables::props::TERMINATOR)))
-            .unwrap_or(block.insts.len());
-        block.insts.insert(terminator_at, inst);
+
+    /// Whether `a` is live just after the definition of `b`, assuming `a`'s definition
+    /// dominates `b`'s. A use at the same point (a parallel copy reading `a` while
+    /// writing `b`) does not count.
+    fn live_after_def(&self, a: u32, b: u32) -> bool {
+        let block = self.def_block[b as usize] as usize;
+        let pos = self.def_pos[b as usize];
+        self.live_out[block].binary_search(&a).is_ok() || self.last_use[block].binary_search_by_key(&a, |&(v, _)| v).is_ok_and(|i| self.last_use[block][i].1 > pos)
     }
-    f.ssa = false;
+
+    /// Whether the live ranges of `a` and `b` overlap (in strict SSA, only when one's
+    /// definition dominates the other's and it is live there).
+    fn intersect(&self, a: u32, b: u32) -> bool {
+        if self.dominates(a, b) && self.live_after_def(a, b) {
+            return true;
+        }
+        self.dominates(b, a) && self.live_after_def(b, a)
+    }
+}
+
+/// Congruence classes: every member of a class will be one register.
+struct Classes {
+    class: Vec<u32>,
+    /// Members of each class with more than one, in dominance order of definitions.
+    members: HashMap<u32, Vec<u32>>,
+    /// Classes holding two members whose live ranges overlap (with the same value):
+    /// the dominance-forest test is not exact for them.
+    overlapping: HashSet<u32>,
+}
+
+impl Classes {
+    fn new(f: &Function) -> Classes {
+        Classes { class: (0..f.values.len() as u32).collect(), members: HashMap::new(), overlapping: HashSet::new() }
+    }
+
+    /// Joins two classes without an interference check (a PHI's web, which step 1 made
+    /// interference-free). Members are re-sorted later, when facts exist.
+    fn union(&mut self, a: ValueId, b: ValueId) {
+        let (ca, cb) = (self.class[a.0 as usize], self.class[b.0 as usize]);
+        if ca == cb {
+            return;
+        }
+        let (keep, gone) = if self.members.get(&ca).map_or(1, Vec::len) >= self.members.get(&cb).map_or(1, Vec::len) { (ca, cb) } else { (cb, ca) };
+        let moved = self.members.remove(&gone).unwrap_or_else(|| vec![gone]);
+        for &m in &moved {
+            self.class[m as usize] = keep;
+        }
+        let mut list = self.members.remove(&keep).unwrap_or_else(|| vec![keep]);
+        list.extend(moved);
+        list.sort_unstable();
+        self.members.insert(keep, list);
+    }
+
+    /// Puts every class's members in dominance order of their definitions, the order
+    /// [`Classes::try_merge`] keeps.
+    fn sort_members(&mut self, facts: &Facts<'_>) {
+        for list in self.members.values_mut() {
+            list.sort_by_key(|&v| facts.order_key(v));
+        }
+    }
+
+    fn size(&self, c: u32) -> usize {
+        self.members.get(&c).map_or(1, Vec::len)
+    }
+
+    /// Merges the classes of `d` and `s` unless they interfere; on refusal, names the
+    /// two values that interfere when the test found them.
+    fn try_merge(&mut self, d: ValueId, s: ValueId, facts: &Facts<'_>) -> Result<(), Option<(ValueId, ValueId)>> {
+        let (cd, cs) = (self.class[d.0 as usize], self.class[s.0 as usize]);
+        if cd == cs {
+            return Ok(());
+        }
+        let (na, nb) = (self.size(cd), self.size(cs));
+        let pairwise = na * nb <= PAIRWISE_LIMIT;
+        let forest = na + nb <= FOREST_LIMIT && !self.overlapping.contains(&cd) && !self.overlapping.contains(&cs);
+        if !pairwise && !forest {
+            return Err(None);
+        }
+        let a = self.members.remove(&cd).unwrap_or_else(|| vec![cd]);
+        let b = self.members.remove(&cs).unwrap_or_else(|| vec![cs]);
+        let verdict = if a.iter().chain(&b).any(|&v| !facts.reachable(v)) {
+            Err(None)
+        } else if pairwise {
+            Self::pairwise_test(&a, &b, facts)
+        } else {
+            Self::forest_test(&a, &b, facts).map(|()| false)
+        };
+        let same_value_overlap = match verdict {
+            Ok(o) => o,
+            Err(e) => {
+                self.put_back(cd, a);
+                self.put_back(cs, b);
+                return Err(e);
+            }
+        };
+        // Union by size, so a value changes class O(log n) times.
+        let (keep, gone, moved) = if a.len() >= b.len() { (cd, cs, &b) } else { (cs, cd, &a) };
+        for &m in moved {
+            self.class[m as usize] = keep;
+        }
+        let merged = merge_sorted(&a, &b, |&v| facts.order_key(v));
+        self.members.insert(keep, merged);
+        if same_value_overlap | self.overlapping.remove(&gone) {
+            self.overlapping.insert(keep);
+        }
+        Ok(())
+    }
+
+    fn put_back(&mut self, c: u32, list: Vec<u32>) {
+        if list.len() > 1 {
+            self.members.insert(c, list);
+        }
+    }
+
+    /// Every pair: exact, values included. `Ok(true)` when some pair overlaps with the
+    /// same value (allowed, but the merged class is then not overlap-free).
+    fn pairwise_test(a: &[u32], b: &[u32], facts: &Facts<'_>) -> Result<bool, Option<(ValueId, ValueId)>> {
+        let mut same_value_overlap = false;
+        for &x in a {
+            for &y in b {
+                if facts.intersect(x, y) {
+                    if facts.value[x as usize] != facts.value[y as usize] {
+                        return Err(Some((ValueId(x), ValueId(y))));
+                    }
+                    same_value_overlap = true;
+                }
+            }
+        }
+        Ok(same_value_overlap)
+    }
+
+    /// Budimlic's test, linear in the two classes: when each class is free of overlaps,
+    /// the union has one iff some value overlaps its nearest dominating member.
+    fn forest_test(a: &[u32], b: &[u32], facts: &Facts<'_>) -> Result<(), Option<(ValueId, ValueId)>> {
+        let mut stack: Vec<(u32, bool)> = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let take_a = j == b.len() || (i < a.len() && facts.order_key(a[i]) <= facts.order_key(b[j]));
+            let (v, red) = if take_a {
+                i += 1;
+                (a[i - 1], true)
+            } else {
+                j += 1;
+                (b[j - 1], false)
+            };
+            while stack.last().is_some_and(|&(top, _)| !facts.dominates(top, v)) {
+                stack.pop();
+            }
+            if let Some(&(parent, parent_red)) = stack.last() {
+                if parent_red != red && facts.live_after_def(parent, v) {
+                    return Err(Some((ValueId(parent), ValueId(v))));
+                }
+            }
+            stack.push((v, red));
+        }
+        Ok(())
+    }
+
+    /// The value each value is renamed to, so that printed MIR keeps the user's names:
+    /// a class is named after its first PHI result when it has one (a loop counter
+    /// after the counter, not after its initial constant), else after its first value
+    /// from the input, else after its first value.
+    fn representatives(&self, original_values: usize, phi_results: &HashSet<u32>) -> Vec<ValueId> {
+        let mut rename: Vec<ValueId> = (0..self.class.len() as u32).map(ValueId).collect();
+        for members in self.members.values() {
+            let best = members.iter().copied().min_by_key(|&m| (!phi_results.contains(&m), m as usize >= original_values, m)).expect("classes are not empty");
+            for &m in members {
+                rename[m as usize] = ValueId(best);
+            }
+        }
+        rename
+    }
+}
+
+/// The merge of two lists sorted by `key`.
+fn merge_sorted<K: Ord>(a: &[u32], b: &[u32], key: impl Fn(&u32) -> K) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if key(&a[i]) <= key(&b[j]) {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sequentialize;
+    use proptest::prelude::*;
+
+    /// Runs a sequence of copies on registers that start out holding their own number.
+    fn run(copies: &[(u32, u32)], registers: usize) -> Vec<u32> {
+        let mut r: Vec<u32> = (0..registers as u32).collect();
+        for &(d, s) in copies {
+            r[d as usize] = r[s as usize];
+        }
+        r
+    }
+
+    proptest! {
+        /// Any parallel copy (cycles, chains, fan-out) becomes a sequence that leaves
+        /// every register as the parallel copy would, with one extra copy per cycle.
+        #[test]
+        fn sequences_do_what_the_parallel_copy_does(sources in proptest::collection::vec(proptest::option::of(0u32..8), 8)) {
+            const TEMP: u32 = 8;
+            let copies: Vec<(u32, u32)> = sources.iter().enumerate().filter_map(|(d, s)| s.filter(|&s| s != d as u32).map(|s| (d as u32, s))).collect();
+            let sequence = sequentialize(&copies, |_| TEMP);
+            let mut expected: Vec<u32> = (0..=TEMP).collect();
+            for &(d, s) in &copies {
+                expected[d as usize] = s;
+            }
+            let got = run(&sequence, TEMP as usize + 1);
+            prop_assert_eq!(&got[..TEMP as usize], &expected[..TEMP as usize], "sequence {:?} of {:?}", sequence, copies);
+            // A permutation of k registers in c cycles needs k + c copies, never more.
+            prop_assert!(sequence.len() <= copies.len() + copies.len() / 2);
+        }
+    }
+
+    #[test]
+    fn a_swap_takes_three_copies() {
+        let sequence = sequentialize(&[(0, 1), (1, 0)], |_| 9);
+        assert_eq!(sequence.len(), 3);
+        assert_eq!(run(&sequence, 10)[..2], [1, 0]);
+        // A chain needs no temporary, whatever order the copies come in.
+        assert_eq!(sequentialize(&[(1, 0), (2, 1)], |_| 9), vec![(2, 1), (1, 0)]);
+    }
 }

@@ -53,6 +53,18 @@ impl PressureSets {
         PressureSets { names, by_type, limits }
     }
 
+    /// The pressure target of each set for `f`: the general set's is the function's
+    /// `maxnreg`, else `nv-remat-default-max-reg`, plus `reg-target-adjust`; a limited
+    /// set's is its class's limit plus `pred-target-adjust` (both adjustments clamped
+    /// to -10..10, as the reference's are).
+    pub fn targets(&self, f: &Function, options: &crate::options::Options) -> Vec<i64> {
+        let reg_default = options.int("nv-remat-default-max-reg").unwrap_or(i64::from(u32::MAX));
+        let reg_adjust = options.int("reg-target-adjust").unwrap_or(0).clamp(-10, 10);
+        let pred_adjust = options.int("pred-target-adjust").unwrap_or(0).clamp(-10, 10);
+        let reg_target = f.attributes.maxnreg.map_or(reg_default, i64::from) + reg_adjust;
+        self.limits.iter().map(|l| l.map_or(reg_target, |l| i64::from(l) + pred_adjust)).collect()
+    }
+
     pub fn of(&self, f: &Function, v: ValueId) -> Option<(usize, u32)> {
         self.by_type.get(f.value(v).ty.0 as usize).copied().flatten()
     }

@@ -1,0 +1,260 @@
+//! MachineLICM: loop-invariant code motion on SSA machine code, after MachineCSE and
+//! before PHI elimination (reference: `cicc-machine-passes.txt`, MachineLICM in the
+//! pre-RA pipeline; knob `disable-machine-licm`).
+//!
+//! An instruction is invariant in a loop when it only computes its results (the
+//! MachineCSE candidates: no store, call, barrier or side effect, loads only of
+//! invariant memory) and every value it reads is defined outside the loop or by an
+//! instruction already hoisted. Invariant instructions move, in dominance order, to
+//! the end of the loop's preheader, so they run once instead of once per iteration.
+//! Inner loops go first, and a loop's new preheader belongs to the enclosing loop,
+//! so an instruction invariant in both moves out of both.
+//!
+//! Safety: the preheader always reaches the header, so the header's instructions run
+//! at least once wherever they went; an instruction elsewhere in the loop moves
+//! only when it is safe to run where the input would not (no load, no opcode with
+//! `unsafe_to_speculate` in the description), or when its block dominates every exit
+//! of the loop (it ran in the input whenever the loop was entered).
+//!
+//! Pressure: a hoisted value is live across the whole loop. The pass keeps each
+//! loop's peak pressure per set (from [`super::pressure`]) plus what it already
+//! hoisted, and refuses a hoist that would take the peak past the target (the same
+//! targets as MachineCSE: `maxnreg` or `nv-remat-default-max-reg`,
+//! `reg-target-adjust`, the predicate limit and `pred-target-adjust`).
+//!
+//! A loop whose header has one predecessor outside the loop gets a preheader if that
+//! predecessor also branches elsewhere: a new block on that edge, laid out just before
+//! the header, so the CFG keeps its shape. Loops entered from several blocks are left
+//! alone.
+
+use target_desc::tables::{props, SmTables, TargetTables};
+
+use super::cfg::Cfg;
+use super::pressure::{Pressure, PressureSets};
+use crate::mir::{opcode_info, Block, Function, Inst, Loc, Module, Opcode, Operand};
+use crate::options::Options;
+
+/// What the pass did, for `--remarks machine-licm` and tests.
+#[derive(Clone, Debug, Default)]
+pub struct LicmStats {
+    pub hoisted: usize,
+    pub suppressed_by_pressure: usize,
+    pub preheaders_made: usize,
+    /// Loops with invariant instructions but several entering blocks.
+    pub no_preheader: usize,
+    pub remarks: Vec<(String, Loc, String)>,
+}
+
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> LicmStats {
+    let sets = PressureSets::new(tables, sm);
+    let mut stats = LicmStats::default();
+    for f in &mut module.functions {
+        if f.ssa {
+            licm_function(f, tables, tables.sm_index(sm), &sets, options, &mut stats);
+        }
+    }
+    stats
+}
+
+fn is_phi(inst: &Inst, tables: &TargetTables) -> bool {
+    matches!(inst.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
+}
+
+fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
+    opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0)
+}
+
+fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets: &PressureSets, options: &Options, stats: &mut LicmStats) {
+    let cfg = Cfg::new(f, tables);
+    let mut loops = cfg.loops();
+    if loops.is_empty() {
+        return;
+    }
+    // Inner loops first (a nested loop has fewer blocks than the loops around it).
+    loops.sort_by_key(|l| (l.blocks.len(), l.header));
+    let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
+    let targets = sets.targets(f, options);
+    let original_blocks = f.blocks.len();
+    // Pressure added to each block by hoisting so far, per set; new blocks start with
+    // their header's peak.
+    let mut peak: Vec<Vec<i64>> = pressure.peak.iter().map(|p| p.iter().map(|&x| i64::from(x)).collect()).collect();
+    let mut def_block = vec![usize::MAX; f.values.len()];
+    for (b, block) in f.blocks.iter().enumerate() {
+        for inst in &block.insts {
+            for d in &inst.defs {
+                def_block[d.0 as usize] = b;
+            }
+        }
+    }
+    let preorder = cfg.dom_preorder();
+    // New preheaders: (block index, the header it enters).
+    let mut made: Vec<(usize, usize)> = Vec::new();
+    let mut next_number = f.blocks.iter().map(|b| b.number).max().unwrap_or(0) + 1;
+    // `mark[b] == k + 1`: block `b` is in the k-th loop (the one being processed).
+    let mut mark = vec![0usize; original_blocks];
+    for (k, l) in loops.iter().enumerate() {
+        for &b in &l.blocks {
+            mark[b] = k + 1;
+        }
+        let in_loop = |b: usize| mark[b] == k + 1;
+        // The new preheaders of inner loops are in this loop too.
+        let inner_preheaders: Vec<(usize, usize)> = made.iter().copied().filter(|&(_, h)| in_loop(h) && h != l.header).collect();
+        let member = |b: usize| if b < original_blocks { in_loop(b) } else { inner_preheaders.iter().any(|&(p, _)| p == b) };
+        let exiting: Vec<usize> = l.blocks.iter().copied().filter(|&b| cfg.succs[b].iter().any(|&s| !in_loop(s))).collect();
+        let guaranteed = |b: usize| {
+            let b = if b < original_blocks { b } else { inner_preheaders.iter().find(|&&(p, _)| p == b).map_or(b, |&(_, h)| h) };
+            exiting.iter().all(|&e| cfg.dominates(b, e))
+        };
+        // Blocks in dominance order, each new preheader just before its header.
+        let mut order = Vec::with_capacity(l.blocks.len());
+        for &b in preorder.iter().filter(|&&b| in_loop(b)) {
+            order.extend(inner_preheaders.iter().filter(|&&(_, h)| h == b).map(|&(p, _)| p));
+            order.push(b);
+        }
+        let loop_blocks: Vec<usize> = order.clone();
+        let mut loop_peak: Vec<i64> = (0..sets.names.len()).map(|s| loop_blocks.iter().map(|&b| peak[b][s]).max().unwrap_or(0)).collect();
+        let mut added = vec![0i64; sets.names.len()];
+        let mut hoist: Vec<(usize, usize)> = Vec::new();
+        let mut hoisted_here = std::collections::HashSet::new();
+        for &b in &order {
+            for (i, inst) in f.blocks[b].insts.iter().enumerate() {
+                if is_phi(inst, tables) || !super::cse::candidate(inst, tables) {
+                    continue;
+                }
+                let invariant = inst.uses().all(|v| {
+                    let d = def_block[v.0 as usize];
+                    (d != usize::MAX && !member(d)) || hoisted_here.contains(&v.0)
+                });
+                if !invariant {
+                    continue;
+                }
+                let info = opcode_info(inst.opcode, tables).expect("candidates have an opcode");
+                let speculatable = info.props & (props::MAY_LOAD | props::UNSAFE_TO_SPECULATE) == 0;
+                if !speculatable && !guaranteed(b) {
+                    continue;
+                }
+                let mut weight = vec![0i64; sets.names.len()];
+                for d in &inst.defs {
+                    if let Some((s, w)) = sets.of(f, *d) {
+                        weight[s] += i64::from(w);
+                    }
+                }
+                if let Some(s) = (0..weight.len()).find(|&s| weight[s] > 0 && loop_peak[s] + weight[s] > targets[s]) {
+                    stats.suppressed_by_pressure += 1;
+                    let message = format!("not hoisted: {} pressure in the loop would reach {}, above the target {}", sets.names[s], loop_peak[s] + weight[s], targets[s]);
+                    stats.remarks.push((f.name.clone(), inst.loc, message));
+                    continue;
+                }
+                for s in 0..weight.len() {
+                    loop_peak[s] += weight[s];
+                    added[s] += weight[s];
+                }
+                hoisted_here.extend(inst.defs.iter().map(|d| d.0));
+                hoist.push((b, i));
+            }
+        }
+        if hoist.is_empty() {
+            continue;
+        }
+        let Some(preheader) = preheader(f, &cfg, l, tables, sm_index, &mut made, &mut next_number) else {
+            stats.no_preheader += 1;
+            continue;
+        };
+        if preheader >= peak.len() {
+            stats.preheaders_made += 1;
+            peak.push(peak[l.header].clone());
+        }
+        for &b in &loop_blocks {
+            for s in 0..added.len() {
+                peak[b][s] += added[s];
+            }
+        }
+        // Move the instructions, keeping their order.
+        let mut moved = Vec::with_capacity(hoist.len());
+        for &(b, i) in &hoist {
+            let inst = f.blocks[b].insts[i].clone();
+            let message = format!("hoisted to bb.{}", f.blocks[preheader].number);
+            stats.remarks.push((f.name.clone(), inst.loc, message));
+            for d in &inst.defs {
+                def_block[d.0 as usize] = preheader;
+            }
+            moved.push(inst);
+        }
+        stats.hoisted += moved.len();
+        let mut by_block: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+        for &(b, i) in &hoist {
+            by_block.entry(b).or_default().push(i);
+        }
+        for (b, indices) in by_block {
+            let mut k = 0;
+            let mut at = 0;
+            f.blocks[b].insts.retain(|_| {
+                let drop = indices.get(k) == Some(&at);
+                if drop {
+                    k += 1;
+                }
+                at += 1;
+                !drop
+            });
+        }
+        let block = &mut f.blocks[preheader];
+        let at = block.insts.iter().position(|i| is_terminator(i, tables)).unwrap_or(block.insts.len());
+        block.insts.splice(at..at, moved);
+    }
+    // Lay each new preheader out just before its header.
+    if !made.is_empty() {
+        let new_blocks: Vec<Block> = f.blocks.drain(original_blocks..).collect();
+        let mut by_header: std::collections::HashMap<usize, Block> = made.iter().map(|&(p, h)| (h, p)).zip(new_blocks).map(|((h, _), blk)| (h, blk)).collect();
+        let old = std::mem::take(&mut f.blocks);
+        for (b, block) in old.into_iter().enumerate() {
+            if let Some(pre) = by_header.remove(&b) {
+                f.blocks.push(pre);
+            }
+            f.blocks.push(block);
+        }
+    }
+}
+
+/// The loop's preheader: the single block outside the loop entering the header,
+/// when it branches only there; else a new block on that edge (its index is pushed
+/// on `made`). `None` when several blocks outside the loop enter it.
+fn preheader(f: &mut Function, cfg: &Cfg, l: &super::cfg::Loop, tables: &TargetTables, sm_index: usize, made: &mut Vec<(usize, usize)>, next_number: &mut u32) -> Option<usize> {
+    if let Some(&(p, _)) = made.iter().find(|&&(_, h)| h == l.header) {
+        return Some(p);
+    }
+    let outside: Vec<usize> = cfg.preds[l.header].iter().copied().filter(|&p| !l.contains(p)).collect();
+    let [p] = outside.as_slice() else { return None };
+    let p = *p;
+    if !cfg.reachable(p) {
+        return None;
+    }
+    if cfg.succs[p].len() == 1 {
+        return Some(p);
+    }
+    let header_number = f.blocks[l.header].number;
+    let number = *next_number;
+    *next_number += 1;
+    // Redirect p's branches to the header, and the header's PHIs, to the new block.
+    let p_number = f.blocks[p].number;
+    for inst in f.blocks[p].insts.iter_mut().filter(|i| is_terminator(i, tables)) {
+        for o in &mut inst.operands {
+            if *o == Operand::Block(header_number) {
+                *o = Operand::Block(number);
+            }
+        }
+    }
+    for inst in f.blocks[l.header].insts.iter_mut().take_while(|i| is_phi(i, tables)) {
+        for pair in inst.operands.chunks_mut(2) {
+            if pair.len() == 2 && pair[1] == Operand::Block(p_number) {
+                pair[1] = Operand::Block(number);
+            }
+        }
+    }
+    let br_opcode = tables.opcode("BR")?;
+    let br = tables.patterns.iter().position(|pat| pat.opcode == br_opcode.0 && pat.sms >> sm_index & 1 == 1)?;
+    let loc = f.blocks[l.header].loc;
+    f.blocks.push(Block { number, name: None, insts: vec![Inst { defs: Vec::new(), opcode: Opcode::Machine(br as u16), flags: Vec::new(), operands: vec![Operand::Block(header_number)], loc }], loc });
+    let index = f.blocks.len() - 1;
+    made.push((index, l.header));
+    Some(index)
+}
