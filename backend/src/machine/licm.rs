@@ -56,6 +56,13 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
     stats
 }
 
+/// The preheaders the pass made: block index to the header it enters, and back.
+#[derive(Default)]
+struct Made {
+    header_of: std::collections::HashMap<usize, usize>,
+    preheader_of: std::collections::HashMap<usize, usize>,
+}
+
 fn is_phi(inst: &Inst, tables: &TargetTables) -> bool {
     matches!(inst.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
 }
@@ -86,9 +93,8 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
             }
         }
     }
-    let preorder = cfg.dom_preorder();
-    // New preheaders: (block index, the header it enters).
-    let mut made: Vec<(usize, usize)> = Vec::new();
+    // New preheaders: the header each enters, and the reverse.
+    let mut made = Made::default();
     let mut next_number = f.blocks.iter().map(|b| b.number).max().unwrap_or(0) + 1;
     // `mark[b] == k + 1`: block `b` is in the k-th loop (the one being processed).
     let mut mark = vec![0usize; original_blocks];
@@ -98,17 +104,20 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
         }
         let in_loop = |b: usize| mark[b] == k + 1;
         // The new preheaders of inner loops are in this loop too.
-        let inner_preheaders: Vec<(usize, usize)> = made.iter().copied().filter(|&(_, h)| in_loop(h) && h != l.header).collect();
-        let member = |b: usize| if b < original_blocks { in_loop(b) } else { inner_preheaders.iter().any(|&(p, _)| p == b) };
+        let member = |b: usize| if b < original_blocks { in_loop(b) } else { made.header_of.get(&b).is_some_and(|&h| in_loop(h) && h != l.header) };
         let exiting: Vec<usize> = l.blocks.iter().copied().filter(|&b| cfg.succs[b].iter().any(|&s| !in_loop(s))).collect();
         let guaranteed = |b: usize| {
-            let b = if b < original_blocks { b } else { inner_preheaders.iter().find(|&&(p, _)| p == b).map_or(b, |&(_, h)| h) };
+            let b = if b < original_blocks { b } else { made.header_of[&b] };
             exiting.iter().all(|&e| cfg.dominates(b, e))
         };
         // Blocks in dominance order, each new preheader just before its header.
+        let mut by_dominance = l.blocks.clone();
+        by_dominance.sort_by_key(|&b| cfg.preorder_number(b));
         let mut order = Vec::with_capacity(l.blocks.len());
-        for &b in preorder.iter().filter(|&&b| in_loop(b)) {
-            order.extend(inner_preheaders.iter().filter(|&&(_, h)| h == b).map(|&(p, _)| p));
+        for b in by_dominance {
+            if b != l.header {
+                order.extend(made.preheader_of.get(&b).copied());
+            }
             order.push(b);
         }
         let loop_blocks: Vec<usize> = order.clone();
@@ -202,9 +211,9 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
         block.insts.splice(at..at, moved);
     }
     // Lay each new preheader out just before its header.
-    if !made.is_empty() {
+    if !made.header_of.is_empty() {
         let new_blocks: Vec<Block> = f.blocks.drain(original_blocks..).collect();
-        let mut by_header: std::collections::HashMap<usize, Block> = made.iter().map(|&(p, h)| (h, p)).zip(new_blocks).map(|((h, _), blk)| (h, blk)).collect();
+        let mut by_header: std::collections::HashMap<usize, Block> = new_blocks.into_iter().enumerate().map(|(k, blk)| (made.header_of[&(original_blocks + k)], blk)).collect();
         let old = std::mem::take(&mut f.blocks);
         for (b, block) in old.into_iter().enumerate() {
             if let Some(pre) = by_header.remove(&b) {
@@ -217,9 +226,9 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
 
 /// The loop's preheader: the single block outside the loop entering the header,
 /// when it branches only there; else a new block on that edge (its index is pushed
-/// on `made`). `None` when several blocks outside the loop enter it.
-fn preheader(f: &mut Function, cfg: &Cfg, l: &super::cfg::Loop, tables: &TargetTables, sm_index: usize, made: &mut Vec<(usize, usize)>, next_number: &mut u32) -> Option<usize> {
-    if let Some(&(p, _)) = made.iter().find(|&&(_, h)| h == l.header) {
+/// in `made`). `None` when several blocks outside the loop enter it.
+fn preheader(f: &mut Function, cfg: &Cfg, l: &super::cfg::Loop, tables: &TargetTables, sm_index: usize, made: &mut Made, next_number: &mut u32) -> Option<usize> {
+    if let Some(&p) = made.preheader_of.get(&l.header) {
         return Some(p);
     }
     let outside: Vec<usize> = cfg.preds[l.header].iter().copied().filter(|&p| !l.contains(p)).collect();
@@ -255,6 +264,7 @@ fn preheader(f: &mut Function, cfg: &Cfg, l: &super::cfg::Loop, tables: &TargetT
     let loc = f.blocks[l.header].loc;
     f.blocks.push(Block { number, name: None, insts: vec![Inst { defs: Vec::new(), opcode: Opcode::Machine(br as u16), flags: Vec::new(), operands: vec![Operand::Block(header_number)], loc }], loc });
     let index = f.blocks.len() - 1;
-    made.push((index, l.header));
+    made.preheader_of.insert(l.header, index);
+    made.header_of.insert(index, l.header);
     Some(index)
 }

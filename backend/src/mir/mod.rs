@@ -134,7 +134,12 @@ impl Function {
         &self.values[id.0 as usize]
     }
 
+    /// The layout index of block `bb.number`: constant time when blocks are numbered
+    /// by their position (what the front end and most passes produce), else a scan.
     pub fn block_index(&self, number: u32) -> Option<usize> {
+        if self.blocks.get(number as usize).is_some_and(|b| b.number == number) {
+            return Some(number as usize);
+        }
         self.blocks.iter().position(|b| b.number == number)
     }
 }
