@@ -134,7 +134,8 @@ pub fn cc_query(tables: &TargetTables, sm: &SmTables, cc: CondCodeId, vt: VtId) 
     })
 }
 
-/// A summary of one SM: PTX version, features, implied SMs, register types.
+/// A summary of one SM: PTX version, features, implied SMs, register types, occupancy
+/// data (with the profile's source line).
 pub fn sm_summary(tables: &TargetTables, sm: &SmTables) -> Value {
     let features: Vec<&str> = sm.features.iter().map(|&f| tables.features[f as usize].name).collect();
     let implies: Vec<&str> = sm.implies.iter().map(|&s| tables.sms[s as usize].name).collect();
@@ -151,6 +152,18 @@ pub fn sm_summary(tables: &TargetTables, sm: &SmTables) -> Value {
         "implies": implies,
         "features": features,
         "register_types": register_types,
+        "occupancy": sm.occupancy.map(|o| json!({
+            "profile": o.name,
+            "regs_per_sm": o.regs_per_sm,
+            "regs_per_block": o.regs_per_block,
+            "max_regs_per_thread": o.max_regs_per_thread,
+            "reg_alloc_unit": o.reg_alloc_unit,
+            "sub_partitions": o.sub_partitions,
+            "max_warps_per_sm": o.max_warps_per_sm,
+            "max_blocks_per_sm": o.max_blocks_per_sm,
+            "max_threads_per_block": o.max_threads_per_block,
+            "source": o.source.to_string(),
+        })),
         "source": sm.source.to_string(),
     })
 }

@@ -96,6 +96,10 @@ struct OptArgs {
     /// Set a knob of the description's registry (`ptxc knobs` lists them); repeatable.
     #[arg(long = "knob", value_name = "NAME=VALUE")]
     knobs: Vec<String>,
+    /// Registers per thread for every function: the pressure-aware passes' target, and
+    /// `.maxnreg N` on every kernel (a kernel's own smaller `maxnreg` stays).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=255))]
+    maxreg: Option<u32>,
 }
 
 impl OptArgs {
@@ -105,6 +109,7 @@ impl OptArgs {
         for k in &self.knobs {
             options.set(k).map_err(|e| e.render())?;
         }
+        options.maxreg = self.maxreg;
         Ok(options)
     }
 }
@@ -199,9 +204,17 @@ struct CompileArgs {
     verify: bool,
     /// Print the decisions of a pass to stderr: `legalize` prints every legalization
     /// decision (node, type, SM, action and the description line that decided it),
-    /// `combine` every rewrite, `machine-cse` every CSE made or refused, `machine-licm` every hoist made or refused, `phi-elim` its copy counts (and with --knob cssa-verbosity=1 every copy kept and why).
+    /// `combine` every rewrite, `machine-cse` every CSE made or refused, `machine-licm` every hoist made or refused, `nvptx-remat-block` every value pulled (with --knob nv-dump-remat-block=true every step), `phi-elim` its copy counts (and with --knob cssa-verbosity=1 every copy kept and why).
     #[arg(long, value_name = "PASS")]
     remarks: Option<String>,
+    /// Print per function to stderr: max live registers per class and predicates
+    /// before and after the allocator, virtual registers, the register target and what
+    /// set it, and the occupancy reached (from the description's occupancy data).
+    #[arg(long)]
+    stats: bool,
+    /// With --stats: print the statistics as JSON.
+    #[arg(long, requires = "stats")]
+    json: bool,
     #[command(flatten)]
     opt: OptArgs,
     /// Load the target description from DIR instead of the built-in one.
@@ -489,6 +502,9 @@ fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
     out
 }
 
+/// The passes `--remarks` reports on.
+const REMARK_PASSES: &[&str] = &["legalize", "combine", "machine-cse", "machine-licm", "nvptx-remat-block", "phi-elim"];
+
 fn compile(args: CompileArgs) -> Output {
     let tables = match crate::load_tables(args.target_desc.as_deref()) {
         Ok(t) => t,
@@ -514,8 +530,8 @@ fn compile(args: CompileArgs) -> Output {
         Err(e) => return failure(e.render()),
     };
     if let Some(pass) = args.remarks.as_deref() {
-        if !["legalize", "combine", "machine-cse", "machine-licm", "phi-elim"].contains(&pass) {
-            return failure(format!("error: --remarks supports `legalize`, `combine`, `machine-cse`, `machine-licm` and `phi-elim`, found `{pass}`\n"));
+        if !REMARK_PASSES.contains(&pass) {
+            return failure(format!("error: --remarks supports {}, found `{pass}`\n", REMARK_PASSES.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")));
         }
     }
     let source = crate::mir::verifier::Source { file: &file, text: &text };
@@ -526,12 +542,19 @@ fn compile(args: CompileArgs) -> Output {
         Err(e) => return failure(e),
     };
     cx.checks = args.verify;
+    // `nv-dump-remat-block` prints the pass's decisions as its remarks.
+    let remarks_pass = args.remarks.clone().or_else(|| (cx.options.flag("nv-dump-remat-block") == Some(true)).then(|| "nvptx-remat-block".to_string()));
     let verify_each = args.verify || cx.options.flag("verify-machineinstrs") == Some(true);
-    if args.remarks.is_some() {
+    if remarks_pass.is_some() {
         cx.remarks = Some(&remarks);
     }
+    crate::passes::apply_maxreg(&mut module, &cx.options);
     let mut stderr = String::new();
+    let mut before_allocation = None;
     for pass in crate::passes::PASSES {
+        if args.stats && pass.name == "phi-elim" {
+            before_allocation = Some(crate::machine::stats::summarize(&module, tables, sm));
+        }
         if !pass.enabled(&cx.options) {
             if args.stop_after.as_deref() == Some(pass.name) {
                 return finish(crate::mir::printer::print_module(&module, tables), args.output.as_deref(), stderr);
@@ -539,7 +562,7 @@ fn compile(args: CompileArgs) -> Output {
             continue;
         }
         let result = (pass.run)(&mut module, &cx);
-        let wanted = args.remarks.as_deref() == Some(pass.name);
+        let wanted = remarks_pass.as_deref() == Some(pass.name);
         for r in remarks.borrow_mut().drain(..).filter(|_| wanted) {
             stderr.push_str(&format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message));
         }
@@ -561,6 +584,14 @@ fn compile(args: CompileArgs) -> Output {
         }
         if args.stop_after.as_deref() == Some(pass.name) {
             return finish(printed(), args.output.as_deref(), stderr);
+        }
+    }
+    if args.stats {
+        let stats = crate::machine::stats::collect(&module, before_allocation.as_deref(), tables, sm, &cx.options);
+        if args.json {
+            stderr.push_str(&format!("{}\n", serde_json::to_string_pretty(&stats).unwrap_or_default()));
+        } else {
+            stderr.push_str(&crate::machine::stats::render(&stats));
         }
     }
     match crate::emit::emit_module(&module, tables, sm, &file) {

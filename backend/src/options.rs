@@ -47,6 +47,9 @@ pub struct Options {
     /// Passes to leave out of the pipeline whatever their level and knobs (for tests
     /// that check one pass at a time, and for bisecting).
     pub skip: Vec<String>,
+    /// `--maxreg N`: registers per thread for every function (a kernel's own
+    /// `maxnreg` is a tighter bound when smaller).
+    pub maxreg: Option<u32>,
 }
 
 /// A bad `--knob` argument, with the place in it to point at.
@@ -85,7 +88,7 @@ impl KnobError {
 impl Options {
     /// Every knob at its registry default, at `level`.
     pub fn new(tables: &TargetTables, opt_level: OptLevel) -> Options {
-        Options { opt_level, knobs: tables.knobs, values: tables.knobs.iter().map(|k| k.default.clone()).collect(), explicit: vec![false; tables.knobs.len()], skip: Vec::new() }
+        Options { opt_level, knobs: tables.knobs, values: tables.knobs.iter().map(|k| k.default.clone()).collect(), explicit: vec![false; tables.knobs.len()], skip: Vec::new(), maxreg: None }
     }
 
     /// The registry the values are typed by.
@@ -139,6 +142,14 @@ impl Options {
     pub fn string(&self, name: &str) -> Option<&str> {
         match self.value(name)? {
             KnobValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A list knob's items.
+    pub fn list(&self, name: &str) -> Option<&'static [&'static str]> {
+        match self.value(name)? {
+            KnobValue::List(items) => Some(items),
             _ => None,
         }
     }

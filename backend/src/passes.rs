@@ -4,6 +4,7 @@
 //!
 //! Pipeline: verify, legalize (types and operations the SM cannot do, see
 //! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), machine-cse, machine-licm (loop-invariant code motion), dce (dead-code removal),
+//! nvptx-remat-block (block rematerialization),
 //! phi-elim (PHI elimination), then PTX emission.
 
 use target_desc::tables::{SmTables, TargetTables};
@@ -139,6 +140,16 @@ fn dce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     Ok(())
 }
 
+fn remat_block(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::machine::remat::run(module, cx.tables, cx.sm("nvptx-remat-block")?, &cx.options);
+    let summary = format!(
+        "pulled {}, cloned {}, removed {}, from second chance {}, iterations {}, functions skipped {}",
+        stats.pulled, stats.cloned, stats.removed, stats.second_chance, stats.iterations, stats.skipped_functions
+    );
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
 fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     // Coalescing is an optimization: -O0 keeps every copy unless the knob is given.
     let coalesce = if cx.options.opt_level == OptLevel::O0 && !cx.options.is_set("cssa-coalesce") { 0 } else { cx.options.int("cssa-coalesce").unwrap_or(1) };
@@ -198,6 +209,13 @@ pub const PASSES: &[PassInfo] = &[
         run: dce,
     },
     PassInfo {
+        name: "nvptx-remat-block",
+        description: "block rematerialization: where more registers cross a block boundary than the target allows, recompute cheap values at their uses",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("nv-disable-remat")],
+        run: remat_block,
+    },
+    PassInfo {
         name: "phi-elim",
         description: "leave SSA form: PHIs become parallel copies, and copies between values that never interfere are coalesced",
         min_opt: OptLevel::O0,
@@ -209,10 +227,21 @@ pub const PASSES: &[PassInfo] = &[
 /// Runs every pass on `module` and emits its PTX (what `ptxc compile` does, without
 /// printing or stopping early).
 pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<String, Vec<MirError>> {
+    apply_maxreg(module, &cx.options);
     for pass in PASSES.iter().filter(|p| p.enabled(&cx.options)) {
         (pass.run)(module, cx)?;
     }
     crate::emit::emit_module(module, cx.tables, cx.sm("emit")?, cx.source.file)
+}
+
+/// `--maxreg N` travels to ptxas as `.maxnreg N` on every kernel (a kernel's own
+/// smaller `maxnreg` stays), like nvcc's `-maxrregcount`.
+pub fn apply_maxreg(module: &mut Module, options: &Options) {
+    if let Some(n) = options.maxreg {
+        for f in module.functions.iter_mut().filter(|f| f.kind == crate::mir::FunctionKind::Kernel) {
+            f.attributes.maxnreg = Some(f.attributes.maxnreg.map_or(n, |m| m.min(n)));
+        }
+    }
 }
 
 pub fn find(name: &str) -> Option<&'static PassInfo> {
@@ -228,11 +257,27 @@ pub const KNOBS_READ: &[(&str, &str)] = &[
     ("incremental-update-mcse", "machine-cse"),
     ("verify-update-mcse", "machine-cse"),
     ("print-verify", "machine-cse"),
-    ("reg-target-adjust", "machine-cse (the register pressure target)"),
-    ("pred-target-adjust", "machine-cse (the predicate pressure target)"),
-    ("nv-remat-default-max-reg", "machine-cse (the register pressure target without maxnreg)"),
+    ("reg-target-adjust", "machine-cse, machine-licm and nvptx-remat-block (the register pressure target)"),
+    ("pred-target-adjust", "machine-cse and machine-licm (the predicate pressure target)"),
+    ("nv-remat-default-max-reg", "machine-cse, machine-licm, nvptx-remat-block and --stats (the register target when no maxnreg, --maxreg or occupancy bound is given)"),
     ("enable-legalize-types-checking", "legalize"),
     ("cssa-coalesce", "phi-elim"),
+    ("nv-remat-block", "nvptx-remat-block"),
+    ("nv-remat-max-times", "nvptx-remat-block"),
+    ("nv-remat-block-single-cost", "nvptx-remat-block"),
+    ("nv-remat-block-map-size-limit", "nvptx-remat-block"),
+    ("nv-remat-block-max-cost", "nvptx-remat-block"),
+    ("nv-remat-block-liveout-min-percentage", "nvptx-remat-block"),
+    ("nv-remat-block-loop-cost-factor", "nvptx-remat-block"),
+    ("nv-remat-block-load-cost", "nvptx-remat-block"),
+    ("nv-remat-threshold-for-spec-reg", "nvptx-remat-block"),
+    ("nv-dump-remat-block", "nvptx-remat-block"),
+    ("nv-remat-check-internal-live", "nvptx-remat-block"),
+    ("max-reg-kind", "nvptx-remat-block"),
+    ("no-mi-remat", "nvptx-remat-block"),
+    ("load-remat", "nvptx-remat-block"),
+    ("vasp-fix1", "nvptx-remat-block"),
+    ("remat-load-param", "nvptx-remat-block (whether kernel-parameter loads may be cloned)"),
     ("cssa-verbosity", "phi-elim"),
     ("verify-machineinstrs", "the pass manager (verifies after every pass)"),
 ];

@@ -53,6 +53,18 @@ fn configurations() -> Vec<(String, Options)> {
     let mut all_copies = Options::new(tables, OptLevel::O3);
     all_copies.set("cssa-coalesce=2").unwrap();
     out.push(("-O3 cssa-coalesce=2".to_string(), all_copies));
+    // A register target low enough that the pressure gates of MachineCSE and
+    // MachineLICM refuse, and `.maxnreg 16` makes ptxas spill.
+    let mut low = Options::new(tables, OptLevel::O3);
+    low.maxreg = Some(16);
+    out.push(("-O3 --maxreg 16".to_string(), low));
+    // Block rematerialization of everything it can pull, wherever it can: a target
+    // of 0, every mode (special registers too), loads and loops made cheap.
+    let mut all_remat = Options::new(tables, OptLevel::O3);
+    for k in ["max-reg-kind=1", "nv-remat-default-max-reg=0", "nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0", "nv-remat-block-loop-cost-factor=1", "nv-remat-block-load-cost=1"] {
+        all_remat.set(k).unwrap();
+    }
+    out.push(("-O3 remat everything".to_string(), all_remat));
     out
 }
 
@@ -317,4 +329,102 @@ fn bad_knobs_and_levels_are_located_errors() {
     let out = ptxc(&["compile", &file, "--sm", "80", "-O4"]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("expected -O0, -O1, -O2 or -O3"), "{}", out.stderr);
+}
+
+/// The nvptx-remat-block summary and remarks of compiling tests/machine/remat.mir for
+/// sm_80 with `knobs`.
+fn remat(knobs: &[&str]) -> (String, String) {
+    let file = path("tests/machine/remat.mir");
+    let mut args = vec!["compile", file.as_str(), "--sm", "80", "--remarks", "nvptx-remat-block", "-o", "/dev/null"];
+    for k in knobs {
+        args.extend(["--knob", k]);
+    }
+    let out = ptxc(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = out.stderr.lines().find(|l| l.contains("@*: pulled")).unwrap_or_default().to_string();
+    (summary, out.stderr)
+}
+
+#[test]
+fn remat_knobs_steer_block_rematerialization() {
+    let pulled = |knobs: &[&str]| count(&remat(knobs).0, "pulled");
+    // At the kernels' maxnreg (8), parameters cross the if/else of @remat_join.
+    let (default, remarks) = remat(&[]);
+    assert!(count(&default, "pulled") > 0, "{default}");
+    assert!(remarks.contains("pulled %a3 out of bb.0.entry"), "{remarks}");
+    // The pass and its modes.
+    assert!(remat(&["nv-disable-remat=true"]).0.is_empty(), "nv-disable-remat turns the pass off");
+    assert_eq!(pulled(&["nv-remat-block=0"]), 0);
+    // max-reg-kind 1: nv-remat-default-max-reg (70) instead of maxnreg: no pressure.
+    assert_eq!(pulled(&["max-reg-kind=1"]), 0);
+    assert!(pulled(&["reg-target-adjust=-10"]) > count(&default, "pulled"));
+    // From here on, a target of 0 (max-reg-kind=1, nv-remat-default-max-reg=0): every
+    // value that may be pulled is.
+    let low = |extra: &[&str]| {
+        let mut knobs = vec!["max-reg-kind=1", "nv-remat-default-max-reg=0"];
+        knobs.extend_from_slice(extra);
+        remat(&knobs)
+    };
+    let (base, base_remarks) = low(&[]);
+    let n = count(&base, "pulled");
+    assert!(n > count(&default, "pulled"), "{base}");
+    assert!(pulled(&["max-reg-kind=1", "nv-remat-default-max-reg=4"]) < n);
+    // Bit 1 alone: instructions without register operands (no %slot = %out + 8).
+    assert!(count(&low(&["nv-remat-block=2"]).0, "pulled") < n);
+    assert!(base_remarks.contains("pulled %slot"), "{base_remarks}");
+    assert!(!low(&["nv-remat-block=2"]).1.contains("pulled %slot"));
+    // %slot's clone relied on %out in the join: %out goes in a second iteration.
+    assert!(count(&low(&["nv-remat-max-times=1"]).0, "pulled") < n);
+    assert!(count(&low(&["nv-remat-max-times=1"]).0, "iterations") < count(&base, "iterations"));
+    // Costs: 64-bit values cost 2, several clone sites add up, a clone inside a loop
+    // costs 20 times more (@remat_loop's parameters).
+    assert!(count(&low(&["nv-remat-block-single-cost=1"]).0, "pulled") < n);
+    assert!(count(&low(&["nv-remat-block-max-cost=1"]).0, "pulled") < n);
+    assert!(count(&low(&["nv-remat-block-map-size-limit=1"]).0, "pulled") < n);
+    assert!(!base_remarks.contains("pulled %b0"));
+    assert!(low(&["nv-remat-block-loop-cost-factor=1"]).1.contains("pulled %b0 out of bb.0.entry"));
+    // %inv (an invariant load of %tab, which must come along: 2 + load cost) fits the
+    // single-pull cost of 10 only with a load cost of 8, and only with load-remat.
+    assert!(!base_remarks.contains("pulled %inv"));
+    assert!(low(&["nv-remat-block-load-cost=8"]).1.contains("pulled %inv"));
+    assert!(!low(&["nv-remat-block-load-cost=8", "load-remat=false"]).1.contains("pulled %inv"));
+    // Special registers: bit 0, and only when the excess reaches the threshold.
+    assert!(!low(&["nv-remat-block=15"]).1.contains("pulled %tid"));
+    assert!(low(&["nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0"]).1.contains("pulled %tid"));
+    // vasp-fix1 keeps the address-space conversion %gen in place.
+    assert!(base_remarks.contains("pulled %gen"));
+    assert!(!low(&["vasp-fix1=true"]).1.contains("pulled %gen"));
+    // Without parameter loads, little is left, and what is comes from second chance.
+    let no_params = low(&["remat-load-param=false"]).0;
+    assert!(count(&no_params, "pulled") < n / 2, "{no_params}");
+    assert!(count(&no_params, "from second chance") > 0, "{no_params}");
+    // no-mi-remat skips the named function.
+    let skipped = low(&["no-mi-remat=remat_join"]).0;
+    assert_eq!(count(&skipped, "functions skipped"), 1);
+    assert!(count(&skipped, "pulled") < n);
+    // The order among equal costs: @remat_order is one register over a target of 5;
+    // %c0 is live out of 3 of its 4 blocks (over 70%) and goes before %c2 and %c1.
+    let order = |extra: &[&str]| {
+        let mut knobs = vec!["max-reg-kind=1", "nv-remat-default-max-reg=5", "no-mi-remat=remat_join,remat_loop,remat_internal"];
+        knobs.extend_from_slice(extra);
+        remat(&knobs)
+    };
+    let (summary, remarks) = order(&[]);
+    assert_eq!(count(&summary, "pulled"), 1, "{remarks}");
+    assert!(remarks.contains("pulled %c0"), "{remarks}");
+    assert!(order(&["nv-remat-block-liveout-min-percentage=100"]).1.contains("pulled %c2"));
+    // @remat_internal: 7 registers cross its blocks, more are live inside the entry.
+    let internal = |extra: &[&str]| {
+        let mut knobs = vec!["max-reg-kind=1", "nv-remat-default-max-reg=7", "no-mi-remat=remat_join,remat_loop,remat_order"];
+        knobs.extend_from_slice(extra);
+        remat(&knobs).0
+    };
+    assert_eq!(count(&internal(&[]), "pulled"), 0);
+    assert!(count(&internal(&["nv-remat-check-internal-live=true"]), "pulled") > 0);
+    // nv-dump-remat-block prints every step, and is enough to get the remarks.
+    let file = path("tests/machine/remat.mir");
+    let dumped = ptxc(&["compile", &file, "--sm", "80", "-o", "/dev/null", "--knob", "nv-dump-remat-block=true"]);
+    assert!(dumped.stderr.contains("@remat_join: iteration 1: Max-Live-Function(4) = 16, target 8"), "{}", dumped.stderr);
+    assert!(dumped.stderr.contains("Really Final Pull-in:"));
+    assert!(!remarks.contains("Max-Live-Function"));
 }

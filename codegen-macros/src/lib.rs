@@ -364,6 +364,17 @@ impl Emitter {
                 let one_dim_sources = pairs_u32_u16(sm.one_dim_sources);
                 let cc_actions = sm.cc_actions.iter().map(|w| Literal::u32_unsuffixed(*w));
                 let cc_sources = pairs_u32_u16(sm.cc_sources);
+                let occupancy = match &sm.occupancy {
+                    None => quote! { None },
+                    Some(o) => {
+                        let (name, src) = (o.name, source(&o.source));
+                        let (a, b, c, d, e, f, g, h) = (o.regs_per_sm, o.regs_per_block, o.max_regs_per_thread, o.reg_alloc_unit, o.sub_partitions, o.max_warps_per_sm, o.max_blocks_per_sm, o.max_threads_per_block);
+                        quote! { Some(::target_desc::tables::OccupancyInfo {
+                            name: #name, regs_per_sm: #a, regs_per_block: #b, max_regs_per_thread: #c, reg_alloc_unit: #d,
+                            sub_partitions: #e, max_warps_per_sm: #f, max_blocks_per_sm: #g, max_threads_per_block: #h, source: #src,
+                        }) }
+                    }
+                };
                 quote! {
                     ::target_desc::tables::SmTables {
                         name: #name,
@@ -381,6 +392,7 @@ impl Emitter {
                         one_dim_sources: #one_dim_sources,
                         cc_actions: &[#(#cc_actions),*],
                         cc_sources: #cc_sources,
+                        occupancy: #occupancy,
                     }
                 }
             })

@@ -286,6 +286,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     let categories = gather!(categories, ["categories"]);
     let features = gather!(features, ["features"]);
     let sms = gather!(sms, ["sms"]);
+    let occupancy = gather!(occupancy, ["occupancy"]);
     let opcodes = gather!(opcodes, ["opcodes"]);
     let cond_codes = gather!(condition_codes, ["condition_codes"]);
     let intrinsics = gather!(intrinsics, ["intrinsics"]);
@@ -540,6 +541,60 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         b.sm_features.push(feats);
         b.all_sms.0 |= 1 << sm;
     }
+
+    // ---- occupancy profiles, then each SM's (own, else the first implied SM's) ----
+    let mut profiles: Vec<OccupancyInfo> = Vec::new();
+    for Located { file, line, item } in &occupancy {
+        if let Some(p) = profiles.iter().find(|p| p.name == item.name) {
+            let first = p.source.to_string();
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "occupancy profile", name: item.name.clone(), first }, *file, *line, &item.name));
+        }
+        let fields = [
+            ("regs_per_sm", item.regs_per_sm),
+            ("regs_per_block", item.regs_per_block),
+            ("max_regs_per_thread", item.max_regs_per_thread),
+            ("reg_alloc_unit", item.reg_alloc_unit),
+            ("sub_partitions", item.sub_partitions),
+            ("max_warps_per_sm", item.max_warps_per_sm),
+            ("max_blocks_per_sm", item.max_blocks_per_sm),
+            ("max_threads_per_block", item.max_threads_per_block),
+        ];
+        if let Some((field, _)) = fields.iter().find(|(_, v)| *v == 0) {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("occupancy profile `{}`: `{field}` must be positive", item.name)), *file, *line, field));
+        }
+        if item.reg_alloc_unit % 32 != 0 {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("occupancy profile `{}`: `reg_alloc_unit` must be a multiple of the warp size (32), found {}", item.name, item.reg_alloc_unit)), *file, *line, "reg_alloc_unit"));
+        }
+        if item.max_regs_per_thread > 255 {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("occupancy profile `{}`: `max_regs_per_thread` is at most 255 (PTX's .maxnreg), found {}", item.name, item.max_regs_per_thread)), *file, *line, "max_regs_per_thread"));
+        }
+        profiles.push(OccupancyInfo {
+            name: leak_str(&item.name),
+            regs_per_sm: item.regs_per_sm,
+            regs_per_block: item.regs_per_block,
+            max_regs_per_thread: item.max_regs_per_thread,
+            reg_alloc_unit: item.reg_alloc_unit,
+            sub_partitions: item.sub_partitions,
+            max_warps_per_sm: item.max_warps_per_sm,
+            max_blocks_per_sm: item.max_blocks_per_sm,
+            max_threads_per_block: item.max_threads_per_block,
+            source: b.source(*file, *line),
+        });
+    }
+    let mut own_profile: Vec<Option<OccupancyInfo>> = Vec::with_capacity(sms.len());
+    for Located { file, line, item } in &sms {
+        own_profile.push(match &item.occupancy {
+            None => None,
+            Some(name) => Some(*profiles.iter().find(|p| p.name == name).ok_or_else(|| {
+                b.err_at(b.unknown("occupancy profile", name, profiles.iter().map(|p| p.name).collect()), *file, *line, name)
+            })?),
+        });
+    }
+    fn inherited(sm: usize, own: &[Option<OccupancyInfo>], implies: &[Vec<usize>]) -> Option<OccupancyInfo> {
+        // The implies graph is acyclic (checked above), so this terminates.
+        own[sm].or_else(|| implies[sm].iter().find_map(|&i| inherited(i, own, implies)))
+    }
+    let sm_occupancy: Vec<Option<OccupancyInfo>> = (0..sms.len()).map(|sm| inherited(sm, &own_profile, &implies)).collect();
 
     // ---- opcodes ----
     let mut opcode_infos: Vec<OpcodeInfo> = Vec::new();
@@ -946,6 +1001,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             one_dim_sources: leak(resolved.one_dim_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
             cc_actions: leak(cc_words),
             cc_sources: leak(resolved.cc_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
+            occupancy: sm_occupancy[sm],
         });
     }
 

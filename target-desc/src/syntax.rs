@@ -38,6 +38,8 @@ pub struct Sections {
     #[serde(default)]
     pub sms: Vec<Sm>,
     #[serde(default)]
+    pub occupancy: Vec<Occupancy>,
+    #[serde(default)]
     pub knobs: Vec<Knob>,
     pub remat: Option<Remat>,
     pub scheduling: Option<Scheduling>,
@@ -181,6 +183,31 @@ pub struct Sm {
     pub implies: Vec<String>,
     #[serde(default)]
     pub provides: Vec<String>,
+    /// The occupancy profile (an `occupancy:` entry's name); without one, the SM
+    /// inherits the profile of the first SM it implies that has one.
+    pub occupancy: Option<String>,
+}
+
+/// An occupancy profile: the register file and residency limits of a family of SMs
+/// (the CUDA Programming Guide's compute-capability table and `cuda_occupancy.h`),
+/// from which a register target follows for a requested occupancy.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Occupancy {
+    pub name: String,
+    /// 32-bit registers per SM.
+    pub regs_per_sm: u32,
+    /// 32-bit registers one thread block may use.
+    pub regs_per_block: u32,
+    /// Registers one thread may use (`.maxnreg` at most this).
+    pub max_regs_per_thread: u32,
+    /// Registers are given to warps in units of this many.
+    pub reg_alloc_unit: u32,
+    /// Register-file partitions per SM (a warp's registers come from one).
+    pub sub_partitions: u32,
+    pub max_warps_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub max_threads_per_block: u32,
 }
 
 #[derive(Debug, Deserialize)]

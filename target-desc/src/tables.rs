@@ -656,6 +656,77 @@ pub struct SmTables {
     pub cc_actions: &'static [u32],
     /// Sorted `(cc * MAX_VT_SLOTS + vt, rule)`.
     pub cc_sources: &'static [(u32, u16)],
+    /// Register file and residency limits, when the description gives them (own or
+    /// inherited through `implies`).
+    pub occupancy: Option<OccupancyInfo>,
+}
+
+/// An SM's register file and residency limits (the description's `occupancy:`
+/// profiles): what turns `maxntid`/`minnctapersm` into a register target and a
+/// register count into an occupancy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OccupancyInfo {
+    /// The profile's name.
+    pub name: &'static str,
+    pub regs_per_sm: u32,
+    pub regs_per_block: u32,
+    pub max_regs_per_thread: u32,
+    pub reg_alloc_unit: u32,
+    pub sub_partitions: u32,
+    pub max_warps_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub max_threads_per_block: u32,
+    pub source: SourceLoc,
+}
+
+/// Warps per thread block and the threads of a warp.
+const WARP: u32 = 32;
+
+impl OccupancyInfo {
+    /// Registers one warp is given for `regs` registers per thread.
+    fn regs_per_warp(&self, regs: u32) -> u32 {
+        (regs * WARP).div_ceil(self.reg_alloc_unit) * self.reg_alloc_unit
+    }
+
+    /// Blocks of `threads` threads that fit on one SM when each thread uses `regs`
+    /// registers, as `cudaOccMaxBlocksPerSMRegsLimit` and the warp and block limits
+    /// compute it; 0 when one block does not fit.
+    pub fn blocks_per_sm(&self, regs: u32, threads: u32) -> u32 {
+        if threads == 0 || threads > self.max_threads_per_block || regs > self.max_regs_per_thread {
+            return 0;
+        }
+        let warps = threads.div_ceil(WARP);
+        let per_warp = self.regs_per_warp(regs.max(1));
+        // The hardware checks a block's registers as if its warps were spread over
+        // every partition.
+        let assumed = per_warp * warps.div_ceil(self.sub_partitions) * self.sub_partitions;
+        if assumed > self.regs_per_block || per_warp * warps > self.regs_per_block {
+            return 0;
+        }
+        let warps_by_regs = (self.regs_per_sm / self.sub_partitions / per_warp) * self.sub_partitions;
+        let by_regs = warps_by_regs / warps;
+        let by_warps = self.max_warps_per_sm / warps;
+        by_regs.min(by_warps).min(self.max_blocks_per_sm)
+    }
+
+    /// The most registers per thread (a multiple of the allocation granule, at most
+    /// `max_regs_per_thread`) with which `blocks` blocks of `threads` threads still
+    /// fit on one SM; `None` when even the fewest registers do not.
+    pub fn register_target(&self, threads: u32, blocks: u32) -> Option<u32> {
+        let granule = (self.reg_alloc_unit / WARP).max(1);
+        let mut best = None;
+        let mut regs = granule;
+        while regs <= self.max_regs_per_thread {
+            if self.blocks_per_sm(regs, threads) >= blocks.max(1) {
+                best = Some(regs);
+            }
+            regs += granule;
+        }
+        if best == Some(self.max_regs_per_thread / granule * granule) && self.blocks_per_sm(self.max_regs_per_thread, threads) >= blocks.max(1) {
+            best = Some(self.max_regs_per_thread);
+        }
+        best
+    }
 }
 
 /// A name-to-id map: a compile-time perfect hash map for the generated tables, a hash
@@ -1083,5 +1154,61 @@ mod tests {
         assert!(!Action::byte_is_legal(1));
         assert!(!Action::byte_is_legal(2));
         assert!(!Action::byte_is_legal(3));
+    }
+}
+
+#[cfg(test)]
+mod occupancy_tests {
+    use super::{OccupancyInfo, SourceLoc};
+
+    fn profile(max_warps: u32, max_blocks: u32, sub_partitions: u32, regs_per_block: u32) -> OccupancyInfo {
+        OccupancyInfo {
+            name: "test",
+            regs_per_sm: 65536,
+            regs_per_block,
+            max_regs_per_thread: 255,
+            reg_alloc_unit: 256,
+            sub_partitions,
+            max_warps_per_sm: max_warps,
+            max_blocks_per_sm: max_blocks,
+            max_threads_per_block: 1024,
+            source: SourceLoc { file: "test", line: 1 },
+        }
+    }
+
+    #[test]
+    fn blocks_follow_the_register_warp_and_block_limits() {
+        let a100 = profile(64, 32, 4, 65536);
+        // 32 registers: 1024 per warp, 16 warps per partition, 64 warps = 8 blocks of 8.
+        assert_eq!(a100.blocks_per_sm(32, 256), 8);
+        // 33 registers round up to 40 (1280 per warp): 12 warps per partition, 48 warps.
+        assert_eq!(a100.blocks_per_sm(33, 256), 6);
+        // 255 registers: 8192 per warp, 2 warps per partition; a 1024-thread block
+        // needs 32 warps (256K registers): it does not fit.
+        assert_eq!(a100.blocks_per_sm(255, 1024), 0);
+        assert_eq!(a100.blocks_per_sm(64, 1024), 1);
+        // Tiny blocks stop at the block limit.
+        assert_eq!(a100.blocks_per_sm(8, 32), 32);
+        assert_eq!(a100.blocks_per_sm(8, 2048), 0);
+    }
+
+    #[test]
+    fn register_target_is_the_largest_granule_that_keeps_the_blocks() {
+        let a100 = profile(64, 32, 4, 65536);
+        assert_eq!(a100.register_target(256, 4), Some(64));
+        assert_eq!(a100.register_target(1024, 2), Some(32));
+        assert_eq!(a100.register_target(1024, 1), Some(64));
+        // One warp needs nothing of the register file: the per-thread maximum.
+        assert_eq!(a100.register_target(32, 1), Some(255));
+        // 64 blocks cannot be resident on a 32-block SM.
+        assert_eq!(a100.register_target(32, 64), None);
+        let ga10x = profile(48, 16, 4, 65536);
+        assert_eq!(ga10x.register_target(256, 3), Some(80));
+        // sm_60's two partitions: a 96-thread block (3 warps) is checked as 4 warps.
+        let gp100 = profile(64, 32, 2, 65536);
+        assert_eq!(gp100.blocks_per_sm(255, 96), 2);
+        // Half the registers per block on Tegra parts.
+        let tegra = profile(64, 32, 4, 32768);
+        assert_eq!(tegra.register_target(1024, 1), Some(32));
     }
 }

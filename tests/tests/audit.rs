@@ -173,6 +173,10 @@ fn adding_an_sm_needs_only_description_files() {
     assert_eq!(summary["sm"], "sm_121");
     assert_eq!(summary["min_ptx"], "8.8");
     assert!(summary["features"].as_array().unwrap().iter().any(|f| f == "f32x2_math"), "inherits sm_100's features");
+    // No `occupancy:` of its own: sm_120's profile, with the profile's source line.
+    assert_eq!(summary["occupancy"]["profile"], "blackwell_consumer");
+    assert_eq!(summary["occupancy"]["max_warps_per_sm"], 48);
+    assert!(summary["occupancy"]["source"].as_str().unwrap().starts_with(&format!("{dir}/sm.yaml:")));
 
     let v = json(&["audit", "--sm", "sm_121", "--op", "ROTL", "--vt", "i64", "--json", "--target-desc", dir]);
     assert_eq!(v["action"], "Legal");

@@ -12,8 +12,16 @@ use target_desc::tables::{props, TargetTables};
 use crate::mir::{opcode_info, Module};
 
 pub fn remove_dead_code(module: &mut Module, tables: &TargetTables) {
-    let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
     for f in &mut module.functions {
+        remove_dead_in_function(f, tables);
+    }
+}
+
+/// Removes the instructions of `f` whose results nothing reads (transitively); returns
+/// how many.
+pub fn remove_dead_in_function(f: &mut crate::mir::Function, tables: &TargetTables) -> usize {
+    let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
+    {
         // Defining instructions of each value (several after PHI elimination).
         let mut defs: HashMap<u32, Vec<(usize, usize)>> = HashMap::new();
         let mut live: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
@@ -40,9 +48,11 @@ pub fn remove_dead_code(module: &mut Module, tables: &TargetTables) {
                 }
             }
         }
+        let before: usize = f.blocks.iter().map(|b| b.insts.len()).sum();
         for (block, keep) in f.blocks.iter_mut().zip(live) {
             let mut keep = keep.into_iter();
             block.insts.retain(|_| keep.next().unwrap_or(true));
         }
+        before - f.blocks.iter().map(|b| b.insts.len()).sum::<usize>()
     }
 }

@@ -1,7 +1,7 @@
 //! Machine-level passes after instruction selection, on SSA machine code until PHI
-//! elimination: MachineCSE (pressure-aware), MachineLICM, dead-code removal, PHI elimination, and
+//! elimination: MachineCSE (pressure-aware), MachineLICM, dead-code removal, block rematerialization ([`remat`]), PHI elimination, and
 //! the analyses they share (control flow and dominators in [`cfg`], register pressure
-//! in [`pressure`]).
+//! in [`pressure`]), and the `--stats` report ([`stats`]).
 
 pub mod cfg;
 pub mod cse;
@@ -9,3 +9,5 @@ pub mod dce;
 pub mod licm;
 pub mod phi_elimination;
 pub mod pressure;
+pub mod remat;
+pub mod stats;

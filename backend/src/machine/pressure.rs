@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use target_desc::tables::{SmTables, TargetTables};
+use target_desc::tables::{OccupancyInfo, SmTables, TargetTables};
 
 use crate::mir::{Function, Opcode, Operand, ValueId};
 
@@ -27,11 +27,12 @@ pub struct PressureSets {
     by_type: Vec<Option<(usize, u32)>>,
     /// Per set: the limit the description gives (`None` for the general set).
     pub limits: Vec<Option<u32>>,
+    /// The SM's register file and residency limits.
+    pub occupancy: Option<OccupancyInfo>,
 }
 
 impl PressureSets {
     pub fn new(tables: &TargetTables, sm: &SmTables) -> PressureSets {
-        let _ = sm;
         let mut names = vec!["general"];
         let mut limits = vec![None];
         let mut by_type = vec![None; 256];
@@ -50,24 +51,62 @@ impl PressureSets {
                 }
             }
         }
-        PressureSets { names, by_type, limits }
+        PressureSets { names, by_type, limits, occupancy: sm.occupancy }
     }
 
-    /// The pressure target of each set for `f`: the general set's is the function's
-    /// `maxnreg`, else `nv-remat-default-max-reg`, plus `reg-target-adjust`; a limited
-    /// set's is its class's limit plus `pred-target-adjust` (both adjustments clamped
-    /// to -10..10, as the reference's are).
+    /// Sets given directly: `by_type[type id]` is the (set, weight) of a value type.
+    pub fn from_parts(names: Vec<&'static str>, by_type: Vec<Option<(usize, u32)>>, occupancy: Option<OccupancyInfo>) -> PressureSets {
+        let limits = vec![None; names.len()];
+        PressureSets { names, by_type, limits, occupancy }
+    }
+
+    /// The pressure target of each set for `f`: the general set's is
+    /// [`register_target`]'s plus `reg-target-adjust`; a limited set's is its class's
+    /// limit plus `pred-target-adjust` (both adjustments clamped to -10..10, as the
+    /// reference's are).
     pub fn targets(&self, f: &Function, options: &crate::options::Options) -> Vec<i64> {
-        let reg_default = options.int("nv-remat-default-max-reg").unwrap_or(i64::from(u32::MAX));
         let reg_adjust = options.int("reg-target-adjust").unwrap_or(0).clamp(-10, 10);
         let pred_adjust = options.int("pred-target-adjust").unwrap_or(0).clamp(-10, 10);
-        let reg_target = f.attributes.maxnreg.map_or(reg_default, i64::from) + reg_adjust;
+        let reg_target = i64::from(register_target(f, self.occupancy.as_ref(), options).regs) + reg_adjust;
         self.limits.iter().map(|l| l.map_or(reg_target, |l| i64::from(l) + pred_adjust)).collect()
     }
 
     pub fn of(&self, f: &Function, v: ValueId) -> Option<(usize, u32)> {
         self.by_type.get(f.value(v).ty.0 as usize).copied().flatten()
     }
+}
+
+/// A function's register target (registers per thread) and what set it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterTarget {
+    pub regs: u32,
+    /// `maxnreg`, `--maxreg`, `occupancy` or `nv-remat-default-max-reg`.
+    pub source: &'static str,
+}
+
+/// The register target of `f`: the smallest of the bounds given (the kernel's
+/// `maxnreg`, `--maxreg`, and the registers with which `minnctapersm` blocks of
+/// `maxntid` threads fit on one SM, from the description's occupancy data), else
+/// `nv-remat-default-max-reg`.
+pub fn register_target(f: &Function, occupancy: Option<&OccupancyInfo>, options: &crate::options::Options) -> RegisterTarget {
+    // `--maxreg` first: the driver also writes it into each kernel's `maxnreg`.
+    let mut bounds: Vec<RegisterTarget> = Vec::new();
+    if let Some(m) = options.maxreg {
+        bounds.push(RegisterTarget { regs: m, source: "--maxreg" });
+    }
+    if let Some(m) = f.attributes.maxnreg {
+        bounds.push(RegisterTarget { regs: m, source: "maxnreg" });
+    }
+    if let (Some(o), Some(ntid)) = (occupancy, &f.attributes.maxntid) {
+        let threads = ntid.iter().product::<u32>();
+        if let Some(regs) = o.register_target(threads, f.attributes.minnctapersm.unwrap_or(1)) {
+            bounds.push(RegisterTarget { regs, source: "occupancy" });
+        }
+    }
+    bounds.into_iter().min_by_key(|t| t.regs).unwrap_or_else(|| {
+        let regs = options.int("nv-remat-default-max-reg").unwrap_or(70).clamp(1, i64::from(u32::MAX)) as u32;
+        RegisterTarget { regs, source: "nv-remat-default-max-reg" }
+    })
 }
 
 /// Per-block liveness and peak pressure of one function.
@@ -98,32 +137,34 @@ fn phi_uses<'a>(f: &'a Function, b: usize, tables: &'a TargetTables) -> impl Ite
 }
 
 impl Pressure {
-    /// Full computation over `f` (in SSA form).
+    /// Full computation over `f`, in SSA form or out of it (after PHI elimination a
+    /// value may have several definitions; a use is live up to the nearest one on each
+    /// path).
     pub fn compute(f: &Function, preds: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Pressure {
         let n = f.blocks.len();
-        let mut def_block = vec![usize::MAX; f.values.len()];
-        for (b, block) in f.blocks.iter().enumerate() {
-            for inst in &block.insts {
-                for d in &inst.defs {
-                    def_block[d.0 as usize] = b;
-                }
-            }
-        }
+        let defs = Defs::new(f);
         let mut p = Pressure { live_in: vec![HashSet::new(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n] };
+        // `defined_in[v] == b + 1` once `v` is defined earlier in block `b`: a use
+        // after that is not upward exposed.
+        let mut defined_in = vec![0usize; f.values.len()];
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
-                if is_phi(f, inst.opcode, tables) {
-                    continue;
+                if !is_phi(f, inst.opcode, tables) {
+                    for v in inst.uses() {
+                        if sets.of(f, v).is_some() && defined_in.get(v.0 as usize) != Some(&(b + 1)) {
+                            p.mark_live_in(v, b, preds, &defs, &mut Vec::new());
+                        }
+                    }
                 }
-                for v in inst.uses() {
-                    if sets.of(f, v).is_some() {
-                        p.mark_live_up(v, b, preds, &def_block, &mut Vec::new());
+                for d in &inst.defs {
+                    if let Some(slot) = defined_in.get_mut(d.0 as usize) {
+                        *slot = b + 1;
                     }
                 }
             }
             for (v, pred) in phi_uses(f, b, tables) {
                 if sets.of(f, v).is_some() {
-                    p.mark_live_out(v, pred, preds, &def_block, &mut Vec::new());
+                    p.mark_live_out(v, pred, preds, &defs, &mut Vec::new());
                 }
             }
         }
@@ -136,27 +177,30 @@ impl Pressure {
 
     /// Marks `v` live into `b` (used there, defined elsewhere) and up its
     /// predecessors to the definition; records newly live blocks in `changed`.
-    fn mark_live_up(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], def_block: &impl DefBlock, changed: &mut Vec<usize>) {
-        if def_block.def_block(v) == Some(b) {
-            return;
+    fn mark_live_up(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], defs: &impl DefBlock, changed: &mut Vec<usize>) {
+        if !defs.defines(v, b) {
+            self.mark_live_in(v, b, preds, defs, changed);
         }
+    }
+
+    /// Marks `v` live into `b` (read there before any definition in it) and up its
+    /// predecessors until a block that defines it.
+    fn mark_live_in(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], defs: &impl DefBlock, changed: &mut Vec<usize>) {
         let mut stack = vec![b];
         while let Some(x) = stack.pop() {
-            if def_block.def_block(v) == Some(x) || !self.live_in[x].insert(v.0) {
+            if !self.live_in[x].insert(v.0) {
                 continue;
             }
             self.live_blocks.entry(v.0).or_default().push(x);
             changed.push(x);
-            stack.extend(preds[x].iter().copied());
+            stack.extend(preds[x].iter().copied().filter(|&p| !defs.defines(v, p)));
         }
     }
 
     /// Marks `v` live out of `b` (a PHI of a successor reads it on that edge).
-    fn mark_live_out(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], def_block: &impl DefBlock, changed: &mut Vec<usize>) {
+    fn mark_live_out(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], defs: &impl DefBlock, changed: &mut Vec<usize>) {
         changed.push(b);
-        if def_block.def_block(v) != Some(b) {
-            self.mark_live_up(v, b, preds, def_block, changed);
-        }
+        self.mark_live_up(v, b, preds, defs, changed);
     }
 
     /// Values live out of `b`: live into a successor, or read by a successor's PHI on
@@ -289,20 +333,58 @@ impl Pressure {
         blocks.iter().map(|&b| self.peak[b][s]).max().unwrap_or(0)
     }
 
+    /// Values live out of block `b` (into a successor, or read by a successor's PHI on
+    /// the edge from `b`).
+    pub fn live_out_of(&self, f: &Function, b: usize, succs: &[Vec<usize>], tables: &TargetTables) -> HashSet<u32> {
+        self.live_out(f, b, succs, tables)
+    }
+
+    /// Values live into block `b` (PHI results excluded).
+    pub fn live_in_of(&self, b: usize) -> &HashSet<u32> {
+        &self.live_in[b]
+    }
+
     /// Whether `v` is live into `b`.
     pub fn is_live_in(&self, v: ValueId, b: usize) -> bool {
         self.live_in[b].contains(&v.0)
     }
 }
 
-/// Where values are defined: every value's block, or just one value's.
+/// Where values are defined: every value's blocks, or just one value's.
 trait DefBlock {
-    fn def_block(&self, v: ValueId) -> Option<usize>;
+    fn defines(&self, v: ValueId, b: usize) -> bool;
 }
 
-impl DefBlock for Vec<usize> {
-    fn def_block(&self, v: ValueId) -> Option<usize> {
-        self.get(v.0 as usize).copied().filter(|&b| b != usize::MAX)
+/// Every value's defining blocks: one per value in SSA form, more after PHI
+/// elimination (kept aside so the SSA case stays a vector lookup).
+struct Defs {
+    first: Vec<usize>,
+    more: HashSet<(u32, usize)>,
+}
+
+impl Defs {
+    fn new(f: &Function) -> Defs {
+        let mut defs = Defs { first: vec![usize::MAX; f.values.len()], more: HashSet::new() };
+        for (b, block) in f.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                for d in &inst.defs {
+                    match defs.first.get_mut(d.0 as usize) {
+                        Some(slot) if *slot == usize::MAX => *slot = b,
+                        Some(slot) if *slot == b => {}
+                        _ => {
+                            defs.more.insert((d.0, b));
+                        }
+                    }
+                }
+            }
+        }
+        defs
+    }
+}
+
+impl DefBlock for Defs {
+    fn defines(&self, v: ValueId, b: usize) -> bool {
+        self.first.get(v.0 as usize) == Some(&b) || (!self.more.is_empty() && self.more.contains(&(v.0, b)))
     }
 }
 
@@ -312,8 +394,8 @@ struct OneDef {
 }
 
 impl DefBlock for OneDef {
-    fn def_block(&self, v: ValueId) -> Option<usize> {
-        (v.0 == self.value).then_some(self.block)
+    fn defines(&self, v: ValueId, b: usize) -> bool {
+        v.0 == self.value && b == self.block
     }
 }
 
@@ -325,4 +407,65 @@ fn successors(preds: &[Vec<usize>]) -> Vec<Vec<usize>> {
         }
     }
     succs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::cfg::Cfg;
+
+    /// Out of SSA, a value with several definitions is live up to the nearest one on
+    /// each path: `%t` is redefined in the loop before it is read, so it is live out of
+    /// the loop (read after it) but not into it, and its first definition is dead.
+    #[test]
+    fn liveness_out_of_ssa_stops_at_the_nearest_definition() {
+        let text = "---
+name: k
+kind: kernel
+params:
+  - { name: n, type: i32 }
+  - { name: out, type: p1 }
+ssa: false
+body: |
+  bb.0:
+    %n:i32 = LDPARAM_i32 0
+    %out:p1 = LDPARAM_GLOBAL_PTR 1
+    %i:i32 = MOV_IMM_i32 0
+    %acc:i32 = MOV_i32 %i
+    %t:i32 = MOV_IMM_i32 7
+    BRA %bb.1
+  bb.1.loop:
+    %t:i32 = ADD_IMM_i32 %i, 3
+    %acc:i32 = ADD_i32 %acc, %t
+    %i:i32 = ADD_IMM_i32 %i, 1
+    %more:i1 = SETP_i32 lt, %i, %n
+    BRA_COND %more, %bb.1, %bb.2
+  bb.2:
+    ST_GLOBAL_i32 %acc, %out
+    ST_GLOBAL_i32 %t, %out
+    RET_VOID
+...
+";
+        let tables = tables::nvptx();
+        let sm = tables.find_sm("sm_80").unwrap();
+        let module = crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        let f = &module.functions[0];
+        let value = |name: &str| ValueId(f.values.iter().position(|v| v.name == name).unwrap() as u32);
+        let cfg = Cfg::new(f, tables);
+        let sets = PressureSets::new(tables, sm);
+        let p = Pressure::compute(f, &cfg.preds, &sets, tables);
+        for name in ["n", "out", "i", "acc"] {
+            assert!(p.is_live_in(value(name), 1), "%{name} is live into the loop");
+        }
+        assert!(!p.is_live_in(value("t"), 1), "%t is defined in the loop before its read");
+        for name in ["acc", "out", "t"] {
+            assert!(p.is_live_in(value(name), 2), "%{name} is live after the loop");
+        }
+        assert!(!p.is_live_in(value("i"), 2));
+        // In the loop: %n, %i, %acc, %t (one each) and %out (64-bit, two).
+        assert_eq!(p.peak[1][0], 6);
+        // Entry: %n, %out, %i, %acc and the dead first %t at its definition.
+        assert_eq!(p.peak[0][0], 6);
+        assert_eq!(p.peak[1][1], 1, "one predicate");
+    }
 }
