@@ -1,6 +1,7 @@
 //! Time of each pass on generated kernels of a given size (backend::synth), for the
 //! linear-time figures: `cargo run --release -p backend --example pass_times -- 10000 100000 1000000 [SHAPE...]`
-//! (shapes: straight, looped, phis, diamonds).
+//! (shapes: straight, looped, phis, diamonds; `NAME=VALUE` arguments set knobs, e.g.
+//! `max-reg-kind=1 nv-remat-default-max-reg=8` to make block rematerialization work).
 //! Prints one line per (shape, size, pass) with milliseconds and the instruction count
 //! after the pass. The passes run with checks off, as `ptxc compile` does.
 
@@ -9,7 +10,8 @@ use std::time::Instant;
 fn main() {
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     // Shape names among the arguments select shapes (all by default).
-    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| a.parse::<usize>().is_err()).collect();
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| a.parse::<usize>().is_err() && !a.contains('=')).collect();
+    let knobs: Vec<String> = std::env::args().skip(1).filter(|a| a.contains('=')).collect();
     let sizes = if sizes.is_empty() { vec![10_000, 100_000] } else { sizes };
     let tables = tables::nvptx();
     let sm = tables.find_sm("80").expect("sm_80");
@@ -28,6 +30,9 @@ fn main() {
             let source = backend::mir::verifier::Source { file: "generated.mir", text: &text };
             let mut cx = backend::passes::PassContext::new(tables, Some(sm), source);
             cx.checks = false;
+            for k in &knobs {
+                cx.options.set(k).unwrap_or_else(|e| panic!("{}", e.render()));
+            }
             let mut total = start.elapsed();
             for pass in backend::passes::PASSES.iter().filter(|p| p.enabled(&cx.options)) {
                 let t = Instant::now();

@@ -33,7 +33,7 @@ use target_desc::tables::{props, PatternOperand, SmTables, TargetTables};
 use crate::diagnostics::MirError;
 use crate::machine::cfg::Cfg;
 use crate::mir::verifier::Source;
-use crate::mir::{opcode_info, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+use crate::mir::{opcode_info, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 
 /// The most member pairs a merge checks one by one (exact, value-aware test). Above it
 /// the linear dominance-forest test runs, which is exact only for classes whose members
@@ -203,12 +203,12 @@ impl OutOfSsa<'_, '_> {
                 let copy = (self.copy_of)(ty.0).ok_or((phi.loc, ty))?;
                 self.stats.phis += 1;
                 let base = f.value(x).name.clone();
-                let x_in = fresh(f, names, &format!("{base}.phi"), ty);
+                let x_in = f.fresh_value(names, &format!("{base}.phi"), ty);
                 let mut operands = Vec::with_capacity(phi.operands.len());
                 for pair in phi.operands.chunks(2) {
                     if let [Operand::Value(v), Operand::Block(pred)] = pair {
                         if let Some(&p) = index.get(pred) {
-                            let a = fresh(f, names, &format!("{base}.from{pred}"), ty);
+                            let a = f.fresh_value(names, &format!("{base}.from{pred}"), ty);
                             end[p].push(Inst { defs: vec![a], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(*v)], loc: phi.loc });
                             operands.extend([Operand::Value(a), Operand::Block(*pred)]);
                             continue;
@@ -300,7 +300,7 @@ impl OutOfSsa<'_, '_> {
                 return t;
             }
             let name = format!("{}.swap", f.value(v).name);
-            let t = fresh(f, names, &name, ty);
+            let t = f.fresh_value(names, &name, ty);
             temps.insert(ty.0, t);
             t
         });
@@ -356,17 +356,6 @@ pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(copies: &[(T, T)], m
 }
 
 /// A fresh value with a name no other value of the function has.
-fn fresh(f: &mut Function, names: &mut HashSet<String>, base: &str, ty: target_desc::tables::VtId) -> ValueId {
-    let mut name = base.to_string();
-    let mut n = 1;
-    while names.contains(&name) {
-        name = format!("{base}.{n}");
-        n += 1;
-    }
-    names.insert(name.clone());
-    f.values.push(ValueInfo { name, ty });
-    ValueId(f.values.len() as u32 - 1)
-}
 
 /// Where each value is defined, where it is live, and which value it holds, in the
 /// conventional form of step 1.

@@ -45,7 +45,7 @@ use target_desc::tables::{props, SmTables, TargetTables};
 
 use super::cfg::Cfg;
 use super::pressure::{register_target, Pressure, PressureSets};
-use crate::mir::{opcode_info, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+use crate::mir::{opcode_info, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 use crate::options::Options;
 
 /// The reference's recursion limit on operand chains.
@@ -477,7 +477,9 @@ fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, stats: &mut
                 }
             }
             let old = clone.defs[0];
-            let fresh = fresh_value(f, names, old);
+            let base = format!("{}.remat", f.value(old).name);
+            let ty = f.value(old).ty;
+            let fresh = f.fresh_value(names, &base, ty);
             clone.defs[0] = fresh;
             rename.insert(old.0, fresh);
             clones.push(clone);
@@ -495,18 +497,4 @@ fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, stats: &mut
         stats.cloned += clones.len();
         block.insts.splice(at..at, clones);
     }
-}
-
-fn fresh_value(f: &mut Function, names: &mut HashSet<String>, of: ValueId) -> ValueId {
-    let base = format!("{}.remat", f.value(of).name);
-    let mut name = base.clone();
-    let mut n = 1;
-    while names.contains(&name) {
-        name = format!("{base}{n}");
-        n += 1;
-    }
-    names.insert(name.clone());
-    let ty = f.value(of).ty;
-    f.values.push(ValueInfo { name, ty });
-    ValueId(f.values.len() as u32 - 1)
 }

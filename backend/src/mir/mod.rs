@@ -134,6 +134,20 @@ impl Function {
         &self.values[id.0 as usize]
     }
 
+    /// A new value of type `ty` named `base`, or `base.N` with the first `N` that is not
+    /// in `names` (the function's value names; the new one is added).
+    pub fn fresh_value(&mut self, names: &mut std::collections::HashSet<String>, base: &str, ty: VtId) -> ValueId {
+        let mut name = base.to_string();
+        let mut n = 1;
+        while names.contains(&name) {
+            name = format!("{base}.{n}");
+            n += 1;
+        }
+        names.insert(name.clone());
+        self.values.push(ValueInfo { name, ty });
+        ValueId(self.values.len() as u32 - 1)
+    }
+
     /// The layout index of block `bb.number`: constant time when blocks are numbered
     /// by their position (what the front end and most passes produce), else a scan.
     pub fn block_index(&self, number: u32) -> Option<usize> {
