@@ -140,8 +140,29 @@ fn dce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     Ok(())
 }
 
+/// With checks on, proves with [`crate::machine::checker`] that every function of
+/// `module` reads what it read before (`before`, the module as the pass got it).
+fn check_allocation(before: Option<Module>, module: &Module, cx: &PassContext<'_>, pass: &str) -> Result<(), Vec<MirError>> {
+    let Some(before) = before else { return Ok(()) };
+    let mut errors = Vec::new();
+    for (input, output) in before.functions.iter().zip(&module.functions) {
+        if let Err(e) = crate::machine::checker::check(input, output, cx.tables) {
+            let at = output.blocks.iter().find(|b| e.first().is_some_and(|e| e.block == b.label()));
+            let loc = at.and_then(|b| e.first().and_then(|e| b.insts.get(e.inst)).map(|i| i.loc)).unwrap_or(output.loc);
+            errors.push(MirError::at(cx.source.file, cx.source.text, loc.line.max(1) as usize, loc.column.max(1) as usize, format!("after `{pass}` (a compiler bug): {}", e[0])));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 fn remat_block(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let before = cx.checks.then(|| module.clone());
     let stats = crate::machine::remat::run(module, cx.tables, cx.sm("nvptx-remat-block")?, &cx.options);
+    check_allocation(before, module, cx, "nvptx-remat-block")?;
     let summary = format!(
         "pulled {}, cloned {}, removed {}, from second chance {}, iterations {}, functions skipped {}",
         stats.pulled, stats.cloned, stats.removed, stats.second_chance, stats.iterations, stats.skipped_functions
@@ -154,7 +175,9 @@ fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
     // Coalescing is an optimization: -O0 keeps every copy unless the knob is given.
     let coalesce = if cx.options.opt_level == OptLevel::O0 && !cx.options.is_set("cssa-coalesce") { 0 } else { cx.options.int("cssa-coalesce").unwrap_or(1) };
     let verbosity = cx.options.int("cssa-verbosity").unwrap_or(0);
+    let before = cx.checks.then(|| module.clone());
     let stats = crate::machine::phi_elimination::eliminate_phis(module, cx.tables, cx.sm("phi-elim")?, cx.source, coalesce, verbosity)?;
+    check_allocation(before, module, cx, "phi-elim")?;
     let summary = format!(
         "phis {}, copies {} before coalescing, coalesced {}, left {}, cycles broken {}",
         stats.phis, stats.candidates, stats.coalesced, stats.copies_left, stats.cycles_broken

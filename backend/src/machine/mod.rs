@@ -4,6 +4,7 @@
 //! in [`pressure`]), and the `--stats` report ([`stats`]).
 
 pub mod cfg;
+pub mod checker;
 pub mod cse;
 pub mod dce;
 pub mod licm;

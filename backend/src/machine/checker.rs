@@ -1,0 +1,398 @@
+//! The allocator's checker, as regalloc2 keeps one beside its allocator: after block
+//! rematerialization and after out-of-SSA translation, a symbolic execution proves
+//! that every instruction of the output reads the values its input counterpart read.
+//!
+//! The output must keep the input's blocks and, within each block, its instructions
+//! in order; it may rename registers, drop `COPY`s, add copies (register to register)
+//! and add *clones*: instructions that recompute a value the input computes (same
+//! opcode, flags and immediates, reading registers that hold the same values as the
+//! input's operands), pure ones only. PHIs may stay (in SSA output, matched in order)
+//! or go (their values then arrive in whatever registers hold the incoming values).
+//!
+//! The abstract state maps each output register to the set of input values it surely
+//! holds. An input `COPY` makes its result another name of its source's value; an
+//! output copy copies the set; a matched instruction checks that each register it
+//! reads holds the input operand's value and sets its result registers to the input
+//! results. On an edge, each input PHI of the successor adds its result to the
+//! registers holding the incoming value. At a join the sets are intersected; the
+//! states are iterated to a fixed point, then one last walk reports the first wrong
+//! read, naming the block, the instruction and the operand.
+
+use std::collections::{BTreeSet, HashMap};
+
+use target_desc::tables::{props, TargetTables};
+
+use super::cfg::Cfg;
+use crate::mir::{opcode_info, Function, Inst, Opcode, Operand, ValueId};
+
+type State = HashMap<u32, BTreeSet<u32>>;
+
+/// A read the checker could not prove.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckError {
+    pub function: String,
+    pub block: String,
+    /// Index of the instruction in the output block.
+    pub inst: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for CheckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "checker: @{} {} instruction {}: {}", self.function, self.block, self.inst + 1, self.message)
+    }
+}
+
+struct Checker<'a> {
+    input: &'a Function,
+    output: &'a Function,
+    tables: &'a TargetTables,
+    copy: Option<u16>,
+    phi: Option<u16>,
+    /// Pure single-result input instructions by opcode and non-value operands: what a
+    /// clone may recompute.
+    clones_of: HashMap<String, Vec<(usize, usize)>>,
+}
+
+fn is_generic(inst: &Inst, id: Option<u16>) -> bool {
+    matches!(inst.opcode, Opcode::Generic(g) if Some(g.0) == id)
+}
+
+impl Checker<'_> {
+    fn is_copy(&self, inst: &Inst) -> bool {
+        let root = match inst.opcode {
+            Opcode::Generic(g) => Some(g.0),
+            Opcode::Machine(m) => self.tables.patterns.get(m as usize).map(|p| p.opcode),
+        };
+        root.is_some() && root == self.copy && inst.defs.len() == 1 && matches!(inst.operands.as_slice(), [Operand::Value(_)])
+    }
+
+    fn is_phi(&self, inst: &Inst) -> bool {
+        is_generic(inst, self.phi)
+    }
+
+    /// Opcode, flags and non-value operands: what must be equal for two instructions
+    /// to be the same computation.
+    fn shape(inst: &Inst) -> String {
+        let ops: Vec<String> = inst.operands.iter().map(|o| if matches!(o, Operand::Value(_)) { "_".to_string() } else { format!("{o:?}") }).collect();
+        format!("{:?}|{:?}|{}|{}", inst.opcode, inst.flags, ops.join(","), inst.defs.len())
+    }
+
+    fn pure(&self, inst: &Inst) -> bool {
+        let Some(info) = opcode_info(inst.opcode, self.tables) else { return false };
+        let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
+        let invariant = inst.has_flag("invariant") || matches!(inst.opcode, Opcode::Machine(m) if self.tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&"invariant")));
+        inst.defs.len() == 1 && info.props & effects == 0 && (info.props & props::MAY_LOAD == 0 || invariant || info.name == "ARG")
+    }
+
+    /// The state on the edge `p -> b`: the input PHIs of `b` take their incoming values.
+    fn edge(&self, out: &State, p: usize, b: usize) -> State {
+        let mut state = out.clone();
+        let pred_number = self.input.blocks[p].number;
+        let in_phis: Vec<&Inst> = self.input.blocks[b].insts.iter().filter(|i| self.is_phi(i)).collect();
+        let out_phis: Vec<&Inst> = self.output.blocks[b].insts.iter().filter(|i| self.is_phi(i)).collect();
+        let incoming = |phi: &Inst| -> Option<ValueId> {
+            phi.operands.chunks(2).find_map(|pair| match pair {
+                [Operand::Value(v), Operand::Block(n)] if *n == pred_number => Some(*v),
+                _ => None,
+            })
+        };
+        for (k, phi) in in_phis.iter().enumerate() {
+            let (Some(a), Some(&x)) = (incoming(phi), phi.defs.first()) else { continue };
+            match out_phis.get(k) {
+                // An output PHI: its register holds x if its incoming register held a.
+                Some(o) => {
+                    let held = match (incoming(o), o.defs.first()) {
+                        (Some(s), Some(_)) => out.get(&s.0).is_some_and(|set| set.contains(&a.0)),
+                        _ => false,
+                    };
+                    if let Some(r) = o.defs.first() {
+                        state.insert(r.0, if held { BTreeSet::from([x.0]) } else { BTreeSet::new() });
+                    }
+                }
+                // PHIs eliminated: x arrives wherever a is.
+                None => {
+                    for (reg, set) in out {
+                        if set.contains(&a.0) {
+                            state.entry(*reg).or_default().insert(x.0);
+                        }
+                    }
+                }
+            }
+        }
+        state
+    }
+
+    /// Runs block `b` from `state`; with `errors`, reports unproven reads.
+    fn run_block(&self, b: usize, mut state: State, errors: &mut Option<&mut Vec<CheckError>>) -> State {
+        let input: Vec<&Inst> = self.input.blocks[b].insts.iter().filter(|i| !self.is_phi(i)).collect();
+        let mut fi = 0;
+        let label = self.output.blocks[b].label();
+        let mut report = |k: usize, message: String| {
+            if let Some(errors) = errors.as_deref_mut() {
+                errors.push(CheckError { function: self.output.name.clone(), block: label.clone(), inst: k, message });
+            }
+        };
+        // Input COPYs name their source's value again, wherever it is.
+        let skip_copies = |fi: &mut usize, state: &mut State| {
+            while *fi < input.len() && self.is_copy(input[*fi]) {
+                if let (Some(d), [Operand::Value(u)]) = (input[*fi].defs.first(), input[*fi].operands.as_slice()) {
+                    for set in state.values_mut() {
+                        if set.contains(&u.0) {
+                            set.insert(d.0);
+                        }
+                    }
+                }
+                *fi += 1;
+            }
+        };
+        for (k, g) in self.output.blocks[b].insts.iter().enumerate() {
+            if self.is_phi(g) {
+                continue;
+            }
+            skip_copies(&mut fi, &mut state);
+            if self.is_copy(g) {
+                let (Some(r), [Operand::Value(s)]) = (g.defs.first(), g.operands.as_slice()) else { continue };
+                let held = state.get(&s.0).cloned().unwrap_or_default();
+                state.insert(r.0, held);
+                continue;
+            }
+            // The input's next instruction, or a later one when the ones before it are
+            // pure and were dropped (nothing read them) or copies.
+            let window = (fi..input.len()).take_while(|&j| j == fi || self.pure(input[j - 1]) || self.is_copy(input[j - 1]));
+            let mut target = window.clone().find(|&j| Self::shape(g) == Self::shape(input[j]) && self.reads_same(g, input[j], &state));
+            // Else a clone: the same computation as a pure input instruction, on
+            // registers holding that instruction's operands.
+            if target.is_none() {
+                if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
+                    state.insert(r.0, BTreeSet::from([v.0]));
+                    continue;
+                }
+                // Else the input instruction it stands for, with the wrong reads reported.
+                target = window.clone().find(|&j| Self::shape(g) == Self::shape(input[j]));
+            }
+            let Some(j) = target else {
+                let next = input.get(fi).map_or("the end of the block".to_string(), |f| format!("`{}`", f.opcode.name(self.tables)));
+                report(k, format!("`{}` is neither the input's next instruction ({next}) nor a recomputation of an input value", g.opcode.name(self.tables)));
+                for r in &g.defs {
+                    state.insert(r.0, BTreeSet::new());
+                }
+                continue;
+            };
+            // Skipped copies still name their values.
+            for t in fi..j {
+                if let (true, Some(d), [Operand::Value(u)]) = (self.is_copy(input[t]), input[t].defs.first(), input[t].operands.as_slice()) {
+                    for set in state.values_mut() {
+                        if set.contains(&u.0) {
+                            set.insert(d.0);
+                        }
+                    }
+                }
+            }
+            fi = j;
+            let f = input[fi];
+            for (n, (go, fo)) in g.operands.iter().zip(&f.operands).enumerate() {
+                if let (Operand::Value(r), Operand::Value(u)) = (go, fo) {
+                    if !state.get(&r.0).is_some_and(|s| s.contains(&u.0)) {
+                        report(k, self.wrong_read(g, n, *r, *u, &state));
+                    }
+                }
+            }
+            for (r, d) in g.defs.iter().zip(&f.defs) {
+                state.insert(r.0, BTreeSet::from([d.0]));
+            }
+            fi += 1;
+        }
+        skip_copies(&mut fi, &mut state);
+        if let Some(f) = input.get(fi..).and_then(|rest| rest.iter().find(|i| !self.is_copy(i) && !self.pure(i))) {
+            report(self.output.blocks[b].insts.len(), format!("the input's `{}` has no counterpart in the output", f.opcode.name(self.tables)));
+        }
+        state
+    }
+
+    /// Whether every register `g` reads holds the value `f` reads there.
+    fn reads_same(&self, g: &Inst, f: &Inst, state: &State) -> bool {
+        g.operands.iter().zip(&f.operands).all(|(go, fo)| match (go, fo) {
+            (Operand::Value(r), Operand::Value(u)) => state.get(&r.0).is_some_and(|s| s.contains(&u.0)),
+            _ => true,
+        })
+    }
+
+    /// The input value `g` recomputes, if it is a pure input instruction's twin.
+    fn clone_of(&self, g: &Inst, state: &State) -> Option<ValueId> {
+        self.clones_of.get(&Self::shape(g))?.iter().find_map(|&(bb, ii)| {
+            let f = &self.input.blocks[bb].insts[ii];
+            self.reads_same(g, f, state).then(|| f.defs[0])
+        })
+    }
+
+    fn wrong_read(&self, g: &Inst, n: usize, r: ValueId, u: ValueId, state: &State) -> String {
+        let name = |v: u32, f: &Function| f.values.get(v as usize).map_or(format!("v{v}"), |i| format!("%{}", i.name));
+        let held: Vec<String> = state.get(&r.0).map(|s| s.iter().map(|&v| name(v, self.input)).collect()).unwrap_or_default();
+        format!(
+            "`{}` operand {} reads {}, which holds {}, but the input reads {} here",
+            g.opcode.name(self.tables),
+            n + 1,
+            name(r.0, self.output),
+            if held.is_empty() { "no known value".to_string() } else { format!("{{{}}}", held.join(", ")) },
+            name(u.0, self.input)
+        )
+    }
+}
+
+/// Checks that `output` reads what `input` reads (see the module comment).
+pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Result<(), Vec<CheckError>> {
+    let fail = |message: String| Err(vec![CheckError { function: output.name.clone(), block: String::new(), inst: 0, message }]);
+    if input.blocks.len() != output.blocks.len() || input.blocks.iter().zip(&output.blocks).any(|(a, b)| a.number != b.number) {
+        return fail("the output's blocks are not the input's".into());
+    }
+    let mut checker = Checker { input, output, tables, copy: tables.opcode("COPY").map(|o| o.0), phi: tables.opcode("PHI").map(|o| o.0), clones_of: HashMap::new() };
+    for (b, block) in input.blocks.iter().enumerate() {
+        for (i, inst) in block.insts.iter().enumerate() {
+            if checker.pure(inst) && !checker.is_copy(inst) {
+                checker.clones_of.entry(Checker::shape(inst)).or_default().push((b, i));
+            }
+        }
+    }
+    let cfg = Cfg::new(input, tables);
+    let order = cfg.reverse_postorder();
+    let n = input.blocks.len();
+    let mut outs: Vec<Option<State>> = vec![None; n];
+    let entry_state = |b: usize, outs: &[Option<State>]| -> State {
+        let mut merged: Option<State> = None;
+        for &p in &cfg.preds[b] {
+            let Some(out) = &outs[p] else { continue };
+            let e = checker.edge(out, p, b);
+            merged = Some(match merged {
+                None => e,
+                Some(m) => m.into_iter().filter_map(|(r, s)| e.get(&r).map(|t| (r, s.intersection(t).copied().collect()))).collect(),
+            });
+        }
+        merged.unwrap_or_default()
+    };
+    // The sets only shrink once every predecessor has been seen; each pass over the
+    // blocks in reverse postorder settles at least one more loop level.
+    let mut changed = true;
+    let mut rounds = 0;
+    while changed && rounds <= n + 1 {
+        changed = false;
+        rounds += 1;
+        for &b in &order {
+            let state = entry_state(b, &outs);
+            let out = checker.run_block(b, state, &mut None);
+            if outs[b].as_ref() != Some(&out) {
+                outs[b] = Some(out);
+                changed = true;
+            }
+        }
+    }
+    let mut errors = Vec::new();
+    for &b in &order {
+        let state = entry_state(b, &outs);
+        checker.run_block(b, state, &mut Some(&mut errors));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INPUT: &str = "---
+name: k
+kind: kernel
+params:
+  - { name: n, type: i32 }
+  - { name: out, type: p1 }
+  - { name: b, type: i32 }
+body: |
+  bb.0:
+    %n:i32 = LDPARAM_i32 0
+    %out:p1 = LDPARAM_GLOBAL_PTR 1
+    %b:i32 = LDPARAM_i32 2
+    %zero:i32 = MOV_IMM_i32 0
+    BRA %bb.1
+  bb.1:
+    %i:i32 = PHI %zero, %bb.0, %next, %bb.1
+    %acc:i32 = PHI %zero, %bb.0, %sum, %bb.1
+    %sum:i32 = ADD_i32 %acc, %i
+    %next:i32 = ADD_IMM_i32 %i, 1
+    %more:i1 = SETP_i32 lt, %next, %n
+    BRA_COND %more, %bb.1, %bb.2
+  bb.2:
+    %r:i32 = ADD_i32 %sum, %b
+    ST_GLOBAL_i32 %r, %out
+    RET_VOID
+...
+";
+
+    /// The input out of SSA, with `exit` as the exit block's body.
+    fn output(exit: &str) -> String {
+        format!(
+            "---
+name: k
+kind: kernel
+params:
+  - {{ name: n, type: i32 }}
+  - {{ name: out, type: p1 }}
+  - {{ name: b, type: i32 }}
+ssa: false
+body: |
+  bb.0:
+    %n:i32 = LDPARAM_i32 0
+    %out:p1 = LDPARAM_GLOBAL_PTR 1
+    %i:i32 = MOV_IMM_i32 0
+    %acc:i32 = MOV_i32 %i
+    BRA %bb.1
+  bb.1:
+    %acc:i32 = ADD_i32 %acc, %i
+    %i:i32 = ADD_IMM_i32 %i, 1
+    %more:i1 = SETP_i32 lt, %i, %n
+    BRA_COND %more, %bb.1, %bb.2
+  bb.2:
+{exit}
+    ST_GLOBAL_i32 %r, %out
+    RET_VOID
+...
+"
+        )
+    }
+
+    fn run(output: &str) -> Result<(), Vec<CheckError>> {
+        let tables = tables::nvptx();
+        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        let (input, output) = (parse(INPUT), parse(output));
+        check(&input.functions[0], &output.functions[0], tables)
+    }
+
+    #[test]
+    fn coalesced_registers_and_a_recomputed_parameter_pass() {
+        // %b's load dropped from the entry and recomputed in the exit block.
+        run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap();
+    }
+
+    #[test]
+    fn a_read_of_the_wrong_register_is_named() {
+        let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %r:i32 = ADD_i32 %i, %b.remat")).unwrap_err();
+        assert_eq!(errors[0].block, "bb.2");
+        assert_eq!(errors[0].inst, 1);
+        assert!(errors[0].message.contains("`ADD_i32` operand 1 reads %i, which holds {%next}, but the input reads %sum here"), "{}", errors[0]);
+    }
+
+    #[test]
+    fn a_clone_of_the_wrong_value_is_caught() {
+        // LDPARAM_i32 0 recomputes %n, not %b.
+        let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 0\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap_err();
+        assert!(errors[0].message.contains("reads %b.remat, which holds {%n}, but the input reads %b here"), "{}", errors[0]);
+    }
+
+    #[test]
+    fn an_instruction_the_input_lacks_is_named() {
+        let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %x:i32 = MUL_i32 %acc, %acc\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap_err();
+        assert!(errors[0].message.contains("`MUL_i32` is neither the input's next instruction"), "{}", errors[0]);
+    }
+}
