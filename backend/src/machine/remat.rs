@@ -200,6 +200,10 @@ struct Plan {
 enum Refusal {
     No,
     SecondChance,
+    /// Pullable, but over `nv-remat-block-single-cost` or `nv-remat-block-max-cost`
+    /// (found while planning, which stops there: a value read in many blocks costs at
+    /// most the cost limit to plan).
+    TooCostly,
 }
 
 struct Planner<'a> {
@@ -326,6 +330,10 @@ impl Planner<'_> {
         if sites.is_empty() {
             return Err(Refusal::No);
         }
+        // Every clone site costs at least 1.
+        if sites.len() as i64 > self.s.max_cost {
+            return Err(Refusal::TooCostly);
+        }
         let mut plan = Plan { value: v, sites: Vec::new(), leaves: HashSet::new(), cost: 0, max_site_cost: 0, weight, frequent: false };
         for site in sites {
             let (mut chain, mut done) = (Vec::new(), HashSet::new());
@@ -337,6 +345,9 @@ impl Planner<'_> {
             plan.cost += cost;
             plan.max_site_cost = plan.max_site_cost.max(cost);
             plan.sites.push((site, chain));
+            if plan.max_site_cost > self.s.single_cost || plan.cost > self.s.max_cost {
+                return Err(Refusal::TooCostly);
+            }
         }
         let count = freq.get(&v.0).copied().unwrap_or(0);
         plan.frequent = (count * 100) as i64 >= self.s.liveout_pct * blocks as i64;
@@ -390,17 +401,18 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
             let planner = Planner { f, tables, sets, s, facts: &facts, pressure: &pressure, live_out_b: &live_out[b], pulled: &pulled, relied: &relied, excess };
             let mut candidates: Vec<u32> = live_out[b].iter().copied().collect();
             candidates.sort_unstable();
-            let (mut pullable, mut second) = (Vec::new(), Vec::new());
+            let (mut pullable, mut second, mut costly) = (Vec::new(), Vec::new(), 0usize);
             for &v in &candidates {
                 match planner.plan(ValueId(v), false, n, &freq) {
                     Ok(p) => pullable.push(p),
                     Err(Refusal::SecondChance) => second.push(v),
+                    Err(Refusal::TooCostly) => costly += 1,
                     Err(Refusal::No) => {}
                 }
             }
             if s.dump {
                 let label = f.blocks[b].label();
-                stats.remarks.push((f.name.clone(), f.blocks[b].loc, format!("{label}: pressure {} over target {target} by {excess}; live out {}, pullable {}, second chance {}", block_pressure[b], candidates.len(), pullable.len(), second.len())));
+                stats.remarks.push((f.name.clone(), f.blocks[b].loc, format!("{label}: pressure {} over target {target} by {excess}; live out {}, pullable {} ({costly} over the cost limits), second chance {}", block_pressure[b], candidates.len(), pullable.len() + costly, second.len())));
             }
             let mut from_second = 0;
             if excess > pullable.iter().map(|p| i64::from(p.weight)).sum::<i64>() && !second.is_empty() {
@@ -414,7 +426,6 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
                     stats.remarks.push((f.name.clone(), f.blocks[b].loc, format!("ADD {from_second} candidates from second-chance")));
                 }
             }
-            pullable.retain(|p| p.max_site_cost <= s.single_cost && p.cost <= s.max_cost);
             pullable.sort_by_key(|p| (p.cost, !p.frequent, p.value.0));
             let mut covered = 0i64;
             let mut total_cost = 0i64;
