@@ -98,11 +98,25 @@ fn check_generic(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTabl
     Ok(tally)
 }
 
+/// -O3 with `--maxreg 16` and block rematerialization of everything it may pull:
+/// every mode (special registers too, at any excess) and clones in loops at no extra
+/// cost.
+pub fn low_limit_options(tables: &TargetTables) -> crate::options::Options {
+    let mut o = crate::options::Options::new(tables, crate::options::OptLevel::O3);
+    o.maxreg = Some(16);
+    for k in ["nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0", "nv-remat-block-loop-cost-factor=1"] {
+        o.set(k).expect("a knob of the registry");
+    }
+    o
+}
+
 /// Checks the whole pipeline on a random kernel: for each input the interpreter runs
 /// the kernel before compilation and the simulator runs its PTX for each of `sms`, and
 /// the outputs must agree ([`GeneratedKernel::compare_outputs`]: approximate results
-/// within a tolerance, NaNs equal). Returns the runs compared and the inputs
-/// discarded (undefined in the interpreter).
+/// within a tolerance, NaNs equal). Odd seeds compile under a low register limit
+/// ([`low_limit_options`]), so rematerialization and the allocation checker run on
+/// random code too. Returns the runs compared and the inputs discarded (undefined in
+/// the interpreter).
 pub fn check_kernel_end_to_end(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
     let file = format!("<random kernel {}>", kernel.name);
     let module = crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
@@ -119,7 +133,8 @@ pub fn check_kernel_end_to_end(kernel: &GeneratedKernel, tables: &TargetTables, 
     }
     let options = crate::sim::Options { fuel: FUEL * 64, ..crate::sim::Options::default() };
     for sm in sms {
-        let ptx = end_to_end::compile(&module, &kernel.text, &file, tables, sm).map_err(|e| format!("compiling for {} failed:\n{e}\n{}", sm.name, kernel.text))?;
+        let compile_options = if seed % 2 == 1 { low_limit_options(tables) } else { crate::options::Options::new(tables, crate::options::OptLevel::O3) };
+        let ptx = end_to_end::compile_with(&module, &kernel.text, &file, tables, sm, compile_options).map_err(|e| format!("compiling for {} failed (seed {seed}):\n{e}\n{}", sm.name, kernel.text))?;
         let ptx_file = format!("{}.{}.ptx", kernel.name, sm.name);
         let simulator = crate::sim::Simulator::new(&ptx, &ptx_file, tables, None)
             .map_err(|e| format!("the simulator rejects the PTX for {}:\n{}\n{}\n--- PTX ---\n{ptx}", sm.name, e.render(&ptx_file, &ptx), kernel.text))?;

@@ -52,6 +52,10 @@ struct Checker<'a> {
     /// Pure single-result input instructions by opcode and non-value operands: what a
     /// clone may recompute.
     clones_of: HashMap<String, Vec<(usize, usize)>>,
+    /// Each input value's representative: equal pure computations of equal values
+    /// (two loads of the same parameter, two equal constants) and copies are one
+    /// value, so a clone may stand for either.
+    canon: Vec<u32>,
 }
 
 fn is_generic(inst: &Inst, id: Option<u16>) -> bool {
@@ -69,6 +73,36 @@ impl Checker<'_> {
 
     fn is_phi(&self, inst: &Inst) -> bool {
         is_generic(inst, self.phi)
+    }
+
+    /// The representative of input value `v`.
+    fn c(&self, v: ValueId) -> u32 {
+        self.canon.get(v.0 as usize).copied().unwrap_or(v.0)
+    }
+
+    /// Value numbering of the input, in dominator-tree preorder (definitions before
+    /// their non-PHI uses).
+    fn number_values(&mut self, cfg: &Cfg) {
+        self.canon = (0..self.input.values.len() as u32).collect();
+        let mut table: HashMap<String, u32> = HashMap::new();
+        for b in cfg.dom_preorder() {
+            for inst in &self.input.blocks[b].insts {
+                let Some(&d) = inst.defs.first() else { continue };
+                if self.is_copy(inst) {
+                    if let [Operand::Value(u)] = inst.operands.as_slice() {
+                        self.canon[d.0 as usize] = self.c(*u);
+                    }
+                    continue;
+                }
+                if self.is_phi(inst) || !self.pure(inst) {
+                    continue;
+                }
+                let operands: Vec<String> = inst.operands.iter().map(|o| if let Operand::Value(u) = o { format!("v{}", self.c(*u)) } else { format!("{o:?}") }).collect();
+                let key = format!("{:?}|{:?}|{}|{:?}", inst.opcode, inst.flags, operands.join(","), self.input.value(d).ty);
+                let rep = *table.entry(key).or_insert(d.0);
+                self.canon[d.0 as usize] = rep;
+            }
+        }
     }
 
     /// Opcode, flags and non-value operands: what must be equal for two instructions
@@ -103,18 +137,18 @@ impl Checker<'_> {
                 // An output PHI: its register holds x if its incoming register held a.
                 Some(o) => {
                     let held = match (incoming(o), o.defs.first()) {
-                        (Some(s), Some(_)) => out.get(&s.0).is_some_and(|set| set.contains(&a.0)),
+                        (Some(s), Some(_)) => out.get(&s.0).is_some_and(|set| set.contains(&self.c(a))),
                         _ => false,
                     };
                     if let Some(r) = o.defs.first() {
-                        state.insert(r.0, if held { BTreeSet::from([x.0]) } else { BTreeSet::new() });
+                        state.insert(r.0, if held { BTreeSet::from([self.c(x)]) } else { BTreeSet::new() });
                     }
                 }
                 // PHIs eliminated: x arrives wherever a is.
                 None => {
                     for (reg, set) in out {
-                        if set.contains(&a.0) {
-                            state.entry(*reg).or_default().insert(x.0);
+                        if set.contains(&self.c(a)) {
+                            state.entry(*reg).or_default().insert(self.c(x));
                         }
                     }
                 }
@@ -138,8 +172,8 @@ impl Checker<'_> {
             while *fi < input.len() && self.is_copy(input[*fi]) {
                 if let (Some(d), [Operand::Value(u)]) = (input[*fi].defs.first(), input[*fi].operands.as_slice()) {
                     for set in state.values_mut() {
-                        if set.contains(&u.0) {
-                            set.insert(d.0);
+                        if set.contains(&self.c(*u)) {
+                            set.insert(self.c(*d));
                         }
                     }
                 }
@@ -165,7 +199,7 @@ impl Checker<'_> {
             // registers holding that instruction's operands.
             if target.is_none() {
                 if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
-                    state.insert(r.0, BTreeSet::from([v.0]));
+                    state.insert(r.0, BTreeSet::from([v]));
                     continue;
                 }
                 // Else the input instruction it stands for, with the wrong reads reported.
@@ -183,8 +217,8 @@ impl Checker<'_> {
             for t in fi..j {
                 if let (true, Some(d), [Operand::Value(u)]) = (self.is_copy(input[t]), input[t].defs.first(), input[t].operands.as_slice()) {
                     for set in state.values_mut() {
-                        if set.contains(&u.0) {
-                            set.insert(d.0);
+                        if set.contains(&self.c(*u)) {
+                            set.insert(self.c(*d));
                         }
                     }
                 }
@@ -193,13 +227,13 @@ impl Checker<'_> {
             let f = input[fi];
             for (n, (go, fo)) in g.operands.iter().zip(&f.operands).enumerate() {
                 if let (Operand::Value(r), Operand::Value(u)) = (go, fo) {
-                    if !state.get(&r.0).is_some_and(|s| s.contains(&u.0)) {
+                    if !state.get(&r.0).is_some_and(|s| s.contains(&self.c(*u))) {
                         report(k, self.wrong_read(g, n, *r, *u, &state));
                     }
                 }
             }
             for (r, d) in g.defs.iter().zip(&f.defs) {
-                state.insert(r.0, BTreeSet::from([d.0]));
+                state.insert(r.0, BTreeSet::from([self.c(*d)]));
             }
             fi += 1;
         }
@@ -213,16 +247,16 @@ impl Checker<'_> {
     /// Whether every register `g` reads holds the value `f` reads there.
     fn reads_same(&self, g: &Inst, f: &Inst, state: &State) -> bool {
         g.operands.iter().zip(&f.operands).all(|(go, fo)| match (go, fo) {
-            (Operand::Value(r), Operand::Value(u)) => state.get(&r.0).is_some_and(|s| s.contains(&u.0)),
+            (Operand::Value(r), Operand::Value(u)) => state.get(&r.0).is_some_and(|s| s.contains(&self.c(*u))),
             _ => true,
         })
     }
 
     /// The input value `g` recomputes, if it is a pure input instruction's twin.
-    fn clone_of(&self, g: &Inst, state: &State) -> Option<ValueId> {
+    fn clone_of(&self, g: &Inst, state: &State) -> Option<u32> {
         self.clones_of.get(&Self::shape(g))?.iter().find_map(|&(bb, ii)| {
             let f = &self.input.blocks[bb].insts[ii];
-            self.reads_same(g, f, state).then(|| f.defs[0])
+            self.reads_same(g, f, state).then(|| self.c(f.defs[0]))
         })
     }
 
@@ -235,7 +269,7 @@ impl Checker<'_> {
             n + 1,
             name(r.0, self.output),
             if held.is_empty() { "no known value".to_string() } else { format!("{{{}}}", held.join(", ")) },
-            name(u.0, self.input)
+            name(self.c(u), self.input)
         )
     }
 }
@@ -246,7 +280,7 @@ pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Resu
     if input.blocks.len() != output.blocks.len() || input.blocks.iter().zip(&output.blocks).any(|(a, b)| a.number != b.number) {
         return fail("the output's blocks are not the input's".into());
     }
-    let mut checker = Checker { input, output, tables, copy: tables.opcode("COPY").map(|o| o.0), phi: tables.opcode("PHI").map(|o| o.0), clones_of: HashMap::new() };
+    let mut checker = Checker { input, output, tables, copy: tables.opcode("COPY").map(|o| o.0), phi: tables.opcode("PHI").map(|o| o.0), clones_of: HashMap::new(), canon: Vec::new() };
     for (b, block) in input.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             if checker.pure(inst) && !checker.is_copy(inst) {
@@ -255,6 +289,8 @@ pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Resu
         }
     }
     let cfg = Cfg::new(input, tables);
+    checker.number_values(&cfg);
+    let checker = checker;
     let order = cfg.reverse_postorder();
     let n = input.blocks.len();
     let mut outs: Vec<Option<State>> = vec![None; n];
