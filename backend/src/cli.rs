@@ -215,6 +215,10 @@ struct CompileArgs {
     /// With --stats: print the statistics as JSON.
     #[arg(long, requires = "stats")]
     json: bool,
+    /// Print the wall time of parsing, each pass and emission, with each one's share,
+    /// to stderr (as llc's -time-passes).
+    #[arg(long)]
+    time_passes: bool,
     #[command(flatten)]
     opt: OptArgs,
     /// Load the target description from DIR instead of the built-in one.
@@ -502,6 +506,19 @@ fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
     out
 }
 
+/// `--time-passes`: one line per stage, wall time and share of the total, then the
+/// total (the stages in pipeline order, as llc's report lists its passes).
+fn time_report(times: &[(&str, std::time::Duration)]) -> String {
+    let total: f64 = times.iter().map(|(_, d)| d.as_secs_f64()).sum();
+    let mut out = String::from("===== ptxc pass execution timing report =====\n   wall time (s)   share  stage\n");
+    for (name, d) in times {
+        let t = d.as_secs_f64();
+        out.push_str(&format!("  {t:>13.6}  {:>5.1}%  {name}\n", if total > 0.0 { 100.0 * t / total } else { 0.0 }));
+    }
+    out.push_str(&format!("  {total:>13.6}  100.0%  total\n"));
+    out
+}
+
 /// The passes `--remarks` reports on.
 const REMARK_PASSES: &[&str] = &["legalize", "combine", "machine-cse", "machine-licm", "nvptx-remat-block", "phi-elim"];
 
@@ -525,10 +542,12 @@ fn compile(args: CompileArgs) -> Output {
         Ok(t) => t,
         Err(e) => return failure(e),
     };
+    let started = std::time::Instant::now();
     let mut module = match crate::mir::parser::parse_module(&text, &file, tables) {
         Ok(m) => m,
         Err(e) => return failure(e.render()),
     };
+    let mut times: Vec<(&str, std::time::Duration)> = vec![("parse", started.elapsed())];
     if let Some(pass) = args.remarks.as_deref() {
         if !REMARK_PASSES.contains(&pass) {
             return failure(format!("error: --remarks supports {}, found `{pass}`\n", REMARK_PASSES.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")));
@@ -561,7 +580,9 @@ fn compile(args: CompileArgs) -> Output {
             }
             continue;
         }
+        let pass_started = std::time::Instant::now();
         let result = (pass.run)(&mut module, &cx);
+        times.push((pass.name, pass_started.elapsed()));
         let wanted = remarks_pass.as_deref() == Some(pass.name);
         for r in remarks.borrow_mut().drain(..).filter(|_| wanted) {
             stderr.push_str(&format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message));
@@ -594,7 +615,13 @@ fn compile(args: CompileArgs) -> Output {
             stderr.push_str(&crate::machine::stats::render(&stats));
         }
     }
-    match crate::emit::emit_module(&module, tables, sm, &file) {
+    let emit_started = std::time::Instant::now();
+    let emitted = crate::emit::emit_module(&module, tables, sm, &file);
+    times.push(("emit", emit_started.elapsed()));
+    if args.time_passes {
+        stderr.push_str(&time_report(&times));
+    }
+    match emitted {
         Ok(ptx) => finish(ptx, args.output.as_deref(), stderr),
         Err(errors) => {
             stderr.push_str(&render_all(&errors, &file));
