@@ -25,7 +25,7 @@ pub struct Cfg {
 impl Cfg {
     pub fn new(f: &Function, tables: &TargetTables) -> Cfg {
         let n = f.blocks.len();
-        let index: std::collections::HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
+        let index: rustc_hash::FxHashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let mut succs = vec![Vec::new(); n];
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {

@@ -18,7 +18,7 @@
 //! per-set figures to the error). With `copy-prop-mcse` off, the later instruction
 //! becomes a copy of the earlier result instead of disappearing.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use target_desc::tables::{props, SmTables, TargetTables};
 
@@ -119,7 +119,7 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
     let targets = sets.targets(f, &s.options);
 
     // Use sites of each value, to rename a CSE'd result's users.
-    let mut uses: HashMap<u32, Vec<(usize, usize)>> = HashMap::new();
+    let mut uses: HashMap<u32, Vec<(usize, usize)>> = HashMap::default();
     for (b, block) in f.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             for v in inst.uses() {
@@ -127,7 +127,7 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
             }
         }
     }
-    let mut def_block: HashMap<u32, usize> = HashMap::new();
+    let mut def_block: HashMap<u32, usize> = HashMap::default();
     for (b, block) in f.blocks.iter().enumerate() {
         for inst in &block.insts {
             for d in &inst.defs {
@@ -136,7 +136,7 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
         }
     }
     let mut removed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
-    let mut table: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut table: HashMap<String, (usize, usize)> = HashMap::default();
     // Scope undo log: (key, previous entry).
     let mut undo: Vec<(String, Option<(usize, usize)>)> = Vec::new();
     // Dominator-tree walk: (block, entering?) with the undo-log height to restore.

@@ -5,7 +5,7 @@
 //! and so is every instruction defining a value a live instruction uses. (Peeling dead
 //! instructions one use-count round at a time would be quadratic on long dead chains.)
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use target_desc::tables::{props, TargetTables};
 
@@ -23,7 +23,7 @@ pub fn remove_dead_in_function(f: &mut crate::mir::Function, tables: &TargetTabl
     let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
     {
         // Defining instructions of each value (several after PHI elimination).
-        let mut defs: HashMap<u32, Vec<(usize, usize)>> = HashMap::new();
+        let mut defs: HashMap<u32, Vec<(usize, usize)>> = HashMap::default();
         let mut live: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
         let mut work = Vec::new();
         for (b, block) in f.blocks.iter().enumerate() {

@@ -59,8 +59,8 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
 /// The preheaders the pass made: block index to the header it enters, and back.
 #[derive(Default)]
 struct Made {
-    header_of: std::collections::HashMap<usize, usize>,
-    preheader_of: std::collections::HashMap<usize, usize>,
+    header_of: rustc_hash::FxHashMap<usize, usize>,
+    preheader_of: rustc_hash::FxHashMap<usize, usize>,
 }
 
 fn is_phi(inst: &Inst, tables: &TargetTables) -> bool {
@@ -124,7 +124,7 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
         let mut loop_peak: Vec<i64> = (0..sets.names.len()).map(|s| loop_blocks.iter().map(|&b| peak[b][s]).max().unwrap_or(0)).collect();
         let mut added = vec![0i64; sets.names.len()];
         let mut hoist: Vec<(usize, usize)> = Vec::new();
-        let mut hoisted_here = std::collections::HashSet::new();
+        let mut hoisted_here = rustc_hash::FxHashSet::default();
         for &b in &order {
             for (i, inst) in f.blocks[b].insts.iter().enumerate() {
                 if is_phi(inst, tables) || !super::cse::candidate(inst, tables) {
@@ -213,7 +213,7 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
     // Lay each new preheader out just before its header.
     if !made.header_of.is_empty() {
         let new_blocks: Vec<Block> = f.blocks.drain(original_blocks..).collect();
-        let mut by_header: std::collections::HashMap<usize, Block> = new_blocks.into_iter().enumerate().map(|(k, blk)| (made.header_of[&(original_blocks + k)], blk)).collect();
+        let mut by_header: rustc_hash::FxHashMap<usize, Block> = new_blocks.into_iter().enumerate().map(|(k, blk)| (made.header_of[&(original_blocks + k)], blk)).collect();
         let old = std::mem::take(&mut f.blocks);
         for (b, block) in old.into_iter().enumerate() {
             if let Some(pre) = by_header.remove(&b) {

@@ -26,7 +26,7 @@
 //! copy of step 1 (one register per PHI and one per incoming value); `2` also
 //! coalesces the copies selection produced from `COPY` instructions.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use target_desc::tables::{props, PatternOperand, SmTables, TargetTables};
 
@@ -78,7 +78,7 @@ fn copy_pattern(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<u16> {
 /// that interfere).
 pub fn eliminate_phis(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, coalesce: i64, verbosity: i64) -> Result<Stats, Vec<MirError>> {
     let sm_index = tables.sm_index(sm);
-    let mut copies: HashMap<u8, Option<u16>> = HashMap::new();
+    let mut copies: HashMap<u8, Option<u16>> = HashMap::default();
     let mut copy_of = |ty: u8| *copies.entry(ty).or_insert_with(|| copy_pattern(tables, sm_index, ty));
     let mut stats = Stats::default();
     let mut errors = Vec::new();
@@ -293,7 +293,7 @@ impl OutOfSsa<'_, '_> {
         let copies: Vec<(ValueId, ValueId)> = parallel.iter().map(|&(d, s, _)| (d, s)).collect();
         let loc = parallel[0].2;
         parallel.clear();
-        let mut temps: HashMap<u8, ValueId> = HashMap::new();
+        let mut temps: HashMap<u8, ValueId> = HashMap::default();
         let sequence = sequentialize(&copies, |v| {
             let ty = f.value(v).ty;
             if let Some(&t) = temps.get(&ty.0) {
@@ -321,15 +321,15 @@ impl OutOfSsa<'_, '_> {
 pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(copies: &[(T, T)], mut temp: impl FnMut(T) -> T) -> Vec<(T, T)> {
     let mut out = Vec::with_capacity(copies.len() + 1);
     // `location[v]`: where the value `v` held before the parallel copy is now.
-    let mut location: HashMap<T, T> = HashMap::new();
-    let mut source_of: HashMap<T, T> = HashMap::new();
+    let mut location: HashMap<T, T> = HashMap::default();
+    let mut source_of: HashMap<T, T> = HashMap::default();
     for &(d, s) in copies {
         location.insert(s, s);
         source_of.insert(d, s);
     }
     let mut ready: Vec<T> = copies.iter().rev().map(|c| c.0).filter(|d| !location.contains_key(d)).collect();
     let mut to_do: Vec<T> = copies.iter().rev().map(|c| c.0).collect();
-    let mut written: HashSet<T> = HashSet::new();
+    let mut written: HashSet<T> = HashSet::default();
     loop {
         while let Some(d) = ready.pop() {
             let s = source_of[&d];
@@ -549,7 +549,7 @@ struct Classes {
 
 impl Classes {
     fn new(f: &Function) -> Classes {
-        Classes { class: (0..f.values.len() as u32).collect(), members: HashMap::new(), overlapping: HashSet::new() }
+        Classes { class: (0..f.values.len() as u32).collect(), members: HashMap::default(), overlapping: HashSet::default() }
     }
 
     /// Joins two classes without an interference check (a PHI's web, which step 1 made

@@ -12,7 +12,7 @@
 //! blocks whose liveness changed re-scanned: the incremental update the reference
 //! describes, checkable against a full recomputation.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use target_desc::tables::{OccupancyInfo, SmTables, TargetTables};
 
@@ -116,7 +116,7 @@ pub struct Pressure {
     /// the block's start).
     live_in: Vec<HashSet<u32>>,
     /// The blocks each value is live into (the inverse of `live_in`).
-    live_blocks: std::collections::HashMap<u32, Vec<usize>>,
+    live_blocks: rustc_hash::FxHashMap<u32, Vec<usize>>,
     /// Peak pressure per block and set.
     pub peak: Vec<Vec<u32>>,
 }
@@ -143,7 +143,7 @@ impl Pressure {
     pub fn compute(f: &Function, preds: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Pressure {
         let n = f.blocks.len();
         let defs = Defs::new(f);
-        let mut p = Pressure { live_in: vec![HashSet::new(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n] };
+        let mut p = Pressure { live_in: vec![HashSet::default(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n] };
         // `defined_in[v] == b + 1` once `v` is defined earlier in block `b`: a use
         // after that is not upward exposed.
         let mut defined_in = vec![0usize; f.values.len()];
@@ -206,7 +206,7 @@ impl Pressure {
     /// Values live out of `b`: live into a successor, or read by a successor's PHI on
     /// the edge from `b`.
     fn live_out(&self, f: &Function, b: usize, succs: &[Vec<usize>], tables: &TargetTables) -> HashSet<u32> {
-        let mut out = HashSet::new();
+        let mut out = HashSet::default();
         for &s in &succs[b] {
             out.extend(self.live_in[s].iter().copied());
             for (v, pred) in phi_uses(f, s, tables) {
@@ -364,7 +364,7 @@ struct Defs {
 
 impl Defs {
     fn new(f: &Function) -> Defs {
-        let mut defs = Defs { first: vec![usize::MAX; f.values.len()], more: HashSet::new() };
+        let mut defs = Defs { first: vec![usize::MAX; f.values.len()], more: HashSet::default() };
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
                 for d in &inst.defs {

@@ -39,7 +39,7 @@
 //! takes `nv-remat-default-max-reg`. `no-mi-remat` names functions to skip;
 //! `nv-dump-remat-block` reports every step through `--remarks nvptx-remat-block`.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use target_desc::tables::{props, SmTables, TargetTables};
 
@@ -151,7 +151,7 @@ struct Facts {
 
 impl Facts {
     fn new(f: &Function, cfg: &Cfg, tables: &TargetTables) -> Facts {
-        let mut facts = Facts { def: HashMap::new(), use_blocks: HashMap::new(), phi_read: HashSet::new(), depth: cfg.loop_depths() };
+        let mut facts = Facts { def: HashMap::default(), use_blocks: HashMap::default(), phi_read: HashSet::default(), depth: cfg.loop_depths() };
         for (b, block) in f.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {
@@ -334,9 +334,9 @@ impl Planner<'_> {
         if sites.len() as i64 > self.s.max_cost {
             return Err(Refusal::TooCostly);
         }
-        let mut plan = Plan { value: v, sites: Vec::new(), leaves: HashSet::new(), cost: 0, max_site_cost: 0, weight, frequent: false };
+        let mut plan = Plan { value: v, sites: Vec::new(), leaves: HashSet::default(), cost: 0, max_site_cost: 0, weight, frequent: false };
         for site in sites {
-            let (mut chain, mut done) = (Vec::new(), HashSet::new());
+            let (mut chain, mut done) = (Vec::new(), HashSet::default());
             self.chain(v, site, relaxed, 0, &mut chain, &mut plan.leaves, &mut done)?;
             let mut cost: i64 = chain.iter().map(|i| self.inst_cost(i)).sum();
             if self.facts.depth[site] > self.facts.depth[def_block] {
@@ -385,13 +385,13 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
             break;
         }
         let facts = Facts::new(f, &cfg, tables);
-        let mut freq: HashMap<u32, usize> = HashMap::new();
+        let mut freq: HashMap<u32, usize> = HashMap::default();
         for out in &live_out {
             for &v in out {
                 *freq.entry(v).or_default() += 1;
             }
         }
-        let (mut pulled, mut relied): (HashSet<u32>, HashSet<u32>) = (HashSet::new(), HashSet::new());
+        let (mut pulled, mut relied): (HashSet<u32>, HashSet<u32>) = (HashSet::default(), HashSet::default());
         let mut chosen: Vec<Plan> = Vec::new();
         for b in 0..n {
             if block_pressure[b] <= target {
@@ -476,7 +476,7 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
 /// Clones `plan`'s chains at their sites and renames the reads there.
 fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, stats: &mut RematStats) {
     for (site, chain) in &plan.sites {
-        let mut rename: HashMap<u32, ValueId> = HashMap::new();
+        let mut rename: HashMap<u32, ValueId> = HashMap::default();
         let mut clones = Vec::with_capacity(chain.len());
         for inst in chain {
             let mut clone = inst.clone();

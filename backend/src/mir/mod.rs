@@ -136,7 +136,7 @@ impl Function {
 
     /// A new value of type `ty` named `base`, or `base.N` with the first `N` that is not
     /// in `names` (the function's value names; the new one is added).
-    pub fn fresh_value(&mut self, names: &mut std::collections::HashSet<String>, base: &str, ty: VtId) -> ValueId {
+    pub fn fresh_value<S: std::hash::BuildHasher>(&mut self, names: &mut std::collections::HashSet<String, S>, base: &str, ty: VtId) -> ValueId {
         let mut name = base.to_string();
         let mut n = 1;
         while names.contains(&name) {
