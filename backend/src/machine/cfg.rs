@@ -98,27 +98,7 @@ impl Cfg {
     /// Reachable blocks in reverse postorder of a depth-first walk from the entry: every
     /// block after its predecessors except along back edges (forward dataflow order).
     pub fn reverse_postorder(&self) -> Vec<usize> {
-        let n = self.succs.len();
-        let mut order = Vec::with_capacity(n);
-        if n == 0 {
-            return order;
-        }
-        let mut seen = vec![false; n];
-        let mut stack = vec![(0usize, 0usize)];
-        seen[0] = true;
-        while let Some((b, next)) = stack.pop() {
-            if let Some(&s) = self.succs[b].get(next) {
-                stack.push((b, next + 1));
-                if !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
-                }
-            } else {
-                order.push(b);
-            }
-        }
-        order.reverse();
-        order
+        crate::mir::verifier::reverse_postorder(&self.succs)
     }
 
     /// Loop depth of every block: the number of natural loops containing it.

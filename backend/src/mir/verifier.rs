@@ -871,20 +871,20 @@ fn dominator_intervals(idom: &[Option<usize>]) -> (Vec<usize>, Vec<usize>) {
 
 /// Immediate dominators by the iterative algorithm of Cooper, Harvey and Kennedy;
 /// `None` for blocks unreachable from the entry (block 0), `Some(0)` for the entry.
-pub fn dominators(successors: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<Option<usize>> {
+/// Blocks reachable from the entry (block 0) in reverse postorder of a depth-first
+/// walk: every block after its predecessors except along back edges.
+pub fn reverse_postorder(successors: &[Vec<usize>]) -> Vec<usize> {
     let n = successors.len();
-    if n == 0 {
-        return Vec::new();
-    }
-    // Reverse postorder from the entry.
     let mut order = Vec::with_capacity(n);
+    if n == 0 {
+        return order;
+    }
     let mut visited = vec![false; n];
     let mut stack = vec![(0usize, 0usize)];
     visited[0] = true;
     while let Some((b, next)) = stack.pop() {
-        if next < successors[b].len() {
+        if let Some(&s) = successors[b].get(next) {
             stack.push((b, next + 1));
-            let s = successors[b][next];
             if !visited[s] {
                 visited[s] = true;
                 stack.push((s, 0));
@@ -894,6 +894,15 @@ pub fn dominators(successors: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<Option
         }
     }
     order.reverse();
+    order
+}
+
+pub fn dominators(successors: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<Option<usize>> {
+    let n = successors.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let order = reverse_postorder(successors);
     let mut rpo_index = vec![usize::MAX; n];
     for (i, &b) in order.iter().enumerate() {
         rpo_index[b] = i;
