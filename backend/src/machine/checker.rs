@@ -20,10 +20,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use target_desc::tables::{props, TargetTables};
+use target_desc::tables::TargetTables;
 
 use super::cfg::Cfg;
-use crate::mir::{opcode_info, Function, Inst, Opcode, Operand, ValueId};
+use crate::mir::{Function, Inst, Operand, ValueId};
 
 type State = HashMap<u32, BTreeSet<u32>>;
 
@@ -47,8 +47,6 @@ struct Checker<'a> {
     input: &'a Function,
     output: &'a Function,
     tables: &'a TargetTables,
-    copy: Option<u16>,
-    phi: Option<u16>,
     /// Pure single-result input instructions by opcode and non-value operands: what a
     /// clone may recompute.
     clones_of: HashMap<String, Vec<(usize, usize)>>,
@@ -58,21 +56,13 @@ struct Checker<'a> {
     canon: Vec<u32>,
 }
 
-fn is_generic(inst: &Inst, id: Option<u16>) -> bool {
-    matches!(inst.opcode, Opcode::Generic(g) if Some(g.0) == id)
-}
-
 impl Checker<'_> {
     fn is_copy(&self, inst: &Inst) -> bool {
-        let root = match inst.opcode {
-            Opcode::Generic(g) => Some(g.0),
-            Opcode::Machine(m) => self.tables.patterns.get(m as usize).map(|p| p.opcode),
-        };
-        root.is_some() && root == self.copy && inst.defs.len() == 1 && matches!(inst.operands.as_slice(), [Operand::Value(_)])
+        inst.is_copy(self.tables)
     }
 
     fn is_phi(&self, inst: &Inst) -> bool {
-        is_generic(inst, self.phi)
+        inst.is_phi(self.tables)
     }
 
     /// The representative of input value `v`.
@@ -112,11 +102,10 @@ impl Checker<'_> {
         format!("{:?}|{:?}|{}|{}", inst.opcode, inst.flags, ops.join(","), inst.defs.len())
     }
 
+    /// A computation only of its operands (MachineCSE's candidates) with one result:
+    /// what a clone may repeat and what may be dropped when nothing reads it.
     fn pure(&self, inst: &Inst) -> bool {
-        let Some(info) = opcode_info(inst.opcode, self.tables) else { return false };
-        let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
-        let invariant = inst.has_flag("invariant") || matches!(inst.opcode, Opcode::Machine(m) if self.tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&"invariant")));
-        inst.defs.len() == 1 && info.props & effects == 0 && (info.props & props::MAY_LOAD == 0 || invariant || info.name == "ARG")
+        inst.defs.len() == 1 && super::cse::candidate(inst, self.tables)
     }
 
     /// The state on the edge `p -> b`: the input PHIs of `b` take their incoming values.
@@ -167,16 +156,10 @@ impl Checker<'_> {
                 errors.push(CheckError { function: self.output.name.clone(), block: label.clone(), inst: k, message });
             }
         };
-        // Input COPYs name their source's value again, wherever it is.
-        let skip_copies = |fi: &mut usize, state: &mut State| {
+        // Input COPYs need no counterpart: value numbering made a copy's result the
+        // same value as its source.
+        let skip_copies = |fi: &mut usize| {
             while *fi < input.len() && self.is_copy(input[*fi]) {
-                if let (Some(d), [Operand::Value(u)]) = (input[*fi].defs.first(), input[*fi].operands.as_slice()) {
-                    for set in state.values_mut() {
-                        if set.contains(&self.c(*u)) {
-                            set.insert(self.c(*d));
-                        }
-                    }
-                }
                 *fi += 1;
             }
         };
@@ -184,7 +167,7 @@ impl Checker<'_> {
             if self.is_phi(g) {
                 continue;
             }
-            skip_copies(&mut fi, &mut state);
+            skip_copies(&mut fi);
             if self.is_copy(g) {
                 let (Some(r), [Operand::Value(s)]) = (g.defs.first(), g.operands.as_slice()) else { continue };
                 let held = state.get(&s.0).cloned().unwrap_or_default();
@@ -213,16 +196,6 @@ impl Checker<'_> {
                 }
                 continue;
             };
-            // Skipped copies still name their values.
-            for t in fi..j {
-                if let (true, Some(d), [Operand::Value(u)]) = (self.is_copy(input[t]), input[t].defs.first(), input[t].operands.as_slice()) {
-                    for set in state.values_mut() {
-                        if set.contains(&self.c(*u)) {
-                            set.insert(self.c(*d));
-                        }
-                    }
-                }
-            }
             fi = j;
             let f = input[fi];
             for (n, (go, fo)) in g.operands.iter().zip(&f.operands).enumerate() {
@@ -237,7 +210,7 @@ impl Checker<'_> {
             }
             fi += 1;
         }
-        skip_copies(&mut fi, &mut state);
+        skip_copies(&mut fi);
         if let Some(f) = input.get(fi..).and_then(|rest| rest.iter().find(|i| !self.is_copy(i) && !self.pure(i))) {
             report(self.output.blocks[b].insts.len(), format!("the input's `{}` has no counterpart in the output", f.opcode.name(self.tables)));
         }
@@ -280,7 +253,7 @@ pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Resu
     if input.blocks.len() != output.blocks.len() || input.blocks.iter().zip(&output.blocks).any(|(a, b)| a.number != b.number) {
         return fail("the output's blocks are not the input's".into());
     }
-    let mut checker = Checker { input, output, tables, copy: tables.opcode("COPY").map(|o| o.0), phi: tables.opcode("PHI").map(|o| o.0), clones_of: HashMap::new(), canon: Vec::new() };
+    let mut checker = Checker { input, output, tables, clones_of: HashMap::new(), canon: Vec::new() };
     for (b, block) in input.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             if checker.pure(inst) && !checker.is_copy(inst) {

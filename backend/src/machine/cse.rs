@@ -275,8 +275,7 @@ fn reads_of(f: &Function, tables: &TargetTables, v: ValueId, sites: &[(usize, us
     let mut out = Vec::new();
     for &(b, i) in sites {
         let inst = &f.blocks[b].insts[i];
-        let is_phi = matches!(inst.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"));
-        if is_phi {
+        if inst.is_phi(tables) {
             for pair in inst.operands.chunks(2) {
                 if let [Operand::Value(x), Operand::Block(p)] = pair {
                     if *x == v {

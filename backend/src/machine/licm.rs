@@ -63,10 +63,6 @@ struct Made {
     preheader_of: rustc_hash::FxHashMap<usize, usize>,
 }
 
-fn is_phi(inst: &Inst, tables: &TargetTables) -> bool {
-    matches!(inst.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
-}
-
 fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
     opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0)
 }
@@ -127,7 +123,7 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
         let mut hoisted_here = rustc_hash::FxHashSet::default();
         for &b in &order {
             for (i, inst) in f.blocks[b].insts.iter().enumerate() {
-                if is_phi(inst, tables) || !super::cse::candidate(inst, tables) {
+                if inst.is_phi(tables) || !super::cse::candidate(inst, tables) {
                     continue;
                 }
                 let invariant = inst.uses().all(|v| {
@@ -252,7 +248,7 @@ fn preheader(f: &mut Function, cfg: &Cfg, l: &super::cfg::Loop, tables: &TargetT
             }
         }
     }
-    for inst in f.blocks[l.header].insts.iter_mut().take_while(|i| is_phi(i, tables)) {
+    for inst in f.blocks[l.header].insts.iter_mut().take_while(|i| i.is_phi(tables)) {
         for pair in inst.operands.chunks_mut(2) {
             if pair.len() == 2 && pair[1] == Operand::Block(p_number) {
                 pair[1] = Operand::Block(number);

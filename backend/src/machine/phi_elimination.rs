@@ -123,13 +123,11 @@ struct Groups {
 
 impl OutOfSsa<'_, '_> {
     fn is_phi(&self, inst: &Inst) -> bool {
-        matches!(inst.opcode, Opcode::Generic(g) if self.tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
+        inst.is_phi(self.tables)
     }
 
     fn is_copy(&self, inst: &Inst) -> bool {
-        let Opcode::Machine(m) = inst.opcode else { return false };
-        let Some(copy) = self.tables.opcode("COPY") else { return false };
-        self.tables.patterns.get(m as usize).is_some_and(|p| p.opcode == copy.0) && inst.defs.len() == 1 && matches!(inst.operands.as_slice(), [Operand::Value(_)])
+        inst.is_copy(self.tables)
     }
 
     fn run(&mut self, f: &mut Function) -> Result<(), (Loc, target_desc::tables::VtId)> {

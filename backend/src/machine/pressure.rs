@@ -16,7 +16,7 @@ use rustc_hash::FxHashSet as HashSet;
 
 use target_desc::tables::{OccupancyInfo, SmTables, TargetTables};
 
-use crate::mir::{Function, Opcode, Operand, ValueId};
+use crate::mir::{Function, Operand, ValueId};
 
 /// What a value weighs and where.
 #[derive(Clone, Debug)]
@@ -121,14 +121,10 @@ pub struct Pressure {
     pub peak: Vec<Vec<u32>>,
 }
 
-fn is_phi(f: &Function, op: Opcode, tables: &TargetTables) -> bool {
-    let _ = f;
-    matches!(op, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
-}
 
 /// PHI uses as (value, predecessor block index).
 fn phi_uses<'a>(f: &'a Function, b: usize, tables: &'a TargetTables) -> impl Iterator<Item = (ValueId, usize)> + 'a {
-    f.blocks[b].insts.iter().filter(move |i| is_phi(f, i.opcode, tables)).flat_map(move |inst| {
+    f.blocks[b].insts.iter().filter(move |i| i.is_phi(tables)).flat_map(move |inst| {
         inst.operands.chunks(2).filter_map(move |pair| match pair {
             [Operand::Value(v), Operand::Block(p)] => f.block_index(*p).map(|p| (*v, p)),
             _ => None,
@@ -149,7 +145,7 @@ impl Pressure {
         let mut defined_in = vec![0usize; f.values.len()];
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
-                if !is_phi(f, inst.opcode, tables) {
+                if !inst.is_phi(tables) {
                     for v in inst.uses() {
                         if sets.of(f, v).is_some() && defined_in.get(v.0 as usize) != Some(&(b + 1)) {
                             p.mark_live_in(v, b, preds, &defs, &mut Vec::new());
@@ -247,7 +243,7 @@ impl Pressure {
                     current[s] -= w;
                 }
             }
-            if is_phi(f, inst.opcode, tables) {
+            if inst.is_phi(tables) {
                 continue;
             }
             for v in inst.uses() {

@@ -44,7 +44,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use target_desc::tables::{props, SmTables, TargetTables};
 
 use super::cfg::Cfg;
-use super::pressure::{register_target, Pressure, PressureSets};
+use super::pressure::{Pressure, PressureSets};
 use crate::mir::{opcode_info, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 use crate::options::Options;
 
@@ -130,11 +130,8 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
             stats.remarks.push((f.name.clone(), f.loc, format!("Skip machine-instruction rematerialization on {}", f.name)));
             continue;
         }
-        let target = if settings.max_reg_kind == 1 {
-            settings.default_max_reg
-        } else {
-            i64::from(register_target(f, sets.occupancy.as_ref(), options).regs)
-        } + settings.reg_adjust;
+        // The general set's target, as MachineCSE and MachineLICM take it.
+        let target = if settings.max_reg_kind == 1 { settings.default_max_reg + settings.reg_adjust } else { sets.targets(f, options)[0] };
         remat_function(f, tables, &sets, &settings, target, &mut stats);
     }
     stats
@@ -157,7 +154,7 @@ impl Facts {
                 for d in &inst.defs {
                     facts.def.insert(d.0, (b, i));
                 }
-                let phi = is_phi(inst, tables);
+                let phi = inst.is_phi(tables);
                 for v in inst.uses() {
                     if phi {
                         facts.phi_read.insert(v.0);
@@ -176,10 +173,6 @@ impl Facts {
         }
         facts
     }
-}
-
-fn is_phi(inst: &Inst, tables: &TargetTables) -> bool {
-    matches!(inst.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
 }
 
 /// A decided pull: the value and, per block that reads it, the instructions to clone
@@ -225,15 +218,12 @@ struct Planner<'a> {
 impl Planner<'_> {
     /// Whether instruction `inst` may be cloned at all (its operands aside).
     fn cloneable(&self, inst: &Inst) -> bool {
-        let Opcode::Machine(m) = inst.opcode else { return false };
-        let Some(info) = opcode_info(inst.opcode, self.tables) else { return false };
-        if inst.defs.len() != 1 || matches!(info.name, "PHI" | "COPY" | "UNDEF") {
+        // What only computes its result (MachineCSE's candidates: no effects, loads
+        // only of invariant memory, pure intrinsics), with one result.
+        if inst.defs.len() != 1 || !super::cse::candidate(inst, self.tables) {
             return false;
         }
-        let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
-        if info.props & effects != 0 {
-            return false;
-        }
+        let (Opcode::Machine(m), Some(info)) = (inst.opcode, opcode_info(inst.opcode, self.tables)) else { return false };
         let pattern_flags = self.tables.patterns.get(m as usize).map_or(&[][..], |p| p.flags);
         let has_flag = |flag: &str| inst.has_flag(flag) || pattern_flags.contains(&flag);
         if self.s.vasp_fix && (info.name == "ADDRSPACECAST" || has_flag("volatile")) {
@@ -242,24 +232,17 @@ impl Planner<'_> {
         if info.name == "ARG" {
             return self.s.load_param && self.s.mask & 2 != 0;
         }
-        let registers = inst.uses().next().is_some();
         if info.props & props::MAY_LOAD != 0 {
-            return self.s.mask & 8 != 0 && self.s.load_remat && has_flag("invariant") && !has_flag("volatile");
+            return self.s.mask & 8 != 0 && self.s.load_remat && !has_flag("volatile");
         }
         if self.tables.remat.excluded_opcodes.binary_search(&info.id).is_ok() {
             return false;
         }
-        if info.name == "INTRINSIC" {
-            let Some(Operand::Symbol(name)) = inst.operands.first() else { return false };
-            let Some(intrinsic) = self.tables.intrinsics.iter().find(|i| i.name == name) else { return false };
-            if intrinsic.props & (effects | props::MAY_LOAD) != 0 {
-                return false;
-            }
-            // A pure intrinsic without operands reads the thread's position: a
-            // special register.
-            if !registers {
-                return self.s.mask & 1 != 0 && self.excess >= self.s.spec_threshold;
-            }
+        let registers = inst.uses().next().is_some();
+        // A pure intrinsic without operands reads the thread's position: a special
+        // register.
+        if info.name == "INTRINSIC" && !registers {
+            return self.s.mask & 1 != 0 && self.excess >= self.s.spec_threshold;
         }
         if registers {
             self.s.mask & 4 != 0

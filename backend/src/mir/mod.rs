@@ -214,6 +214,19 @@ impl Inst {
         self.flags.iter().any(|f| f == flag)
     }
 
+    /// Whether this is a `PHI`.
+    pub fn is_phi(&self, tables: &target_desc::tables::TargetTables) -> bool {
+        matches!(self.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
+    }
+
+    /// Whether this is a register-to-register copy: a machine instruction selected from
+    /// `COPY`, one result, one register operand.
+    pub fn is_copy(&self, tables: &target_desc::tables::TargetTables) -> bool {
+        let Opcode::Machine(m) = self.opcode else { return false };
+        let Some(copy) = tables.opcode("COPY") else { return false };
+        tables.patterns.get(m as usize).is_some_and(|p| p.opcode == copy.0) && self.defs.len() == 1 && matches!(self.operands.as_slice(), [Operand::Value(_)])
+    }
+
     /// The values this instruction reads.
     pub fn uses(&self) -> impl Iterator<Item = ValueId> + '_ {
         self.operands.iter().filter_map(|o| match o {
