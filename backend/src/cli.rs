@@ -38,8 +38,9 @@ enum Command {
     Audit(AuditArgs),
     /// Run one pass on a MIR file and print the resulting MIR.
     ///
-    /// Passes: verify, legalize, isel, machine-cse, dce, phi-elim (all but verify need
-    /// --sm). A pass that -O or a --knob switches off prints its input unchanged.
+    /// Passes: verify, legalize, combine, isel, machine-cse, machine-licm, dce,
+    /// nvptx-remat-block, phi-elim (all but verify need --sm). A pass that -O or a
+    /// --knob switches off prints its input unchanged.
     RunPass(RunPassArgs),
     /// Compile a MIR file to PTX.
     Compile(CompileArgs),

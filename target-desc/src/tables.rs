@@ -683,6 +683,11 @@ pub struct OccupancyInfo {
 const WARP: u32 = 32;
 
 impl OccupancyInfo {
+    /// Warps in a block of `threads` threads.
+    pub fn warps_per_block(&self, threads: u32) -> u32 {
+        threads.div_ceil(WARP)
+    }
+
     /// Registers one warp is given for `regs` registers per thread.
     fn regs_per_warp(&self, regs: u32) -> u32 {
         (regs * WARP).div_ceil(self.reg_alloc_unit) * self.reg_alloc_unit
@@ -695,7 +700,7 @@ impl OccupancyInfo {
         if threads == 0 || threads > self.max_threads_per_block || regs > self.max_regs_per_thread {
             return 0;
         }
-        let warps = threads.div_ceil(WARP);
+        let warps = self.warps_per_block(threads);
         let per_warp = self.regs_per_warp(regs.max(1));
         // The hardware checks a block's registers as if its warps were spread over
         // every partition.

@@ -110,7 +110,7 @@ fn occupancy(o: &OccupancyInfo, f: &Function, regs: u32) -> OccupancyReport {
         threads_per_block: threads,
         assumed_block: assumed,
         blocks_per_sm: blocks,
-        warps_per_sm: blocks * threads.div_ceil(32),
+        warps_per_sm: blocks * o.warps_per_block(threads),
         max_warps_per_sm: o.max_warps_per_sm,
     }
 }
