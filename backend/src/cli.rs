@@ -521,7 +521,7 @@ fn time_report(times: &[(&str, std::time::Duration)]) -> String {
 }
 
 /// The passes `--remarks` reports on.
-const REMARK_PASSES: &[&str] = &["legalize", "combine", "machine-cse", "machine-licm", "nvptx-remat-block", "phi-elim"];
+const REMARK_PASSES: &[&str] = &["legalize", "combine", "nvptx-mem2reg", "machine-cse", "machine-licm", "nvptx-remat-block", "phi-elim", "spill"];
 
 fn compile(args: CompileArgs) -> Output {
     let tables = match crate::load_tables(args.target_desc.as_deref()) {

@@ -3,9 +3,10 @@
 //! back.
 //!
 //! Pipeline: verify, legalize (types and operations the SM cannot do, see
-//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), machine-cse, machine-licm (loop-invariant code motion), dce (dead-code removal),
+//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), nvptx-mem2reg (frame slots back to registers), machine-cse, machine-licm (loop-invariant code motion), dce (dead-code removal),
 //! nvptx-remat-block (block rematerialization),
-//! phi-elim (PHI elimination), then PTX emission.
+//! phi-elim (PHI elimination), spill (spilling to `.local` slots under a hard register
+//! bound, with stack slot coloring), then PTX emission (with the frame layout).
 
 use target_desc::tables::{SmTables, TargetTables};
 
@@ -186,6 +187,28 @@ fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
     Ok(())
 }
 
+fn mem2reg(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::machine::mem2reg::run(module, cx.tables);
+    let summary = format!(
+        "promoted cells {}, loads removed {}, stores removed {}, frame objects removed {}",
+        stats.promoted_cells, stats.loads_removed, stats.stores_removed, stats.objects_removed
+    );
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
+fn spill(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let before = cx.checks.then(|| module.clone());
+    let stats = crate::machine::spill::run(module, cx.tables, cx.sm("spill")?, &cx.options);
+    check_allocation(before, module, cx, "spill")?;
+    let summary = format!(
+        "functions {}, values spilled {}, stores {}, reloads {}, slots {} ({} after coloring, {} bytes)",
+        stats.functions, stats.spilled, stats.stores, stats.reloads, stats.slots, stats.colored_slots, stats.bytes
+    );
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
 /// Every pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
     PassInfo {
@@ -210,6 +233,13 @@ pub const PASSES: &[PassInfo] = &[
         run: combine,
     },
     PassInfo { name: "isel", description: "select machine instructions from the description's patterns", min_opt: OptLevel::O0, switches: &[], run: isel },
+    PassInfo {
+        name: "nvptx-mem2reg",
+        description: "machine mem2reg: a frame slot stored once, before every load of it, with no escaping address, becomes a register",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("nv-disable-mem2reg")],
+        run: mem2reg,
+    },
     PassInfo {
         name: "machine-cse",
         description: "remove machine instructions equal to a dominating one, unless that raises register pressure past the target",
@@ -244,6 +274,13 @@ pub const PASSES: &[PassInfo] = &[
         min_opt: OptLevel::O0,
         switches: &[],
         run: phi_elim,
+    },
+    PassInfo {
+        name: "spill",
+        description: "where pressure stays over a hard register bound (maxnreg, --maxreg, occupancy), store values to .local slots and reload them at their uses; slots with disjoint lifetimes share memory (stack slot coloring)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-spill")],
+        run: spill,
     },
 ];
 
@@ -302,6 +339,7 @@ pub const KNOBS_READ: &[(&str, &str)] = &[
     ("vasp-fix1", "nvptx-remat-block"),
     ("remat-load-param", "nvptx-remat-block (whether kernel-parameter loads may be cloned)"),
     ("cssa-verbosity", "phi-elim"),
+    ("disable-ssc", "spill (stack slot coloring)"),
     ("verify-machineinstrs", "the pass manager (verifies after every pass)"),
 ];
 

@@ -2271,6 +2271,8 @@ fn build_patterns(
                         "T" => bound.is_some(),
                         "cc" | "ccs" => operands.iter().any(|(_, o)| *o == PatternOperand::CondCode),
                         "param" => op.name == "ARG",
+                        // The frame object a FRAME_INDEX node names, as its depot address.
+                        "frame" => tree.nodes.iter().any(|n| n.op.name == "FRAME_INDEX"),
                         _ if groups.iter().any(|&g| flag_field_known(&flag_groups[g as usize], name)) => true,
                         _ => operands.iter().any(|(n, _)| *n == name),
                     };
@@ -2310,7 +2312,7 @@ fn build_patterns(
                     let silent = match kind {
                         PatternOperand::ImmIs(..) | PatternOperand::LiteralIs(_) | PatternOperand::SymbolIs(_) | PatternOperand::Flag => true,
                         PatternOperand::CondCode => cc_named,
-                        PatternOperand::Literal => op.name == "ARG" && used.contains(&"param"),
+                        PatternOperand::Literal => (op.name == "ARG" && used.contains(&"param")) || used.contains(&"frame"),
                         _ => p.hook.is_some(),
                     };
                     if tree.nodes.len() > 1 && !silent && !used.contains(leaf) {

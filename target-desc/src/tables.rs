@@ -501,7 +501,8 @@ pub enum PatternResult {
 /// `{NAME}` an operand, `{T}` the type's
 /// suffix from the pattern's `for` clause, `{cc}` the condition code's PTX comparison
 /// (integer or float form, from the compared type), `{ccs}` its integer signedness
-/// letter (`s`/`u`), `{param}` the parameter symbol of an `ARG`, `{tmp.TYPE}` a scratch
+/// letter (`s`/`u`), `{param}` the parameter symbol of an `ARG`, `{frame}` the depot
+/// address (`__local_depot0+16`) of the frame object a `FRAME_INDEX` names, `{tmp.TYPE}` a scratch
 /// register of that type private to the instruction (`{tmp.TYPE.N}` a further one),
 /// `{GROUP}` / `{GROUP.FIELD}` the text of the instruction's flag in a flag group the
 /// opcode names (`ATOMIC_LOAD_ADD.$atom_scope`).

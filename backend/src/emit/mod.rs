@@ -15,6 +15,7 @@ use std::fmt::Write;
 use target_desc::tables::{SmTables, TargetTables, TypeKind, VtId};
 
 pub mod call_abi;
+pub mod frame;
 
 use crate::diagnostics::MirError;
 use crate::mir::{AddressSpace, Function, FunctionKind, InitValue, Module, Opcode, Operand, ValueId};
@@ -274,6 +275,12 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
     let mut scratch_count: BTreeMap<u8, u32> = BTreeMap::new();
     let label = |number: u32| format!("$L__BB{index}_{number}");
     let param = |i: usize| format!("{name}_param_{i}");
+    let frame_layout = frame::layout(f);
+    let depot = frame::depot_name(index);
+    let frame_address = |k: i128| -> Result<String, String> {
+        let offset = usize::try_from(k).ok().and_then(|k| frame_layout.offsets.get(k)).ok_or_else(|| format!("frame object {k} does not exist"))?;
+        Ok(if *offset == 0 { depot.clone() } else { format!("{depot}+{offset}") })
+    };
 
     let mut body = String::new();
     for (b, block) in f.blocks.iter().enumerate() {
@@ -366,6 +373,13 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                         Some(Operand::Int(i)) => param(*i as usize),
                         _ => return Err(format!("{}: {{param}} needs an ARG index", p.name)),
                     },
+                    "frame" => {
+                        let is_frame = |k: &usize| p.leaf_slot(*k).is_some_and(|(n, _)| tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[n].opcode)).is_some_and(|o| o.name == "FRAME_INDEX"));
+                        match (0..operands.len()).find(is_frame).map(|k| operands[k]) {
+                            Some(Operand::Int(k)) => frame_address(*k)?,
+                            _ => return Err(format!("{}: {{frame}} needs a FRAME_INDEX", p.name)),
+                        }
+                    }
                     "cc" | "ccs" => {
                         let cc = operands.iter().find_map(|o| if let Operand::CondCode(c) = o { Some(*c) } else { None });
                         let info = cc.and_then(|c| tables.cond_code_info(c)).ok_or("template uses {cc} without a condition code")?;
@@ -455,6 +469,9 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
         let _ = writeln!(out, ".maxnreg {m}");
     }
     out.push_str("{\n");
+    if !f.frame.is_empty() {
+        let _ = writeln!(out, "\t.local .align {} .b8 {depot}[{}];", frame_layout.align, frame_layout.size);
+    }
     for (class, count) in &regs.counts {
         let c = &tables.register_classes[*class as usize];
         let _ = writeln!(out, "\t.reg {} {}<{}>;", c.ptx_type, c.prefix, count + 1);

@@ -338,6 +338,8 @@ pub enum Op {
     Copy,
     Arg(u32),
     GlobalAddr(u64),
+    /// The address of the current call's frame object.
+    FrameIndex(u32),
     Binary(IntBinary),
     Unary(IntUnary),
     SignExtendInReg(u32),
@@ -439,6 +441,8 @@ pub struct CompiledFunction {
     pub param_slots: u32,
     /// `maxntid` product, when the kernel gives one.
     pub max_threads: Option<u64>,
+    /// Size and name of each frame object, allocated per call.
+    pub frame: Vec<(u64, Option<String>)>,
 }
 
 /// A module global's place in memory.
@@ -577,6 +581,7 @@ impl Context<'_> {
             param_offsets,
             param_slots,
             max_threads: f.attributes.maxntid.as_ref().map(|m| m.iter().map(|&x| u64::from(x)).product()),
+            frame: f.frame.iter().map(|o| (o.size, o.name.clone())).collect(),
         }
     }
 
@@ -796,6 +801,13 @@ impl Context<'_> {
                 let Some(&g) = self.global_index.get(symbol.as_str()) else { return malformed(format!("GLOBAL_ADDR: unknown global @{symbol}")) };
                 let layout = &self.globals[g];
                 Ok(Op::GlobalAddr(memory::address(memory::space_number(layout.space), layout.region, 0)))
+            }
+            "FRAME_INDEX" => {
+                shape(1, 0)?;
+                match inst.operands.first() {
+                    Some(Operand::Int(k)) if *k >= 0 && (*k as usize) < fx.function.frame.len() => Ok(Op::FrameIndex(*k as u32)),
+                    _ => malformed(format!("FRAME_INDEX: expected the index of one of the function's {} frame objects", fx.function.frame.len())),
+                }
             }
             "ADD" => int_binary(IntBinary::Add),
             "SUB" => int_binary(IntBinary::Sub),

@@ -56,6 +56,8 @@ struct Frame {
     pc: u32,
     regs: Vec<u128>,
     params: Vec<u128>,
+    /// Base addresses of this call's frame objects (`FRAME_INDEX`).
+    locals: Vec<u64>,
 }
 
 /// A synchronisation point a thread waits at.
@@ -125,7 +127,7 @@ pub fn run(program: &CompiledModule, module: &Module, entry: &str, launch: &Laun
     let mut machine = Machine { program, memory: Memory::default(), fuel, steps: 0, launch: *launch, ctaid: [0; 3], scratch: Vec::new() };
     for g in &program.globals {
         let space = memory::space_number(g.space);
-        let region = Region { space, bytes: g.image.clone(), read_only: g.space == AddressSpace::Const, label: format!("@{}", g.name) };
+        let region = Region { space, bytes: g.image.clone(), read_only: g.space == AddressSpace::Const, label: format!("@{}", g.name), written: None };
         if machine.memory.add(region).is_none() {
             return Err(InterpError::BadArguments(format!("global @{} is too large", g.name)));
         }
@@ -162,7 +164,7 @@ pub fn run(program: &CompiledModule, module: &Module, entry: &str, launch: &Laun
 pub(super) fn evaluate_pure(inst: &Inst, regs: Vec<u128>) -> Result<Vec<u128>, String> {
     let program = CompiledModule { functions: Vec::new(), globals: Vec::new() };
     let mut machine = Machine { program: &program, memory: Memory::default(), fuel: 1, steps: 0, launch: Launch::default(), ctaid: [0; 3], scratch: Vec::new() };
-    let mut frame = Frame { function: 0, pc: 0, regs, params: Vec::new() };
+    let mut frame = Frame { function: 0, pc: 0, regs, params: Vec::new(), locals: Vec::new() };
     match machine.execute(inst, &mut frame, [0; 3], 0) {
         Ok(Flow::Next) => Ok(frame.regs),
         Ok(_) => Err("not a straight-line instruction".into()),
@@ -214,7 +216,7 @@ impl<'p> Machine<'p> {
                         Kind::Pointer(4) => (memory::CONST, true),
                         _ => return Err(InterpError::BadArguments(format!("parameter {k} (`{name}`) is not a p0, p1 or p4 pointer; it cannot take a buffer"))),
                     };
-                    let region = Region { space, bytes: bytes.clone(), read_only, label: format!("buffer argument {k} (`{name}`)") };
+                    let region = Region { space, bytes: bytes.clone(), read_only, label: format!("buffer argument {k} (`{name}`)"), written: None };
                     buffers.push(self.memory.regions.len());
                     let Some(base) = self.memory.add(region) else { return Err(InterpError::BadArguments(format!("buffer argument {k} is too large"))) };
                     params[offset] = u128::from(base);
@@ -231,7 +233,8 @@ impl<'p> Machine<'p> {
         for z in 0..bz {
             for y in 0..by {
                 for x in 0..bx {
-                    let frame = Frame { function: entry, pc: 0, regs: vec![0; kernel.slots as usize], params: params.to_vec() };
+                    let locals = self.frame_objects(entry).map_err(|what| InterpError::BadArguments(what))?;
+                    let frame = Frame { function: entry, pc: 0, regs: vec![0; kernel.slots as usize], params: params.to_vec(), locals };
                     let linear = threads.len();
                     threads.push(Thread { frames: vec![frame], state: State::Running, tid: [x, y, z], linear });
                 }
@@ -313,10 +316,19 @@ impl<'p> Machine<'p> {
                     for (&slot, ty) in inst.args.iter().zip(inst.arg_tys.iter()) {
                         params.extend_from_slice(&frame.regs[slot as usize..(slot + ty.lanes) as usize]);
                     }
-                    thread.frames.push(Frame { function: callee, pc: 0, regs: vec![0; target.slots as usize], params });
+                    if params.len() != target.param_slots as usize {
+                        let what = format!("the call passes {} register lanes to @{}, which takes {}", params.len(), target.name, target.param_slots);
+                        return Err(self.locate(thread, Fault::Malformed(what)));
+                    }
+                    let locals = match self.frame_objects(callee) {
+                        Ok(locals) => locals,
+                        Err(what) => return Err(self.locate(thread, Fault::Unsupported(what))),
+                    };
+                    thread.frames.push(Frame { function: callee, pc: 0, regs: vec![0; target.slots as usize], params, locals });
                 }
                 Flow::Return => {
                     let Some(finished) = thread.frames.pop() else { continue };
+                    self.release_frame_objects(&finished);
                     let Some(caller) = thread.frames.last_mut() else {
                         thread.state = State::Exited;
                         return Ok(());
@@ -333,6 +345,32 @@ impl<'p> Machine<'p> {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// A region per frame object of `function`, for one call.
+    fn frame_objects(&mut self, function: u32) -> Result<Vec<u64>, String> {
+        let f = &self.program.functions[function as usize];
+        let mut locals = Vec::with_capacity(f.frame.len());
+        for (k, &(size, ref name)) in f.frame.iter().enumerate() {
+            let label = match name {
+                Some(n) => format!("frame object {k} (`{n}`) of @{}", f.name),
+                None => format!("frame object {k} of @{}", f.name),
+            };
+            let region = Region { space: memory::LOCAL, bytes: vec![0; size as usize], read_only: false, label, written: Some(vec![false; size as usize]) };
+            locals.push(self.memory.add(region).ok_or("too many frame objects allocated (calls times objects exceed the interpreter's 2^24 regions)")?);
+        }
+        Ok(locals)
+    }
+
+    /// A returned call's frame objects become empty: a pointer kept to one no longer
+    /// addresses anything.
+    fn release_frame_objects(&mut self, frame: &Frame) {
+        for &base in &frame.locals {
+            let region = &mut self.memory.regions[((base >> 32) & 0xFF_FFFF) as usize];
+            region.bytes = Vec::new();
+            region.written = Some(Vec::new());
+            region.label.push_str(" (its call has returned)");
         }
     }
 
@@ -512,13 +550,19 @@ impl<'p> Machine<'p> {
                 let offset = function.param_offsets[*index as usize] as usize;
                 let lanes = inst.ty().lanes as usize;
                 let d = inst.defs[0] as usize;
-                regs[d..d + lanes].copy_from_slice(&frame.params[offset..offset + lanes]);
+                let Some(source) = frame.params.get(offset..offset + lanes) else {
+                    return Err(Fault::Malformed(format!("ARG {index}: the caller passed {} register lanes, too few for this parameter", frame.params.len())));
+                };
+                regs[d..d + lanes].copy_from_slice(source);
             }
             Op::ArgSext(index, bits) => {
                 let function = &self.program.functions[frame.function as usize];
                 let offset = function.param_offsets[*index as usize] as usize;
                 let ty = inst.ty();
-                regs[inst.defs[0] as usize] = int::sign_extend(frame.params[offset], *bits, ty.bits) & mask(ty.bits);
+                let Some(&source) = frame.params.get(offset) else {
+                    return Err(Fault::Malformed(format!("ARG {index}: the caller passed {} register lanes, too few for this parameter", frame.params.len())));
+                };
+                regs[inst.defs[0] as usize] = int::sign_extend(source, *bits, ty.bits) & mask(ty.bits);
             }
             Op::ArgAt { index, offset, whole, read, sext } => {
                 let function = &self.program.functions[frame.function as usize];
@@ -526,7 +570,10 @@ impl<'p> Machine<'p> {
                 // The parameter's in-memory image, little-endian lane after lane.
                 let lane_bytes = whole.bits.div_ceil(8).max(1) as usize;
                 let mut image = Vec::with_capacity(lane_bytes * whole.lanes as usize);
-                for lane in &frame.params[start..start + whole.lanes as usize] {
+                let Some(lanes) = frame.params.get(start..start + whole.lanes as usize) else {
+                    return Err(Fault::Malformed(format!("ARG {index}: the caller passed {} register lanes, too few for this parameter", frame.params.len())));
+                };
+                for lane in lanes {
                     image.extend_from_slice(&lane.to_le_bytes()[..lane_bytes]);
                 }
                 let read_bytes = read.bits.div_ceil(8).max(1) as usize;
@@ -541,6 +588,7 @@ impl<'p> Machine<'p> {
                 }
             }
             Op::GlobalAddr(address) => regs[inst.defs[0] as usize] = u128::from(*address),
+            Op::FrameIndex(k) => regs[inst.defs[0] as usize] = u128::from(frame.locals[*k as usize]),
             Op::Binary(op) => {
                 let ty = inst.ty();
                 let (x, y, d) = (arg(0), arg(1), inst.defs[0] as usize);
@@ -746,6 +794,7 @@ impl<'p> Machine<'p> {
                 let pointer = regs[arg(0)] as u64;
                 let space = inst.arg_tys[0].space().unwrap_or(0);
                 let (region, offset) = self.memory.resolve(pointer, access.size, access.align, space, false).map_err(Fault::Undefined)?;
+                self.memory.check_written(region, offset, access.size as usize).map_err(Fault::Undefined)?;
                 let ty = inst.ty();
                 let d = inst.defs[0] as usize;
                 let lanes = &mut regs[d..d + ty.lanes as usize];
@@ -768,6 +817,7 @@ impl<'p> Machine<'p> {
                 let pointer = regs[arg(0)] as u64;
                 let space = inst.arg_tys[0].space().unwrap_or(0);
                 let (region, offset) = self.memory.resolve(pointer, access.size, access.align, space, false).map_err(Fault::Undefined)?;
+                self.memory.check_written(region, offset, access.size as usize).map_err(Fault::Undefined)?;
                 let element = access.size / u64::from(*count);
                 for i in 0..*count as usize {
                     let ty = inst.def_tys[i];
@@ -792,6 +842,7 @@ impl<'p> Machine<'p> {
                 let pointer = regs[arg(0)] as u64;
                 let space = inst.arg_tys[0].space().unwrap_or(0);
                 let (region, offset) = self.memory.resolve(pointer, access.size, access.align, space, true).map_err(Fault::Undefined)?;
+                self.memory.check_written(region, offset, access.size as usize).map_err(Fault::Undefined)?;
                 let ty = inst.ty();
                 let lanes = ty.lanes as usize;
                 let mut old = [0u128; 16];

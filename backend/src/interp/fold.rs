@@ -33,7 +33,7 @@ pub enum Evaluation {
 
 /// Generic opcodes never folded whatever their operands: they read state or have no
 /// meaning outside a running function.
-const NEVER: &[&str] = &["PHI", "ARG", "GLOBAL_ADDR", "UNDEF", "CALL", "INTRINSIC", "PTR_ADD", "ADDRSPACECAST", "FSINCOS"];
+const NEVER: &[&str] = &["PHI", "ARG", "GLOBAL_ADDR", "FRAME_INDEX", "UNDEF", "CALL", "INTRINSIC", "PTR_ADD", "ADDRSPACECAST", "FSINCOS"];
 
 /// Evaluates `inst` (of `function`) with `operands[k]` the lanes of its `k`-th value
 /// operand. Non-value operands (condition codes, literals, masks) are the

@@ -13,7 +13,10 @@
 //! address that space. Because the region is part of the address, running off one
 //! object never lands in another: pointer arithmetic past the end of an object (or
 //! below its start, which borrows from the region bits) is caught at the access.
-//! Null (0) and the local and param spaces hold no objects. Regions start at address
+//! Frame objects (`FRAME_INDEX`) are local-space regions made per call and emptied
+//! when the call returns; which of their bytes were ever written is tracked, and
+//! reading one never written is undefined (as in the simulator, where such a byte is
+//! an undefined value). Null (0) and the param space hold no objects. Regions start at address
 //! offset 0, so an address's alignment is its offset's alignment.
 //!
 //! Why: the interpreter is an oracle, so every access is checked (bounds, alignment,
@@ -29,6 +32,7 @@ const REGION_BITS: u32 = 24;
 pub const GLOBAL: u16 = 1;
 pub const SHARED: u16 = 3;
 pub const CONST: u16 = 4;
+pub const LOCAL: u16 = 5;
 
 pub fn address(space: u16, region: u32, offset: u32) -> u64 {
     (u64::from(space) << 56) | (u64::from(region) << 32) | u64::from(offset)
@@ -49,7 +53,7 @@ pub fn space_name(space: u16) -> &'static str {
         GLOBAL => "global",
         SHARED => "shared",
         CONST => "const",
-        5 => "local",
+        LOCAL => "local",
         101 => "param",
         _ => "unknown",
     }
@@ -72,6 +76,8 @@ pub struct Region {
     pub read_only: bool,
     /// For messages: `buffer argument 0 (x)`, `@tile`.
     pub label: String,
+    /// Frame objects: whether each byte has been written.
+    pub written: Option<Vec<bool>>,
 }
 
 #[derive(Default)]
@@ -125,11 +131,23 @@ impl Memory {
         Ok((region_index, offset as usize))
     }
 
+    /// Undefined when a byte of the access was never written (frame objects only).
+    pub fn check_written(&self, region: usize, offset: usize, size: usize) -> Result<(), String> {
+        let r = &self.regions[region];
+        match &r.written {
+            Some(w) if !w[offset..offset + size].iter().all(|&b| b) => Err(format!("read of {size} byte(s) at offset {offset} of {}, which were never written", r.label)),
+            _ => Ok(()),
+        }
+    }
+
     pub fn bytes(&self, region: usize, offset: usize, size: usize) -> &[u8] {
         &self.regions[region].bytes[offset..offset + size]
     }
 
     pub fn bytes_mut(&mut self, region: usize, offset: usize, size: usize) -> &mut [u8] {
+        if let Some(w) = &mut self.regions[region].written {
+            w[offset..offset + size].fill(true);
+        }
         &mut self.regions[region].bytes[offset..offset + size]
     }
 }
@@ -176,8 +194,8 @@ mod tests {
 
     fn memory() -> (Memory, u64, u64) {
         let mut m = Memory::default();
-        let global = m.add(Region { space: GLOBAL, bytes: vec![0; 16], read_only: false, label: "buffer".into() }).unwrap();
-        let constant = m.add(Region { space: CONST, bytes: vec![0; 8], read_only: true, label: "@lut".into() }).unwrap();
+        let global = m.add(Region { space: GLOBAL, bytes: vec![0; 16], read_only: false, label: "buffer".into(), written: None }).unwrap();
+        let constant = m.add(Region { space: CONST, bytes: vec![0; 8], read_only: true, label: "@lut".into(), written: None }).unwrap();
         (m, global, constant)
     }
 

@@ -17,6 +17,11 @@
 //! registers holding the incoming value. At a join the sets are intersected; the
 //! states are iterated to a fixed point, then one last walk reports the first wrong
 //! read, naming the block, the instruction and the operand.
+//!
+//! Spill code is followed through its slots: a store to a spill slot the output added
+//! copies the stored register's set to the slot, a reload copies the slot's set to
+//! its register, so a reload that reads the wrong slot (or a slot shared by two values
+//! whose lifetimes overlap) is caught at the reload's user.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -54,6 +59,12 @@ struct Checker<'a> {
     /// (two loads of the same parameter, two equal constants) and copies are one
     /// value, so a clone may stand for either.
     canon: Vec<u32>,
+    /// The input is in SSA form. Out of SSA (the spiller's input) a register may be
+    /// defined several times, so a register's name is a value only until its next
+    /// definition: there is no value numbering, copies are matched like any other
+    /// instruction, and a definition removes the name from every register and slot that
+    /// held its previous value.
+    ssa_input: bool,
 }
 
 impl Checker<'_> {
@@ -74,6 +85,9 @@ impl Checker<'_> {
     /// their non-PHI uses).
     fn number_values(&mut self, cfg: &Cfg) {
         self.canon = (0..self.input.values.len() as u32).collect();
+        if !self.ssa_input {
+            return;
+        }
         let mut table: HashMap<String, u32> = HashMap::new();
         for b in cfg.dom_preorder() {
             for inst in &self.input.blocks[b].insts {
@@ -159,7 +173,7 @@ impl Checker<'_> {
         // Input COPYs need no counterpart: value numbering made a copy's result the
         // same value as its source.
         let skip_copies = |fi: &mut usize| {
-            while *fi < input.len() && self.is_copy(input[*fi]) {
+            while self.ssa_input && *fi < input.len() && self.is_copy(input[*fi]) {
                 *fi += 1;
             }
         };
@@ -167,8 +181,21 @@ impl Checker<'_> {
             if self.is_phi(g) {
                 continue;
             }
+            // Spill code: a slot the output added holds what was stored to it, like a
+            // register (regalloc2's checker tracks spill slots the same way).
+            if let Some(a) = super::frame::access(g, self.tables).filter(|a| self.is_spill_slot(a.object)) {
+                let key = spill_slot_key(a.object, a.offset);
+                if a.store {
+                    let held = state.get(&a.value.0).cloned().unwrap_or_default();
+                    state.insert(key, held);
+                } else {
+                    let held = state.get(&key).cloned().unwrap_or_default();
+                    state.insert(a.value.0, held);
+                }
+                continue;
+            }
             skip_copies(&mut fi);
-            if self.is_copy(g) {
+            if self.ssa_input && self.is_copy(g) {
                 let (Some(r), [Operand::Value(s)]) = (g.defs.first(), g.operands.as_slice()) else { continue };
                 let held = state.get(&s.0).cloned().unwrap_or_default();
                 state.insert(r.0, held);
@@ -176,7 +203,7 @@ impl Checker<'_> {
             }
             // The input's next instruction, or a later one when the ones before it are
             // pure and were dropped (nothing read them) or copies.
-            let window = (fi..input.len()).take_while(|&j| j == fi || self.pure(input[j - 1]) || self.is_copy(input[j - 1]));
+            let window = (fi..input.len()).take_while(|&j| j == fi || self.pure(input[j - 1]) || (self.ssa_input && self.is_copy(input[j - 1])));
             let mut target = window.clone().find(|&j| Self::shape(g) == Self::shape(input[j]) && self.reads_same(g, input[j], &state));
             // Else a clone: the same computation as a pure input instruction, on
             // registers holding that instruction's operands.
@@ -206,15 +233,25 @@ impl Checker<'_> {
                 }
             }
             for (r, d) in g.defs.iter().zip(&f.defs) {
+                if !self.ssa_input {
+                    for set in state.values_mut() {
+                        set.remove(&self.c(*d));
+                    }
+                }
                 state.insert(r.0, BTreeSet::from([self.c(*d)]));
             }
             fi += 1;
         }
         skip_copies(&mut fi);
-        if let Some(f) = input.get(fi..).and_then(|rest| rest.iter().find(|i| !self.is_copy(i) && !self.pure(i))) {
+        if let Some(f) = input.get(fi..).and_then(|rest| rest.iter().find(|i| !(self.ssa_input && self.is_copy(i)) && !self.pure(i))) {
             report(self.output.blocks[b].insts.len(), format!("the input's `{}` has no counterpart in the output", f.opcode.name(self.tables)));
         }
         state
+    }
+
+    /// Whether frame object `k` of the output is a spill slot the input did not have.
+    fn is_spill_slot(&self, k: usize) -> bool {
+        k >= self.input.frame.len() && self.output.frame.get(k).is_some_and(|o| o.spill)
     }
 
     /// Whether every register `g` reads holds the value `f` reads there.
@@ -247,13 +284,19 @@ impl Checker<'_> {
     }
 }
 
+/// The state key of a spill slot's cell: far above any register number.
+fn spill_slot_key(object: usize, offset: i64) -> u32 {
+    u32::MAX - ((object as u32) << 8) - (offset as u32 & 0xFF)
+}
+
 /// Checks that `output` reads what `input` reads (see the module comment).
 pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Result<(), Vec<CheckError>> {
     let fail = |message: String| Err(vec![CheckError { function: output.name.clone(), block: String::new(), inst: 0, message }]);
     if input.blocks.len() != output.blocks.len() || input.blocks.iter().zip(&output.blocks).any(|(a, b)| a.number != b.number) {
         return fail("the output's blocks are not the input's".into());
     }
-    let mut checker = Checker { input, output, tables, clones_of: HashMap::new(), canon: Vec::new() };
+    let ssa_input = input.ssa;
+    let mut checker = Checker { input, output, tables, clones_of: HashMap::new(), canon: Vec::new(), ssa_input };
     for (b, block) in input.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             if checker.pure(inst) && !checker.is_copy(inst) {

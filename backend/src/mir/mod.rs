@@ -100,6 +100,23 @@ impl Attributes {
     }
 }
 
+/// An object of a function's `.local` frame (docs/mir-extensions.md, "Frame objects"):
+/// a local array of the input, or a spill slot the allocator made. `FRAME_INDEX k`
+/// yields the `p5` address of object `k`; the emitter lays the objects out in one
+/// `__local_depotN` array.
+/// The largest frame object: the local memory a PTX thread may use is far smaller
+/// (512 KiB on current SMs), and the simulator's frame limit is 16 MiB.
+pub const MAX_FRAME_OBJECT_BYTES: u64 = 1 << 24;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameObject {
+    pub name: Option<String>,
+    pub size: u64,
+    pub align: u32,
+    /// Made by the spiller: only its own loads and stores touch it.
+    pub spill: bool,
+}
+
 /// Index of a virtual register in [`Function::values`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ValueId(pub u32);
@@ -118,6 +135,8 @@ pub struct Function {
     pub params: Vec<Param>,
     pub returns: Vec<VtId>,
     pub attributes: Attributes,
+    /// The `.local` frame objects, indexed by `FRAME_INDEX`.
+    pub frame: Vec<FrameObject>,
     pub values: Vec<ValueInfo>,
     pub blocks: Vec<Block>,
     /// Where `returns:` and `attributes:` are written, for errors about them.

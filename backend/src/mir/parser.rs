@@ -52,6 +52,9 @@ struct FunctionDoc {
     #[serde(default)]
     returns: Vec<String>,
     attributes: Option<AttributesDoc>,
+    /// Extension: the `.local` frame objects (`FRAME_INDEX k` addresses the k-th).
+    #[serde(default)]
+    frame: Vec<FrameDoc>,
     /// Extension: `false` after PHI elimination (registers may have several definitions).
     #[serde(default = "yes")]
     ssa: bool,
@@ -68,6 +71,16 @@ struct ParamDoc {
     name: String,
     #[serde(rename = "type")]
     ty: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrameDoc {
+    name: Option<String>,
+    size: u64,
+    align: Option<u32>,
+    #[serde(default)]
+    spill: bool,
 }
 
 #[derive(Deserialize)]
@@ -297,6 +310,19 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         None => Attributes::default(),
         Some(a) => Attributes { maxntid: a.maxntid, minnctapersm: a.minnctapersm, maxnreg: a.maxnreg },
     };
+    let frame_lines = yaml_lines::item_lines(&doc.text, &["frame"]);
+    let mut frame = Vec::new();
+    for (i, o) in parsed.frame.iter().enumerate() {
+        let line = frame_lines.get(i).copied().unwrap_or(1);
+        if o.size == 0 || o.size > MAX_FRAME_OBJECT_BYTES {
+            return Err(doc.error_at_value(line, "size", &o.size.to_string(), format!("expected a frame object size from 1 to {MAX_FRAME_OBJECT_BYTES} bytes, found {}", o.size)));
+        }
+        let align = o.align.unwrap_or(1);
+        if !align.is_power_of_two() || align > 256 {
+            return Err(doc.error_at_value(line, "align", &align.to_string(), format!("expected a power of two from 1 to 256 for `align`, found {align}")));
+        }
+        frame.push(FrameObject { name: o.name.clone(), size: o.size, align, spill: o.spill });
+    }
     // Where the body's text starts in the file, and its indentation.
     let body_key = yaml_lines::key_line(&doc.text, &["body"]).unwrap_or(1);
     let doc_lines: Vec<&str> = doc.text.lines().collect();
@@ -332,6 +358,7 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         params,
         returns,
         attributes,
+        frame,
         values: Vec::new(),
         blocks: Vec::new(),
         ssa: parsed.ssa,

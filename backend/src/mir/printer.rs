@@ -78,6 +78,21 @@ pub fn print_function(f: &Function, tables: &TargetTables) -> String {
         }
         let _ = writeln!(out, "attributes: {{ {} }}", parts.join(", "));
     }
+    if !f.frame.is_empty() {
+        out.push_str("frame:\n");
+        for o in &f.frame {
+            let mut parts = Vec::new();
+            if let Some(n) = &o.name {
+                parts.push(format!("name: {}", yaml_scalar(n)));
+            }
+            parts.push(format!("size: {}", o.size));
+            parts.push(format!("align: {}", o.align));
+            if o.spill {
+                parts.push("spill: true".into());
+            }
+            let _ = writeln!(out, "  - {{ {} }}", parts.join(", "));
+        }
+    }
     out.push_str("body: |\n");
     for block in &f.blocks {
         let _ = writeln!(out, "  {}:", block.label());

@@ -600,6 +600,15 @@ impl Verifier<'_> {
                     }
                 }
             }
+            "FRAME_INDEX" => {
+                let Some(Operand::Int(index)) = inst.operands.first() else { return Ok(()) };
+                frame_object(f, *index)?;
+                if let Some(r) = result {
+                    if r.addrspace != LOCAL_SPACE {
+                        return Err(format!("a frame object is local memory: expected a result of type p{LOCAL_SPACE}, found {}", r.name));
+                    }
+                }
+            }
             "GLOBAL_ADDR" => {
                 let Some(Operand::Symbol(s)) = inst.operands.first() else { return Ok(()) };
                 let Some(g) = self.module.globals.iter().find(|g| &g.name == s) else {
@@ -693,6 +702,13 @@ impl Verifier<'_> {
                 };
                 let found = self.operand_text(actual);
                 return self.error(inst.loc, Some(b), Some(i), format!("{}: expected {expected} for `{name}` (operand {}), found {found}", p.name, k + 1));
+            }
+            // A FRAME_INDEX the pattern absorbed names a frame object.
+            let frame_node = p.leaf_slot(k).is_some_and(|(n, _)| self.tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[n].opcode)).is_some_and(|o| o.name == "FRAME_INDEX"));
+            if let (true, Operand::Int(index)) = (frame_node, actual) {
+                if let Err(message) = frame_object(f, *index) {
+                    return self.error(inst.loc, Some(b), Some(i), format!("{}: {message}", p.name));
+                }
             }
         }
         let result: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
@@ -948,4 +964,18 @@ pub fn store_bytes(t: &target_desc::tables::TypeInfo) -> u32 {
     let lanes = u32::from(t.lanes.max(1));
     let element = if t.kind == TypeKind::Vector { u32::from(t.bits) / lanes } else { u32::from(t.bits) };
     element.div_ceil(8).max(1) * lanes
+}
+
+/// PTX's local state space: where frame objects live.
+const LOCAL_SPACE: u16 = 5;
+
+/// `FRAME_INDEX index` names one of the function's frame objects.
+fn frame_object(f: &Function, index: i128) -> Result<(), String> {
+    if index < 0 || index >= f.frame.len() as i128 {
+        return Err(match f.frame.len() {
+            0 => format!("frame object {index} does not exist: the function has no `frame:` list"),
+            n => format!("frame object {index} does not exist: the `frame:` list has {n} object(s), 0 to {}", n - 1),
+        });
+    }
+    Ok(())
 }

@@ -100,6 +100,8 @@ struct Kernel<'a> {
     sm: &'a SmTables,
     params: Vec<(String, String)>,
     globals: Vec<String>,
+    /// Frame objects (`FRAME_INDEX` operands), each 16 bytes.
+    frame: usize,
     lines: Vec<String>,
     next: usize,
 }
@@ -107,7 +109,7 @@ struct Kernel<'a> {
 impl<'a> Kernel<'a> {
     fn new(tables: &'a TargetTables, sm: &'a SmTables) -> Result<Kernel<'a>, String> {
         let p1 = tables.types.iter().find(|t| t.kind == TypeKind::Pointer && t.addrspace == 1).ok_or("the description has no global-memory pointer type")?;
-        let mut k = Kernel { tables, sm, params: Vec::new(), globals: Vec::new(), lines: Vec::new(), next: 0 };
+        let mut k = Kernel { tables, sm, params: Vec::new(), globals: Vec::new(), frame: 0, lines: Vec::new(), next: 0 };
         k.params.push(("in".into(), p1.name.into()));
         k.params.push(("out".into(), p1.name.into()));
         k.lines.push("  bb.0:".into());
@@ -160,6 +162,12 @@ impl<'a> Kernel<'a> {
         for (n, t) in &self.params {
             let _ = writeln!(out, "  - {{ name: {n}, type: {t} }}");
         }
+        if self.frame > 0 {
+            out.push_str("frame:\n");
+            for _ in 0..self.frame {
+                out.push_str("  - { size: 16, align: 16 }\n");
+            }
+        }
         out.push_str("body: |\n");
         for l in &self.lines {
             out.push_str(l);
@@ -172,8 +180,9 @@ impl<'a> Kernel<'a> {
     /// Line of `self.lines[index]` in [`Kernel::text`].
     fn line_of(&self, index: usize) -> usize {
         let globals = if self.globals.is_empty() { 0 } else { 2 + self.globals.len() };
-        // `---`, name, kind, params:, each param, body:
-        globals + 5 + self.params.len() + index + 1
+        let frame = if self.frame == 0 { 0 } else { 1 + self.frame };
+        // `---`, name, kind, params:, each param, frame, body:
+        globals + 5 + self.params.len() + frame + index + 1
     }
 }
 
@@ -429,6 +438,9 @@ fn build(tables: &TargetTables, sm: &SmTables, op: &OpcodeInfo, vt: VtId, v: &Va
                     let index = k.params.len();
                     k.params.push((format!("a{index}"), vt_name(tables, vt).into()));
                     operands.push(index.to_string());
+                } else if op.name == "FRAME_INDEX" {
+                    operands.push(k.frame.to_string());
+                    k.frame += 1;
                 } else if let Some(i) = v.index {
                     operands.push(i.to_string());
                 } else {
@@ -621,8 +633,16 @@ fn build_tree(tables: &TargetTables, sm: &SmTables, p: &target_desc::tables::Pat
             PatternOperand::ImmRange(t, _, max) => constant(&mut k, t, max as i128),
             PatternOperand::LowMask(t) => constant(&mut k, t, (1i128 << (bits(t) / 2)) - 1),
             PatternOperand::Literal => {
-                let float = p.leaf_slot(index).and_then(|(n, j)| tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[n].opcode)).and_then(|o| o.signature.operands.get(j)).map(|o| o.kind == OperandKind::FloatImm));
-                if float == Some(true) { "1.5".into() } else { "1".into() }
+                let node = p.leaf_slot(index).and_then(|(n, j)| tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[n].opcode)).map(|o| (o, j)));
+                let float = node.and_then(|(o, j)| o.signature.operands.get(j)).map(|o| o.kind == OperandKind::FloatImm);
+                if node.is_some_and(|(o, _)| o.name == "FRAME_INDEX") {
+                    k.frame += 1;
+                    (k.frame - 1).to_string()
+                } else if float == Some(true) {
+                    "1.5".into()
+                } else {
+                    "1".into()
+                }
             }
             PatternOperand::LiteralIs(n) => n.to_string(),
             PatternOperand::CondCode => cc.ok_or("no condition code")?.to_string(),
