@@ -447,4 +447,25 @@ body: |
         let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %x:i32 = MUL_i32 %acc, %acc\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap_err();
         assert!(errors[0].message.contains("`MUL_i32` is neither the input's next instruction"), "{}", errors[0]);
     }
+
+    /// Spill code is followed through its slot: the spiller's own output passes; a
+    /// reload placed after the slot was reused for another value is caught at its user.
+    #[test]
+    fn spill_slots_are_followed_and_a_stale_reload_is_caught() {
+        let tables = tables::nvptx();
+        let body = |middle: &str, tail: &str| {
+            format!(
+                "---\nname: k\nkind: kernel\nparams:\n  - {{ name: p, type: p1 }}\n  - {{ name: q, type: p1 }}\n  - {{ name: a, type: i32 }}\nframe:\n  - {{ size: 8, align: 8, spill: true }}\nbody: |\n  bb.0:\n    %p:p1 = LDPARAM_GLOBAL_PTR 0\n    ST_FRAME_p1 %p, 0\n    %a:i32 = LDPARAM_i32 2\n{middle}    %q:p1 = LDPARAM_GLOBAL_PTR 1\n    ST_FRAME_p1 %q, 0\n{tail}    RET\n...\n"
+            )
+        };
+        let input = "---\nname: k\nkind: kernel\nparams:\n  - { name: p, type: p1 }\n  - { name: q, type: p1 }\n  - { name: a, type: i32 }\nbody: |\n  bb.0:\n    %p:p1 = LDPARAM_GLOBAL_PTR 0\n    %a:i32 = LDPARAM_i32 2\n    ST_GLOBAL_i32 %a, %p\n    %q:p1 = LDPARAM_GLOBAL_PTR 1\n    ST_GLOBAL_i32 %a, %q\n    RET\n...\n";
+        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        let input = parse(input);
+        let good = parse(&body("    %p.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %p.reload\n", "    %q.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %q.reload\n"));
+        assert_eq!(check(&input.functions[0], &good.functions[0], tables), Ok(()));
+        // %p's reload after %q took the slot: it reads %q.
+        let stale_late = parse(&body("", "    %p.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %p.reload\n    %q.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %q.reload\n"));
+        let errors = check(&input.functions[0], &stale_late.functions[0], tables).unwrap_err();
+        assert!(errors[0].message.contains("reads %p.reload, which holds {%q}, but the input reads %p"), "{}", errors[0]);
+    }
 }

@@ -44,6 +44,10 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
     let objects = f.frame.len();
     let mut escaped = vec![false; objects];
     let mut sites: Vec<Vec<Site>> = vec![Vec::new(); objects];
+    // Address computations nothing reads (selection leaves them for dce): not an escape,
+    // and removed with their object.
+    let mut dead_refs: Vec<Vec<(usize, usize)>> = vec![Vec::new(); objects];
+    let read: rustc_hash::FxHashSet<u32> = f.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| i.uses()).map(|v| v.0).collect();
     for (b, block) in f.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             let Some(k) = frame::frame_object(inst, tables) else { continue };
@@ -52,6 +56,7 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
             }
             match frame::access(inst, tables) {
                 Some(a) => sites[k].push((b, i, a)),
+                None if !inst.defs.is_empty() && inst.defs.iter().all(|d| !read.contains(&d.0)) => dead_refs[k].push((b, i)),
                 None => escaped[k] = true,
             }
         }
@@ -111,7 +116,16 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
             stats.remarks.push((f.name.clone(), loc, message));
         }
     }
-    if remove.is_empty() {
+    // Objects nothing will name any more leave the frame, with their dead addresses.
+    remove.sort_unstable();
+    let mut used = vec![false; objects];
+    for k in 0..objects {
+        used[k] = escaped[k] || sites[k].iter().any(|s| remove.binary_search(&(s.0, s.1)).is_err());
+        if !used[k] {
+            remove.extend(dead_refs[k].iter().copied());
+        }
+    }
+    if remove.is_empty() && used.iter().all(|&u| u) {
         return;
     }
     // A load's register may itself be what another promoted cell stored.
@@ -134,13 +148,6 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
                     *v = resolve(*v);
                 }
             }
-        }
-    }
-    // Objects nothing names any more leave the frame.
-    let mut used = vec![false; objects];
-    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
-        if let Some(k) = frame::frame_object(inst, tables).filter(|&k| k < objects) {
-            used[k] = true;
         }
     }
     if used.iter().all(|&u| u) {
