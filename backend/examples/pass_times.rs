@@ -1,7 +1,8 @@
 //! Time of each pass on generated kernels of a given size (backend::synth), for the
 //! linear-time figures: `cargo run --release -p backend --example pass_times -- 10000 100000 1000000 [SHAPE...]`
 //! (shapes: straight, looped, phis, diamonds; `NAME=VALUE` arguments set knobs, e.g.
-//! `max-reg-kind=1 nv-remat-default-max-reg=8` to make block rematerialization work).
+//! `max-reg-kind=1 nv-remat-default-max-reg=8` to make block rematerialization work;
+//! `maxreg=N` is `--maxreg N`, a hard bound that makes the spiller work).
 //! Prints one line per (shape, size, pass) with milliseconds and the instruction count
 //! after the pass. The passes run with checks off, as `ptxc compile` does.
 
@@ -31,8 +32,12 @@ fn main() {
             let mut cx = backend::passes::PassContext::new(tables, Some(sm), source);
             cx.checks = false;
             for k in &knobs {
-                cx.options.set(k).unwrap_or_else(|e| panic!("{}", e.render()));
+                match k.strip_prefix("maxreg=") {
+                    Some(n) => cx.options.maxreg = Some(n.parse().expect("maxreg=N takes a number")),
+                    None => cx.options.set(k).unwrap_or_else(|e| panic!("{}", e.render())),
+                }
             }
+            backend::passes::apply_maxreg(&mut module, &cx.options);
             let mut total = start.elapsed();
             for pass in backend::passes::PASSES.iter().filter(|p| p.enabled(&cx.options)) {
                 let t = Instant::now();

@@ -114,8 +114,8 @@ pub fn low_limit_options(tables: &TargetTables) -> crate::options::Options {
 /// the kernel before compilation and the simulator runs its PTX for each of `sms`, and
 /// the outputs must agree ([`GeneratedKernel::compare_outputs`]: approximate results
 /// within a tolerance, NaNs equal). Odd seeds compile under a low register limit
-/// ([`low_limit_options`]), so rematerialization and the allocation checker run on
-/// random code too. Returns the runs compared and the inputs discarded (undefined in
+/// ([`low_limit_options`]), so rematerialization, spilling (with stack slot coloring)
+/// and the allocation checker run on random code too. Returns the runs compared and the inputs discarded (undefined in
 /// the interpreter).
 pub fn check_kernel_end_to_end(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
     let file = format!("<random kernel {}>", kernel.name);

@@ -33,7 +33,7 @@ use target_desc::tables::{PatternOperand, PatternResult, SmTables, TargetTables}
 
 use super::cfg::Cfg;
 use super::frame;
-use super::pressure::{register_target, Pressure, PressureSets};
+use super::pressure::{register_target, PressureSets};
 use crate::mir::{FrameObject, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 use crate::options::Options;
 
@@ -97,41 +97,43 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
     let limit = sets.targets(f, options)[0];
     let sm_index = tables.sm_index(sm);
     let tied = flag_tied(f, tables);
-    let mut names: HashSet<String> = f.values.iter().map(|v| v.name.clone()).collect();
+    // The value names (for fresh reload names), made when the first spill needs them.
+    let mut names: Option<HashSet<String>> = None;
     let mut reloads: HashSet<u32> = HashSet::default();
     let mut spilled: HashSet<u32> = HashSet::default();
     let mut patterns: HashMap<u8, Option<(u16, u16)>> = HashMap::default();
     let weight = |f: &Function, v: u32| sets.of(f, ValueId(v)).filter(|(s, _)| *s == 0).map_or(0, |(_, w)| i64::from(w));
     for _ in 0..MAX_ROUNDS {
         let cfg = Cfg::new(f, tables);
-        let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
-        if pressure.peak.iter().all(|p| i64::from(p[0]) <= limit) {
-            break;
-        }
+        let live_out = live_out_sets(f, &cfg);
         let depth = cfg.loop_depths();
-        let mut cost: HashMap<u32, f64> = HashMap::default();
+        // Dense per-value cost (value ids are dense): no hashing on the hot path.
+        let mut cost: Vec<f64> = vec![0.0; f.values.len()];
         for (b, block) in f.blocks.iter().enumerate() {
             let w = 10f64.powi(depth[b].min(6) as i32);
             for inst in &block.insts {
                 for v in inst.defs.iter().copied().chain(inst.uses()) {
-                    *cost.entry(v.0).or_default() += w;
+                    cost[v.0 as usize] += w;
                 }
             }
         }
         let mut chosen: Vec<u32> = Vec::new();
         let mut chosen_set: HashSet<u32> = HashSet::default();
+        // Per value, its next use in the block being walked (dense, stamped by block).
+        let mut next_use: Vec<usize> = vec![0; f.values.len()];
+        let mut next_use_block: Vec<usize> = vec![usize::MAX; f.values.len()];
         for b in 0..f.blocks.len() {
-            if i64::from(pressure.peak[b][0]) <= limit {
-                continue;
-            }
             let insts = &f.blocks[b].insts;
-            let mut live = pressure.live_out_of(f, b, &cfg.succs, tables);
+            let mut live = live_out[b].clone();
             let mut live_weight: i64 = live.iter().filter(|v| !chosen_set.contains(v)).map(|&v| weight(f, v)).sum();
-            let mut next_use: HashMap<u32, usize> = HashMap::default();
+            let mut defs: Vec<u32> = Vec::new();
+            let mut uses: Vec<u32> = Vec::new();
             for i in (0..insts.len()).rev() {
                 let inst = &insts[i];
-                let defs: Vec<u32> = inst.defs.iter().map(|d| d.0).collect();
-                let uses: Vec<u32> = inst.uses().map(|u| u.0).collect();
+                defs.clear();
+                defs.extend(inst.defs.iter().map(|d| d.0));
+                uses.clear();
+                uses.extend(inst.uses().map(|u| u.0));
                 let dead_defs: i64 = defs.iter().filter(|d| !live.contains(d) && !chosen_set.contains(d)).map(|&d| weight(f, d)).sum();
                 let mut at = live_weight + dead_defs;
                 if at > limit {
@@ -142,8 +144,9 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
                         .filter(|&v| weight(f, v) > 0)
                         .filter(|&v| *patterns.entry(f.value(ValueId(v)).ty.0).or_insert_with(|| frame::spill_patterns(tables, sm_index, f.value(ValueId(v)).ty.0)) != None)
                         .map(|v| {
-                            let distance = next_use.get(&v).map_or(2 * insts.len() - i, |&j| j - i);
-                            (distance as f64 / cost.get(&v).copied().unwrap_or(1.0).max(1.0), v)
+                            let distance = if next_use_block[v as usize] == b { next_use[v as usize] - i } else { 2 * insts.len() - i };
+                            // A 64-bit value frees two registers for the same spill code.
+                            (distance as f64 * weight(f, v) as f64 / cost[v as usize].max(1.0), v)
                         })
                         .collect();
                     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -167,7 +170,8 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
                     if live.insert(*u) && !chosen_set.contains(u) {
                         live_weight += weight(f, *u);
                     }
-                    next_use.insert(*u, i);
+                    next_use[*u as usize] = i;
+                    next_use_block[*u as usize] = b;
                 }
             }
         }
@@ -175,7 +179,13 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
             break;
         }
         chosen.sort_unstable();
-        let loc_of = |f: &Function, v: u32| f.blocks.iter().flat_map(|b| &b.insts).find(|i| i.defs.contains(&ValueId(v))).map_or(f.loc, |i| i.loc);
+        // Where each chosen value is first defined, for the remarks (one walk).
+        let mut def_loc: HashMap<u32, Loc> = HashMap::default();
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            for d in inst.defs.iter().filter(|d| chosen_set.contains(&d.0)) {
+                def_loc.entry(d.0).or_insert(inst.loc);
+            }
+        }
         let mut slot_of: HashMap<u32, (usize, u16, u16)> = HashMap::default();
         for &v in &chosen {
             let ty = f.value(ValueId(v)).ty;
@@ -184,20 +194,79 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
             let align = (size.next_power_of_two().min(16)) as u32;
             f.frame.push(FrameObject { name: None, size, align, spill: true });
             slot_of.insert(v, (f.frame.len() - 1, store, load));
-            let message = format!("spilled %{} to frame object {} (spill cost {})", f.value(ValueId(v)).name, f.frame.len() - 1, cost.get(&v).copied().unwrap_or(0.0));
-            stats.remarks.push((f.name.clone(), loc_of(f, v), message));
+            let message = format!("spilled %{} to frame object {} (spill cost {})", f.value(ValueId(v)).name, f.frame.len() - 1, cost[v as usize]);
+            stats.remarks.push((f.name.clone(), def_loc.get(&v).copied().unwrap_or(f.loc), message));
             spilled.insert(v);
             stats.spilled += 1;
         }
-        rewrite(f, &slot_of, &mut names, &mut reloads, stats);
+        let names = names.get_or_insert_with(|| f.values.iter().map(|v| v.name.clone()).collect());
+        rewrite(f, &slot_of, names, &mut reloads, stats);
     }
+}
+
+/// The registers live out of each block, out of SSA (a register may have several
+/// definitions): the classic backward dataflow over per-block upward-exposed uses and
+/// definitions, iterated in postorder to a fixed point. Only the live sets are hashed;
+/// "is v defined in b" is a binary search in one sorted (value, block) list, so long
+/// blocks cost no per-value hashing.
+fn live_out_sets(f: &Function, cfg: &Cfg) -> Vec<HashSet<u32>> {
+    let n = f.blocks.len();
+    let mut upward: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut def_sites: Vec<(u32, u32)> = Vec::new();
+    // Per value, the block and position of its last definition seen in this block's
+    // forward walk (a use after it in the block is not upward-exposed).
+    let mut defined_at: Vec<u32> = vec![u32::MAX; f.values.len()];
+    let mut seen_use: Vec<u32> = vec![u32::MAX; f.values.len()];
+    for (b, block) in f.blocks.iter().enumerate() {
+        let b32 = b as u32;
+        for inst in &block.insts {
+            for u in inst.uses() {
+                let k = u.0 as usize;
+                if defined_at[k] != b32 && seen_use[k] != b32 {
+                    seen_use[k] = b32;
+                    upward[b].push(u.0);
+                }
+            }
+            for d in &inst.defs {
+                if defined_at[d.0 as usize] != b32 {
+                    defined_at[d.0 as usize] = b32;
+                    def_sites.push((d.0, b32));
+                }
+            }
+        }
+    }
+    def_sites.sort_unstable();
+    let defined_in = |v: u32, b: usize| def_sites.binary_search(&(v, b as u32)).is_ok();
+    let mut live_in: Vec<HashSet<u32>> = upward.into_iter().map(|u| u.into_iter().collect()).collect();
+    let mut live_out: Vec<HashSet<u32>> = vec![HashSet::default(); n];
+    let order = cfg.reverse_postorder();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().rev() {
+            let mut out = std::mem::take(&mut live_out[b]);
+            for &s in &cfg.succs[b] {
+                out.extend(live_in[s].iter().copied());
+            }
+            let grew: Vec<u32> = out.iter().copied().filter(|&v| !live_in[b].contains(&v) && !defined_in(v, b)).collect();
+            if !grew.is_empty() {
+                live_in[b].extend(grew);
+                changed = true;
+            }
+            live_out[b] = out;
+        }
+    }
+    live_out
 }
 
 /// Spill everywhere: a store after each definition of a spilled value, a reload into
 /// a fresh register before each instruction reading it.
 fn rewrite(f: &mut Function, slot_of: &HashMap<u32, (usize, u16, u16)>, names: &mut HashSet<String>, reloads: &mut HashSet<u32>, stats: &mut SpillStats) {
+    // The next free `.reload.N` suffix per spilled value: a value read a thousand times
+    // gets its names without probing from 1 each time.
+    let mut next_suffix: HashMap<u32, u32> = HashMap::default();
     for b in 0..f.blocks.len() {
-        if !f.blocks[b].insts.iter().any(|i| i.defs.iter().chain(i.uses().collect::<Vec<_>>().iter()).any(|v| slot_of.contains_key(&v.0))) {
+        if !f.blocks[b].insts.iter().any(|i| i.defs.iter().any(|v| slot_of.contains_key(&v.0)) || i.uses().any(|v| slot_of.contains_key(&v.0))) {
             continue;
         }
         let insts = std::mem::take(&mut f.blocks[b].insts);
@@ -211,7 +280,16 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, (usize, u16, u16)>, names: &
                     Some(&(_, t)) => t,
                     None => {
                         let (base, ty) = (format!("{}.reload", f.values[v.0 as usize].name), f.values[v.0 as usize].ty);
-                        let t = f.fresh_value(names, &base, ty);
+                        let n = next_suffix.entry(v.0).or_insert(0);
+                        let mut name = if *n == 0 { base.clone() } else { format!("{base}.{n}") };
+                        while names.contains(&name) {
+                            *n += 1;
+                            name = format!("{base}.{n}");
+                        }
+                        *n += 1;
+                        names.insert(name.clone());
+                        f.values.push(crate::mir::ValueInfo { name, ty });
+                        let t = ValueId(f.values.len() as u32 - 1);
                         reloads.insert(t.0);
                         reloaded.push((v.0, t));
                         out.push(Inst { defs: vec![t], opcode: Opcode::Machine(load), flags: Vec::new(), operands: vec![Operand::Int(slot as i128)], loc: inst.loc });
