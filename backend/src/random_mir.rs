@@ -680,6 +680,8 @@ struct Generator<'a> {
     next_name: usize,
     input_bytes: usize,
     output_bytes: usize,
+    /// Bytes of the kernel's frame object (`scratch`, FRAME_INDEX 0) in use.
+    frame_bytes: usize,
     outputs: Vec<OutputSlot>,
     scalar_params: Vec<Ty>,
     /// The device functions the kernel calls: each returns its parameters reversed.
@@ -735,6 +737,7 @@ impl<'a> Generator<'a> {
             next_name: 0,
             input_bytes: 0,
             output_bytes: 0,
+            frame_bytes: 0,
             outputs: Vec::new(),
             scalar_params: Vec::new(),
             helpers: Vec::new(),
@@ -985,9 +988,41 @@ impl<'a> Generator<'a> {
         self.op(ty, "AND", &[Arg::Value(v), Arg::Value(mask)], true)
     }
 
+    /// `v` stored to a fresh cell of the kernel's frame object and loaded back; half the
+    /// time stored twice, so machine mem2reg must leave the cell in local memory.
+    fn through_frame(&mut self, v: usize) -> usize {
+        let ty = self.values[v].ty;
+        let Some(i64_type) = self.type_named("i64") else { return v };
+        if ty.element_bits == 1 {
+            return v; // predicates are not memory values the generator loads
+        }
+        let offset = Self::reserve(&mut self.frame_bytes, ty.store_bytes(), ty.slot_align());
+        let address = if offset == 0 {
+            "%frame".to_string()
+        } else {
+            let k = self.int_constant(i64_type, offset as i128);
+            let k_name = self.values[k].name.clone();
+            self.values[k].uses += 1;
+            let name = self.fresh_name("fr.");
+            self.line(format!("%{name}:p5 = PTR_ADD %frame, %{k_name}"));
+            format!("%{name}")
+        };
+        let value = self.args_text(&[Arg::Value(v)]);
+        let times = if self.chance(1, 2) { 2 } else { 1 };
+        for _ in 0..times {
+            self.line(format!("STORE {value}, {address}{}", Self::align_suffix(ty)));
+        }
+        // Not pooled: the frame round trip may sit in a block later code does not see.
+        let r = self.new_value("fl", ty, false);
+        let def = self.def_text(r);
+        self.line(format!("{def} = LOAD {address}{}", Self::align_suffix(ty)));
+        r
+    }
+
     /// Stores `v` to a fresh slot of the output region (and sometimes also a truncated
-    /// copy of a scalar integer).
+    /// copy of a scalar integer); now and then by way of the frame.
     fn store(&mut self, v: usize) {
+        let v = if self.chance(1, 6) { self.through_frame(v) } else { v };
         let ty = self.values[v].ty;
         let offset = Self::reserve(&mut self.output_bytes, ty.store_bytes(), ty.slot_align());
         let address = self.address("output.base", offset);
@@ -1674,8 +1709,14 @@ impl<'a> Generator<'a> {
         for (i, ty) in self.scalar_params.iter().enumerate() {
             text.push_str(&format!("  - {{ name: arg{}, type: {} }}\n", i + 2, ty.name));
         }
+        if self.frame_bytes > 0 {
+            text.push_str(&format!("frame:\n  - {{ name: scratch, size: {}, align: 16 }}\n", self.frame_bytes.div_ceil(16) * 16));
+        }
         text.push_str("body: |\n  bb.0.entry:\n");
         let mut prologue = vec!["%input:p1 = ARG 0".to_string(), "%output:p1 = ARG 1".to_string()];
+        if self.frame_bytes > 0 {
+            prologue.push("%frame:p5 = FRAME_INDEX 0".to_string());
+        }
         for (i, ty) in self.scalar_params.iter().enumerate() {
             prologue.push(format!("%arg{}:{} = ARG {}", i + 2, ty.name, i + 2));
         }

@@ -244,7 +244,7 @@ fn kernels_stay_on_their_focus_types() {
             expected.sort();
             assert_eq!(chosen, expected);
             let module = parse_and_verify(&kernel);
-            let mut allowed: BTreeSet<&str> = ["i1", "i32", "i64", "p1"].into_iter().collect();
+            let mut allowed: BTreeSet<&str> = ["i1", "i32", "i64", "p1", "p5"].into_iter().collect();
             for ty in focus {
                 allowed.insert(ty);
                 allowed.insert(resolve(tables(), ty).map_or("?", |t| t.element));
@@ -494,6 +494,11 @@ fn memory_accesses_match_the_documented_buffers() {
                 _ => continue,
             };
             let (Some(pointer), Some(value)) = (pointer, value) else { panic!("malformed {name}:\n{}", kernel.text) };
+            // The frame round trip (a store and a load of one cell of `scratch`) is
+            // checked by the interpreter: a load of a cell never stored is undefined there.
+            if f.value(pointer).ty == tables().vt("p5").unwrap() {
+                continue;
+            }
             let Some((base, offset)) = address(&defs, f, pointer) else { panic!("{name} through an unexpected address:\n{}", kernel.text) };
             let bytes = access_bytes(f, inst, value);
             let (expected_base, stride) = if name == "LOAD" { ("input.base", kernel.input_stride) } else { ("output.base", kernel.output_stride) };
