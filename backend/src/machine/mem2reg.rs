@@ -3,7 +3,8 @@
 //! that are plain registers in disguise go back to registers.
 //!
 //! Runs on SSA machine code right after selection (the reference lists it pre-RA), so
-//! every later pass sees the registers. A frame object qualifies when no address of
+//! every later pass sees the registers; functions with frame objects get a dead-code
+//! sweep first, so address arithmetic selection absorbed does not count as an escape. A frame object qualifies when no address of
 //! it escapes (every instruction naming it is a whole-register load or store at a
 //! constant offset: `ld.local [__local_depot0+8]`) and its accessed cells do not
 //! partially overlap. A cell with exactly one store that dominates every load of it,
@@ -41,6 +42,9 @@ pub fn run(module: &mut Module, tables: &TargetTables) -> Mem2RegStats {
 type Site = (usize, usize, frame::Access);
 
 fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
+    // Selection leaves the address arithmetic its patterns absorbed (`shared` nodes)
+    // for dce; without it, a dead `PTR_ADD` of a frame address would look like an escape.
+    super::dce::remove_dead_in_function(f, tables);
     let objects = f.frame.len();
     let mut escaped = vec![false; objects];
     let mut sites: Vec<Vec<Site>> = vec![Vec::new(); objects];
