@@ -62,6 +62,10 @@ pub struct FunctionStats {
     pub before_allocation: Option<PressureSummary>,
     pub after_allocation: Option<PressureSummary>,
     pub occupancy: Option<OccupancyReport>,
+    /// The `.local` depot: its bytes (frame layout), objects, and how many are spill slots.
+    pub frame_bytes: u64,
+    pub frame_objects: usize,
+    pub spill_slots: usize,
 }
 
 /// The pressure of every function of `module`.
@@ -93,6 +97,9 @@ pub fn collect(module: &Module, before: Option<&[PressureSummary]>, tables: &Tar
                 before_allocation: before.and_then(|b| b.get(i).cloned()),
                 after_allocation: Some(after),
                 occupancy,
+                frame_bytes: if f.frame.is_empty() { 0 } else { crate::emit::frame::layout(f).size },
+                frame_objects: f.frame.len(),
+                spill_slots: f.frame.iter().filter(|o| o.spill).count(),
             }
         })
         .collect()
@@ -181,6 +188,9 @@ pub fn render(stats: &[FunctionStats]) -> String {
                     list(&p.virtual_registers)
                 ));
             }
+        }
+        if s.frame_objects > 0 {
+            out.push_str(&format!("  frame: {} bytes of local memory; frame objects {}, of them spill slots {}\n", s.frame_bytes, s.frame_objects, s.spill_slots));
         }
         if let Some(o) = &s.occupancy {
             out.push_str(&format!(
