@@ -202,8 +202,8 @@ fn spill(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>>
     let stats = crate::machine::spill::run(module, cx.tables, cx.sm("spill")?, &cx.options);
     check_allocation(before, module, cx, "spill")?;
     let summary = format!(
-        "functions {}, values spilled {}, stores {}, reloads {}, slots {} ({} after coloring, {} bytes)",
-        stats.functions, stats.spilled, stats.stores, stats.reloads, stats.slots, stats.colored_slots, stats.bytes
+        "functions {}, values spilled {}, stores {}, reloads {}, slots {} ({} after coloring, {} bytes), rematerialized {} ({} copies)",
+        stats.functions, stats.spilled, stats.stores, stats.reloads, stats.slots, stats.colored_slots, stats.bytes, stats.rematerialized, stats.recomputed
     );
     cx.report(stats.remarks, summary);
     Ok(())

@@ -60,11 +60,16 @@ struct Checker<'a> {
     /// value, so a clone may stand for either.
     canon: Vec<u32>,
     /// The input is in SSA form. Out of SSA (the spiller's input) a register may be
-    /// defined several times, so a register's name is a value only until its next
-    /// definition: there is no value numbering, copies are matched like any other
-    /// instruction, and a definition removes the name from every register and slot that
-    /// held its previous value.
+    /// defined several times, so such a register's name is a value only until its next
+    /// definition: only registers defined once are value-numbered, copies are matched
+    /// like any other instruction, and a definition of a register defined several times
+    /// removes its name from every register and slot that held the previous value.
     ssa_input: bool,
+    /// Definitions of each input register (out of SSA, a register defined more than
+    /// once is a variable, not a value).
+    def_count: Vec<u32>,
+    /// Representatives that stand for more than one input value.
+    shared_rep: Vec<bool>,
 }
 
 impl Checker<'_> {
@@ -85,13 +90,16 @@ impl Checker<'_> {
     /// their non-PHI uses).
     fn number_values(&mut self, cfg: &Cfg) {
         self.canon = (0..self.input.values.len() as u32).collect();
-        if !self.ssa_input {
-            return;
-        }
+        // Out of SSA, only registers defined once are values (and numbered), and only
+        // computations of such registers; copies are matched, not aliased.
+        let single = |v: &ValueId| self.ssa_input || self.def_count.get(v.0 as usize).is_some_and(|&n| n == 1);
         let mut table: HashMap<String, u32> = HashMap::new();
         for b in cfg.dom_preorder() {
             for inst in &self.input.blocks[b].insts {
                 let Some(&d) = inst.defs.first() else { continue };
+                if !self.ssa_input && (self.is_copy(inst) || !inst.defs.iter().all(single) || !inst.uses().all(|u| single(&u))) {
+                    continue;
+                }
                 if self.is_copy(inst) {
                     if let [Operand::Value(u)] = inst.operands.as_slice() {
                         self.canon[d.0 as usize] = self.c(*u);
@@ -204,9 +212,29 @@ impl Checker<'_> {
             // The input's next instruction, or a later one when the ones before it are
             // pure and were dropped (nothing read them) or copies.
             let window = (fi..input.len()).take_while(|&j| j == fi || self.pure(input[j - 1]) || (self.ssa_input && self.is_copy(input[j - 1])));
-            let mut target = window.clone().find(|&j| Self::shape(g) == Self::shape(input[j]) && self.reads_same(g, input[j], &state));
-            // Else a clone: the same computation as a pure input instruction, on
-            // registers holding that instruction's operands.
+            // The input's next instruction itself; else a clone (the same computation as
+            // a pure input instruction, on registers holding that instruction's
+            // operands), before a later input instruction: a recomputed `TID_X` must
+            // not be taken for the input's next one a few pure instructions on.
+            let matches = |j: usize| Self::shape(g) == Self::shape(input[j]) && self.reads_same(g, input[j], &state);
+            let mut target = (fi < input.len() && matches(fi)).then_some(fi);
+            // Only an instruction without register operands is ambiguous that way; one
+            // with operands is told apart by what its registers hold.
+            let from_nothing = g.uses().next().is_none();
+            if target.is_none() && !from_nothing {
+                target = window.clone().find(|&j| matches(j));
+            }
+            if target.is_none() && self.pure(g) {
+                if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
+                    state.insert(r.0, BTreeSet::from([v]));
+                    continue;
+                }
+            }
+            if target.is_none() {
+                target = window.clone().find(|&j| matches(j));
+            }
+            // Else a clone of anything (an impure-looking twin), then the input
+            // instruction it stands for, with the wrong reads reported.
             if target.is_none() {
                 if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
                     state.insert(r.0, BTreeSet::from([v]));
@@ -233,7 +261,9 @@ impl Checker<'_> {
                 }
             }
             for (r, d) in g.defs.iter().zip(&f.defs) {
-                if !self.ssa_input {
+                // A value other registers may hold under its representative (equal
+                // computations) keeps them; any other definition replaces the old value.
+                if !self.ssa_input && !self.shared_rep.get(self.c(*d) as usize).is_some_and(|&s| s) {
                     for set in state.values_mut() {
                         set.remove(&self.c(*d));
                     }
@@ -296,7 +326,11 @@ pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Resu
         return fail("the output's blocks are not the input's".into());
     }
     let ssa_input = input.ssa;
-    let mut checker = Checker { input, output, tables, clones_of: HashMap::new(), canon: Vec::new(), ssa_input };
+    let mut def_count = vec![0u32; input.values.len()];
+    for d in input.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| &i.defs) {
+        def_count[d.0 as usize] += 1;
+    }
+    let mut checker = Checker { input, output, tables, clones_of: HashMap::new(), canon: Vec::new(), ssa_input, def_count, shared_rep: Vec::new() };
     for (b, block) in input.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             if checker.pure(inst) && !checker.is_copy(inst) {
@@ -306,6 +340,11 @@ pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Resu
     }
     let cfg = Cfg::new(input, tables);
     checker.number_values(&cfg);
+    let mut members = vec![0u32; input.values.len()];
+    for &r in &checker.canon {
+        members[r as usize] += 1;
+    }
+    checker.shared_rep = members.iter().map(|&m| m > 1).collect();
     let checker = checker;
     let order = cfg.reverse_postorder();
     let n = input.blocks.len();

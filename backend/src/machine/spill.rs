@@ -46,6 +46,9 @@ pub struct SpillStats {
     pub spilled: usize,
     pub stores: usize,
     pub reloads: usize,
+    /// Values recomputed at their uses instead of spilled, and the copies made.
+    pub rematerialized: usize,
+    pub recomputed: usize,
     /// Slots before and after stack slot coloring, and the bytes they take.
     pub slots: usize,
     pub colored_slots: usize,
@@ -103,7 +106,25 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
     let mut spilled: HashSet<u32> = HashSet::default();
     let mut patterns: HashMap<u8, Option<(u16, u16)>> = HashMap::default();
     let weight = |f: &Function, v: u32| sets.of(f, ValueId(v)).filter(|(s, _)| *s == 0).map_or(0, |(_, w)| i64::from(w));
+    // Values computed from nothing (a constant, a kernel parameter, a special register:
+    // one pure definition without register operands) are recomputed at their uses
+    // instead of going through memory, as LLVM's spiller rematerializes trivial
+    // definitions; they cost a quarter of a spill.
+    let remat_def = |f: &Function| -> HashMap<u32, Inst> {
+        let mut defs: HashMap<u32, (usize, Option<Inst>)> = HashMap::default();
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            for d in &inst.defs {
+                let e = defs.entry(d.0).or_insert((0, None));
+                e.0 += 1;
+                if inst.defs.len() == 1 && inst.uses().next().is_none() && super::cse::candidate(inst, tables) {
+                    e.1 = Some(inst.clone());
+                }
+            }
+        }
+        defs.into_iter().filter_map(|(v, (n, i))| if n == 1 { i.map(|i| (v, i)) } else { None }).collect()
+    };
     for _ in 0..MAX_ROUNDS {
+        let trivial = remat_def(f);
         let cfg = Cfg::new(f, tables);
         let live_out = live_out_sets(f, &cfg);
         let depth = cfg.loop_depths();
@@ -142,11 +163,12 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
                         .copied()
                         .filter(|v| !chosen_set.contains(v) && !spilled.contains(v) && !reloads.contains(v) && !tied.contains(v) && !defs.contains(v) && !uses.contains(v))
                         .filter(|&v| weight(f, v) > 0)
-                        .filter(|&v| *patterns.entry(f.value(ValueId(v)).ty.0).or_insert_with(|| frame::spill_patterns(tables, sm_index, f.value(ValueId(v)).ty.0)) != None)
+                        .filter(|&v| trivial.contains_key(&v) || *patterns.entry(f.value(ValueId(v)).ty.0).or_insert_with(|| frame::spill_patterns(tables, sm_index, f.value(ValueId(v)).ty.0)) != None)
                         .map(|v| {
                             let distance = if next_use_block[v as usize] == b { next_use[v as usize] - i } else { 2 * insts.len() - i };
                             // A 64-bit value frees two registers for the same spill code.
-                            (distance as f64 * weight(f, v) as f64 / cost[v as usize].max(1.0), v)
+                            let cost = if trivial.contains_key(&v) { cost[v as usize] / 4.0 } else { cost[v as usize] };
+                            (distance as f64 * weight(f, v) as f64 / cost.max(1.0), v)
                         })
                         .collect();
                     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -186,14 +208,22 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
                 def_loc.entry(d.0).or_insert(inst.loc);
             }
         }
-        let mut slot_of: HashMap<u32, (usize, u16, u16)> = HashMap::default();
+        let mut slot_of: HashMap<u32, Home> = HashMap::default();
         for &v in &chosen {
+            if let Some(def) = trivial.get(&v) {
+                slot_of.insert(v, Home::Remat(def.clone()));
+                let message = format!("rematerialized %{} at its uses instead of spilling it (spill cost {})", f.value(ValueId(v)).name, cost[v as usize]);
+                stats.remarks.push((f.name.clone(), def_loc.get(&v).copied().unwrap_or(f.loc), message));
+                spilled.insert(v);
+                stats.rematerialized += 1;
+                continue;
+            }
             let ty = f.value(ValueId(v)).ty;
             let Some(Some((store, load))) = patterns.get(&ty.0).copied() else { continue };
             let size = u64::from(crate::legalize::abi::store_bytes(tables, ty)).max(1);
             let align = (size.next_power_of_two().min(16)) as u32;
             f.frame.push(FrameObject { name: None, size, align, spill: true });
-            slot_of.insert(v, (f.frame.len() - 1, store, load));
+            slot_of.insert(v, Home::Slot { slot: f.frame.len() - 1, store, load });
             let message = format!("spilled %{} to frame object {} (spill cost {})", f.value(ValueId(v)).name, f.frame.len() - 1, cost[v as usize]);
             stats.remarks.push((f.name.clone(), def_loc.get(&v).copied().unwrap_or(f.loc), message));
             spilled.insert(v);
@@ -261,7 +291,15 @@ fn live_out_sets(f: &Function, cfg: &Cfg) -> Vec<HashSet<u32>> {
 
 /// Spill everywhere: a store after each definition of a spilled value, a reload into
 /// a fresh register before each instruction reading it.
-fn rewrite(f: &mut Function, slot_of: &HashMap<u32, (usize, u16, u16)>, names: &mut HashSet<String>, reloads: &mut HashSet<u32>, stats: &mut SpillStats) {
+/// Where a chosen value lives between its definition and its uses.
+enum Home {
+    /// A frame object: stored after each definition, reloaded before each use.
+    Slot { slot: usize, store: u16, load: u16 },
+    /// Recomputed before each use by a copy of its one definition, which goes.
+    Remat(Inst),
+}
+
+fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut HashSet<String>, reloads: &mut HashSet<u32>, stats: &mut SpillStats) {
     // The next free `.reload.N` suffix per spilled value: a value read a thousand times
     // gets its names without probing from 1 each time.
     let mut next_suffix: HashMap<u32, u32> = HashMap::default();
@@ -272,10 +310,14 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, (usize, u16, u16)>, names: &
         let insts = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len() + 4);
         for mut inst in insts {
+            // The definition of a rematerialized value goes: every use has its own copy.
+            if matches!(inst.defs.as_slice(), [d] if matches!(slot_of.get(&d.0), Some(Home::Remat(_)))) {
+                continue;
+            }
             let mut reloaded: Vec<(u32, ValueId)> = Vec::new();
             for o in inst.operands.iter_mut() {
                 let Operand::Value(v) = o else { continue };
-                let Some(&(slot, _, load)) = slot_of.get(&v.0) else { continue };
+                let Some(home) = slot_of.get(&v.0) else { continue };
                 let t = match reloaded.iter().find(|(s, _)| *s == v.0) {
                     Some(&(_, t)) => t,
                     None => {
@@ -292,8 +334,16 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, (usize, u16, u16)>, names: &
                         let t = ValueId(f.values.len() as u32 - 1);
                         reloads.insert(t.0);
                         reloaded.push((v.0, t));
-                        out.push(Inst { defs: vec![t], opcode: Opcode::Machine(load), flags: Vec::new(), operands: vec![Operand::Int(slot as i128)], loc: inst.loc });
-                        stats.reloads += 1;
+                        match home {
+                            Home::Slot { slot, load, .. } => {
+                                out.push(Inst { defs: vec![t], opcode: Opcode::Machine(*load), flags: Vec::new(), operands: vec![Operand::Int(*slot as i128)], loc: inst.loc });
+                                stats.reloads += 1;
+                            }
+                            Home::Remat(def) => {
+                                out.push(Inst { defs: vec![t], loc: inst.loc, ..def.clone() });
+                                stats.recomputed += 1;
+                            }
+                        }
                         t
                     }
                 };
@@ -302,7 +352,10 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, (usize, u16, u16)>, names: &
             let stores: Vec<Inst> = inst
                 .defs
                 .iter()
-                .filter_map(|d| slot_of.get(&d.0).map(|&(slot, store, _)| Inst { defs: Vec::new(), opcode: Opcode::Machine(store), flags: Vec::new(), operands: vec![Operand::Value(*d), Operand::Int(slot as i128)], loc: inst.loc }))
+                .filter_map(|d| match slot_of.get(&d.0) {
+                    Some(Home::Slot { slot, store, .. }) => Some(Inst { defs: Vec::new(), opcode: Opcode::Machine(*store), flags: Vec::new(), operands: vec![Operand::Value(*d), Operand::Int(*slot as i128)], loc: inst.loc }),
+                    _ => None,
+                })
                 .collect();
             stats.stores += stores.len();
             out.push(inst);
