@@ -104,7 +104,9 @@ fn check_generic(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTabl
 pub fn low_limit_options(tables: &TargetTables) -> crate::options::Options {
     let mut o = crate::options::Options::new(tables, crate::options::OptLevel::O3);
     o.maxreg = Some(16);
-    for k in ["nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0", "nv-remat-block-loop-cost-factor=1"] {
+    // The machine verifier after every pass too (`--verify`): rematerialization and
+    // spilling insert instructions, and must not split a carry pair.
+    for k in ["nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0", "nv-remat-block-loop-cost-factor=1", "verify-machineinstrs=true"] {
         o.set(k).expect("a knob of the registry");
     }
     o

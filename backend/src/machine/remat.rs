@@ -446,7 +446,7 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
             break;
         }
         for plan in &chosen {
-            apply(f, plan, &mut names, stats);
+            apply(f, plan, &mut names, tables, stats);
         }
         stats.pulled += chosen.len();
         any = true;
@@ -457,7 +457,7 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
 }
 
 /// Clones `plan`'s chains at their sites and renames the reads there.
-fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, stats: &mut RematStats) {
+fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, tables: &TargetTables, stats: &mut RematStats) {
     for (site, chain) in &plan.sites {
         let mut rename: HashMap<u32, ValueId> = HashMap::default();
         let mut clones = Vec::with_capacity(chain.len());
@@ -480,7 +480,12 @@ fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, stats: &mut
         }
         let Some(&new_v) = rename.get(&plan.value.0) else { continue };
         let block = &mut f.blocks[*site];
-        let at = block.insts.iter().position(|i| i.uses().any(|u| u == plan.value)).unwrap_or(0);
+        let mut at = block.insts.iter().position(|i| i.uses().any(|u| u == plan.value)).unwrap_or(0);
+        // A reader of the carry flag (addc) stays right after its producer (add.cc):
+        // the clones go before the producer.
+        while at > 0 && reads_flag(&block.insts[at], tables) {
+            at -= 1;
+        }
         for inst in &mut block.insts[at..] {
             for op in &mut inst.operands {
                 if matches!(op, Operand::Value(u) if *u == plan.value) {
@@ -491,4 +496,11 @@ fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, stats: &mut
         stats.cloned += clones.len();
         block.insts.splice(at..at, clones);
     }
+}
+
+/// Whether `inst` reads the hardware carry flag its predecessor left (a pattern operand
+/// of kind `flag`, docs/mir-extensions.md).
+fn reads_flag(inst: &crate::mir::Inst, tables: &TargetTables) -> bool {
+    let crate::mir::Opcode::Machine(m) = inst.opcode else { return false };
+    tables.patterns.get(m as usize).is_some_and(|p| p.operands.iter().any(|(_, k)| *k == target_desc::tables::PatternOperand::Flag))
 }
