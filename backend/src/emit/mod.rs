@@ -374,8 +374,7 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                         _ => return Err(format!("{}: {{param}} needs an ARG index", p.name)),
                     },
                     "frame" => {
-                        let is_frame = |k: &usize| p.leaf_slot(*k).is_some_and(|(n, _)| tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[n].opcode)).is_some_and(|o| o.name == "FRAME_INDEX"));
-                        match (0..operands.len()).find(is_frame).map(|k| operands[k]) {
+                        match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
                             Some(Operand::Int(k)) => frame_address(*k)?,
                             _ => return Err(format!("{}: {{frame}} needs a FRAME_INDEX", p.name)),
                         }

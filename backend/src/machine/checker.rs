@@ -212,35 +212,29 @@ impl Checker<'_> {
             // The input's next instruction, or a later one when the ones before it are
             // pure and were dropped (nothing read them) or copies.
             let window = (fi..input.len()).take_while(|&j| j == fi || self.pure(input[j - 1]) || (self.ssa_input && self.is_copy(input[j - 1])));
-            // The input's next instruction itself; else a clone (the same computation as
-            // a pure input instruction, on registers holding that instruction's
-            // operands), before a later input instruction: a recomputed `TID_X` must
-            // not be taken for the input's next one a few pure instructions on.
+            // In order: the input's next instruction; a later one of the window, for an
+            // instruction with register operands (what they hold tells them apart); a
+            // clone (the same computation as a pure input instruction, on registers
+            // holding its operands), before any later window instruction for one
+            // without operands (a recomputed `TID_X` is not the input's `TID_X` a few
+            // pure instructions on); else the input instruction it stands for, with the
+            // wrong reads reported.
             let matches = |j: usize| Self::shape(g) == Self::shape(input[j]) && self.reads_same(g, input[j], &state);
-            let mut target = (fi < input.len() && matches(fi)).then_some(fi);
-            // Only an instruction without register operands is ambiguous that way; one
-            // with operands is told apart by what its registers hold.
             let from_nothing = g.uses().next().is_none();
+            let mut target = (fi < input.len() && matches(fi)).then_some(fi);
             if target.is_none() && !from_nothing {
                 target = window.clone().find(|&j| matches(j));
             }
-            if target.is_none() && self.pure(g) {
-                if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
-                    state.insert(r.0, BTreeSet::from([v]));
-                    continue;
-                }
-            }
-            if target.is_none() {
-                target = window.clone().find(|&j| matches(j));
-            }
-            // Else a clone of anything (an impure-looking twin), then the input
-            // instruction it stands for, with the wrong reads reported.
             if target.is_none() {
                 if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
                     state.insert(r.0, BTreeSet::from([v]));
                     continue;
                 }
-                // Else the input instruction it stands for, with the wrong reads reported.
+                if from_nothing {
+                    target = window.clone().find(|&j| matches(j));
+                }
+            }
+            if target.is_none() {
                 target = window.clone().find(|&j| Self::shape(g) == Self::shape(input[j]));
             }
             let Some(j) = target else {

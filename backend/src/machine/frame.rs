@@ -24,23 +24,9 @@ fn opcode_name(tables: &TargetTables, id: u16) -> &'static str {
     tables.opcode_info(OpcodeId(id)).map_or("", |o| o.name)
 }
 
-/// The operand index of the `FRAME_INDEX` literal an instruction names: the generic
-/// `FRAME_INDEX`'s own, or the one of a machine instruction whose pattern absorbed one.
-pub fn frame_operand(inst: &Inst, tables: &TargetTables) -> Option<usize> {
-    match inst.opcode {
-        Opcode::Generic(g) => (tables.opcode_info(g)?.name == "FRAME_INDEX").then_some(0),
-        Opcode::Machine(m) => {
-            let p = tables.patterns.get(m as usize)?;
-            let k = (0..p.operands.len()).find(|&k| p.leaf_slot(k).is_some_and(|(n, _)| opcode_name(tables, p.nodes[n].opcode) == "FRAME_INDEX"))?;
-            // Operand k of the pattern is the k-th operand that is not an `align`.
-            inst.operands.iter().enumerate().filter(|(_, o)| !matches!(o, Operand::Align(_))).nth(k).map(|(i, _)| i)
-        }
-    }
-}
-
 /// The frame object an instruction names, if any.
 pub fn frame_object(inst: &Inst, tables: &TargetTables) -> Option<usize> {
-    match inst.operands.get(frame_operand(inst, tables)?)? {
+    match inst.operands.get(inst.frame_operand(tables)?)? {
         Operand::Int(k) => usize::try_from(*k).ok(),
         _ => None,
     }
@@ -99,7 +85,7 @@ pub fn spill_patterns(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<
 
 /// Renumbers the frame objects `inst` names through `map` (old index -> new index).
 pub fn renumber(inst: &mut Inst, tables: &TargetTables, map: &[usize]) {
-    if let Some(k) = frame_operand(inst, tables) {
+    if let Some(k) = inst.frame_operand(tables) {
         if let Some(Operand::Int(old)) = inst.operands.get_mut(k) {
             if let Some(&new) = usize::try_from(*old).ok().and_then(|o| map.get(o)) {
                 *old = new as i128;

@@ -483,7 +483,7 @@ fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, tables: &Ta
         let mut at = block.insts.iter().position(|i| i.uses().any(|u| u == plan.value)).unwrap_or(0);
         // A reader of the carry flag (addc) stays right after its producer (add.cc):
         // the clones go before the producer.
-        while at > 0 && reads_flag(&block.insts[at], tables) {
+        while at > 0 && block.insts[at].reads_carry(tables) {
             at -= 1;
         }
         for inst in &mut block.insts[at..] {
@@ -496,11 +496,4 @@ fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, tables: &Ta
         stats.cloned += clones.len();
         block.insts.splice(at..at, clones);
     }
-}
-
-/// Whether `inst` reads the hardware carry flag its predecessor left (a pattern operand
-/// of kind `flag`, docs/mir-extensions.md).
-fn reads_flag(inst: &crate::mir::Inst, tables: &TargetTables) -> bool {
-    let crate::mir::Opcode::Machine(m) = inst.opcode else { return false };
-    tables.patterns.get(m as usize).is_some_and(|p| p.operands.iter().any(|(_, k)| *k == target_desc::tables::PatternOperand::Flag))
 }

@@ -16,7 +16,9 @@
 //! what the spill code costs inside loops). Placement is spill-everywhere: a store
 //! after every definition, a reload into a fresh register before every reading
 //! instruction, so a value live across a loop it does not use costs nothing inside the
-//! loop. Rounds repeat on the rewritten function (a reload is itself live for a moment)
+//! loop. A value computed from nothing (a constant, a parameter load, a special
+//! register) is recomputed before each use instead, and its definition dropped, as
+//! LLVM's spiller rematerializes trivial definitions; it counts a quarter of a spill. Rounds repeat on the rewritten function (a reload is itself live for a moment)
 //! until no block is over the target or nothing is left to spill.
 //!
 //! Stack slot coloring (`disable-ssc` skips it): the slots' liveness (a reload reads its
@@ -29,7 +31,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use target_desc::tables::{PatternOperand, PatternResult, SmTables, TargetTables};
+use target_desc::tables::{SmTables, TargetTables};
 
 use super::cfg::Cfg;
 use super::frame;
@@ -80,10 +82,8 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
 fn flag_tied(f: &Function, tables: &TargetTables) -> HashSet<u32> {
     let mut tied = HashSet::default();
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
-        let Opcode::Machine(m) = inst.opcode else { continue };
-        let Some(p) = tables.patterns.get(m as usize) else { continue };
-        if p.results.contains(&PatternResult::Flag) || p.operands.iter().any(|(_, k)| *k == PatternOperand::Flag) {
-            tied.extend(inst.defs.iter().chain(inst.uses().collect::<Vec<_>>().iter()).map(|v| v.0));
+        if inst.writes_carry(tables) || inst.reads_carry(tables) {
+            tied.extend(inst.defs.iter().map(|v| v.0).chain(inst.uses().map(|v| v.0)));
         }
     }
     tied

@@ -246,6 +246,36 @@ impl Inst {
         tables.patterns.get(m as usize).is_some_and(|p| p.opcode == copy.0) && self.defs.len() == 1 && matches!(self.operands.as_slice(), [Operand::Value(_)])
     }
 
+    /// The operand index of the `FRAME_INDEX` literal this instruction names: the
+    /// generic `FRAME_INDEX`'s own, or the one of a machine instruction whose pattern
+    /// absorbed one.
+    pub fn frame_operand(&self, tables: &target_desc::tables::TargetTables) -> Option<usize> {
+        let is_frame_index = |op: u16| tables.opcode_info(OpcodeId(op)).is_some_and(|o| o.name == "FRAME_INDEX");
+        match self.opcode {
+            Opcode::Generic(g) => is_frame_index(g.0).then_some(0),
+            Opcode::Machine(m) => {
+                let p = tables.patterns.get(m as usize)?;
+                let k = (0..p.operands.len()).find(|&k| p.leaf_slot(k).is_some_and(|(n, _)| is_frame_index(p.nodes[n].opcode)))?;
+                // Operand k of the pattern is the k-th operand that is not an `align`.
+                self.operands.iter().enumerate().filter(|(_, o)| !matches!(o, Operand::Align(_))).nth(k).map(|(i, _)| i)
+            }
+        }
+    }
+
+    /// Whether this machine instruction reads the hardware carry flag the instruction
+    /// before it left (a pattern operand of kind `flag`: addc after add.cc), so nothing
+    /// may be placed between the two.
+    pub fn reads_carry(&self, tables: &target_desc::tables::TargetTables) -> bool {
+        let Opcode::Machine(m) = self.opcode else { return false };
+        tables.patterns.get(m as usize).is_some_and(|p| p.operands.iter().any(|(_, k)| *k == target_desc::tables::PatternOperand::Flag))
+    }
+
+    /// Whether this machine instruction leaves a carry flag for the next one (add.cc).
+    pub fn writes_carry(&self, tables: &target_desc::tables::TargetTables) -> bool {
+        let Opcode::Machine(m) = self.opcode else { return false };
+        tables.patterns.get(m as usize).is_some_and(|p| p.results.contains(&target_desc::tables::PatternResult::Flag))
+    }
+
     /// The values this instruction reads.
     pub fn uses(&self) -> impl Iterator<Item = ValueId> + '_ {
         self.operands.iter().filter_map(|o| match o {

@@ -703,12 +703,11 @@ impl Verifier<'_> {
                 let found = self.operand_text(actual);
                 return self.error(inst.loc, Some(b), Some(i), format!("{}: expected {expected} for `{name}` (operand {}), found {found}", p.name, k + 1));
             }
-            // A FRAME_INDEX the pattern absorbed names a frame object.
-            let frame_node = p.leaf_slot(k).is_some_and(|(n, _)| self.tables.opcode_info(target_desc::tables::OpcodeId(p.nodes[n].opcode)).is_some_and(|o| o.name == "FRAME_INDEX"));
-            if let (true, Operand::Int(index)) = (frame_node, actual) {
-                if let Err(message) = frame_object(f, *index) {
-                    return self.error(inst.loc, Some(b), Some(i), format!("{}: {message}", p.name));
-                }
+        }
+        // A FRAME_INDEX the pattern absorbed names a frame object.
+        if let Some(Operand::Int(index)) = inst.frame_operand(self.tables).and_then(|k| inst.operands.get(k)) {
+            if let Err(message) = frame_object(f, *index) {
+                return self.error(inst.loc, Some(b), Some(i), format!("{}: {message}", p.name));
             }
         }
         let result: Vec<VtId> = inst.defs.iter().map(|d| f.value(*d).ty).collect();
