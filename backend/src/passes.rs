@@ -288,8 +288,20 @@ pub const PASSES: &[PassInfo] = &[
 /// printing or stopping early).
 pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<String, Vec<MirError>> {
     apply_maxreg(module, &cx.options);
+    // `verify-machineinstrs`: the verifier after every pass, as `--verify` does on the
+    // command line (the random differential tests turn it on).
+    let verify_each = cx.options.flag("verify-machineinstrs") == Some(true);
     for pass in PASSES.iter().filter(|p| p.enabled(&cx.options)) {
         (pass.run)(module, cx)?;
+        if verify_each && pass.name != "verify" {
+            let mut errors = verify_module(module, cx.tables, cx.source);
+            if !errors.is_empty() {
+                for e in &mut errors {
+                    e.message = format!("after `{}` (a compiler bug): {}", pass.name, e.message);
+                }
+                return Err(errors);
+            }
+        }
     }
     crate::emit::emit_module(module, cx.tables, cx.sm("emit")?, cx.source.file)
 }
