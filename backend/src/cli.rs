@@ -521,7 +521,33 @@ fn time_report(times: &[(&str, std::time::Duration)]) -> String {
 }
 
 /// The passes `--remarks` reports on.
-const REMARK_PASSES: &[&str] = &["legalize", "combine", "nvptx-mem2reg", "machine-cse", "machine-licm", "nvptx-remat-block", "phi-elim", "spill"];
+/// `sched` names both list schedulers and `pipeliner` the modulo scheduler, as the
+/// reference's remarks do.
+const REMARK_PASSES: &[&str] = &[
+    "legalize",
+    "combine",
+    "nvptx-mem2reg",
+    "machine-cse",
+    "machine-licm",
+    "machine-pipeliner",
+    "pipeliner",
+    "nvptx-remat-block",
+    "phi-elim",
+    "machine-scheduler",
+    "post-RA-sched",
+    "sched",
+    "spill",
+];
+
+/// Whether `--remarks NAME` asks for pass `pass`'s remarks.
+fn remarks_wanted(name: Option<&str>, pass: &str) -> bool {
+    match name {
+        Some("sched") => matches!(pass, "machine-scheduler" | "post-RA-sched"),
+        Some("pipeliner") => pass == "machine-pipeliner",
+        Some(n) => n == pass,
+        None => false,
+    }
+}
 
 fn compile(args: CompileArgs) -> Output {
     let tables = match crate::load_tables(args.target_desc.as_deref()) {
@@ -584,7 +610,7 @@ fn compile(args: CompileArgs) -> Output {
         let pass_started = std::time::Instant::now();
         let result = (pass.run)(&mut module, &cx);
         times.push((pass.name, pass_started.elapsed()));
-        let wanted = remarks_pass.as_deref() == Some(pass.name);
+        let wanted = remarks_wanted(remarks_pass.as_deref(), pass.name);
         for r in remarks.borrow_mut().drain(..).filter(|_| wanted) {
             stderr.push_str(&format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message));
         }

@@ -33,6 +33,7 @@ pub mod mir;
 pub mod options;
 pub mod passes;
 pub mod random_mir;
+pub mod sched;
 pub mod selfcheck;
 pub mod sim;
 pub mod synth;

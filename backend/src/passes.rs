@@ -4,9 +4,10 @@
 //!
 //! Pipeline: verify, legalize (types and operations the SM cannot do, see
 //! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), nvptx-mem2reg (frame slots back to registers), machine-cse, machine-licm (loop-invariant code motion), dce (dead-code removal),
-//! nvptx-remat-block (block rematerialization),
-//! phi-elim (PHI elimination), spill (spilling to `.local` slots under a hard register
-//! bound, with stack slot coloring), then PTX emission (with the frame layout).
+//! machine-pipeliner (swing modulo scheduling), nvptx-remat-block (block
+//! rematerialization), phi-elim (PHI elimination),
+//! machine-scheduler (list scheduling), spill (spilling to `.local` slots under a hard register
+//! bound, with stack slot coloring), post-RA-sched, then PTX emission (with the frame layout).
 
 use target_desc::tables::{SmTables, TargetTables};
 
@@ -209,6 +210,43 @@ fn spill(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>>
     Ok(())
 }
 
+fn list_scheduler(module: &mut Module, cx: &PassContext<'_>, pass: &str) -> Result<(), Vec<MirError>> {
+    let stats = crate::sched::run_list_scheduler(module, cx.tables, cx.sm(pass)?, &cx.options);
+    let summary = format!(
+        "blocks {}, reordered {}, kept in input order (no gain or pressure) {}, in pressure mode {}, units {}, edges {}",
+        stats.blocks, stats.reordered, stats.reverted, stats.pressure_mode, stats.units, stats.edges
+    );
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
+/// The pre-RA list scheduler: part of the full pipeline (`usedessa` 2), not of the
+/// simple one (1).
+fn machine_scheduler(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    if cx.options.int("usedessa") == Some(1) {
+        cx.report(Vec::new(), "skipped: usedessa=1 selects the simple pipeline (post-RA scheduling only)".into());
+        return Ok(());
+    }
+    list_scheduler(module, cx, "machine-scheduler")
+}
+
+/// The post-RA list scheduler: the only scheduler of the simple pipeline (`usedessa`
+/// 1); in the full one only with `misched-postra`.
+fn post_ra_scheduler(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    if cx.options.int("usedessa") != Some(1) && cx.options.flag("misched-postra") != Some(true) {
+        cx.report(Vec::new(), "skipped: the full pipeline (usedessa=2) schedules before allocation; misched-postra=true adds this pass".into());
+        return Ok(());
+    }
+    list_scheduler(module, cx, "post-RA-sched")
+}
+
+fn pipeliner(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::sched::pipeliner::run(module, cx.tables, cx.sm("machine-pipeliner")?, &cx.options);
+    let summary = format!("loops {}, pipelined {}, annotated {}", stats.loops, stats.pipelined, stats.annotated);
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
 /// Every pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
     PassInfo {
@@ -262,6 +300,13 @@ pub const PASSES: &[PassInfo] = &[
         run: dce,
     },
     PassInfo {
+        name: "machine-pipeliner",
+        description: "swing modulo scheduling of single-block loops: overlap iterations in a prologue, kernel and epilogue (MachinePipeliner)",
+        min_opt: OptLevel::O2,
+        switches: &[Switch::EnabledBy("enable-pipeliner")],
+        run: pipeliner,
+    },
+    PassInfo {
         name: "nvptx-remat-block",
         description: "block rematerialization: where more registers cross a block boundary than the target allows, recompute cheap values at their uses",
         min_opt: OptLevel::O1,
@@ -276,11 +321,25 @@ pub const PASSES: &[PassInfo] = &[
         run: phi_elim,
     },
     PassInfo {
+        name: "machine-scheduler",
+        description: "list scheduling of each block for latency and register pressure, kept only where pressure does not get worse (nvptx-sched4reg)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::EnabledBy("enable-misched")],
+        run: machine_scheduler,
+    },
+    PassInfo {
         name: "spill",
         description: "where pressure stays over a hard register bound (maxnreg, --maxreg, occupancy), store values to .local slots and reload them at their uses; slots with disjoint lifetimes share memory (stack slot coloring)",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("disable-spill")],
         run: spill,
+    },
+    PassInfo {
+        name: "post-RA-sched",
+        description: "the list scheduler again after spilling (usedessa=1, or misched-postra)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-post-ra")],
+        run: post_ra_scheduler,
     },
 ];
 
@@ -353,6 +412,10 @@ pub const KNOBS_READ: &[(&str, &str)] = &[
     ("cssa-verbosity", "phi-elim"),
     ("disable-ssc", "spill (stack slot coloring)"),
     ("verify-machineinstrs", "the pass manager (verifies after every pass)"),
+    ("usedessa", "machine-scheduler and post-RA-sched (1: post-RA scheduling only; 2: the pre-RA scheduler)"),
+    ("misched-postra", "post-RA-sched (also in the full pipeline)"),
+    ("nvptx-sched4reg", "machine-scheduler and post-RA-sched (schedule every block for pressure)"),
+    ("sched-latency-headroom", "machine-scheduler and post-RA-sched (registers latency may cost)"),
 ];
 
 /// The pass (or component) of this backend that reads knob `name`, if any.

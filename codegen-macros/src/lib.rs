@@ -375,6 +375,10 @@ impl Emitter {
                         }) }
                     }
                 };
+                let latencies = sm.latencies.iter().map(|c| {
+                    let (latency, issue, src) = (c.latency, c.issue, source(&c.source));
+                    quote! { ::target_desc::tables::SchedCost { latency: #latency, issue: #issue, source: #src } }
+                });
                 quote! {
                     ::target_desc::tables::SmTables {
                         name: #name,
@@ -393,6 +397,7 @@ impl Emitter {
                         cc_actions: &[#(#cc_actions),*],
                         cc_sources: #cc_sources,
                         occupancy: #occupancy,
+                        latencies: &[#(#latencies),*],
                     }
                 }
             })
@@ -421,17 +426,21 @@ impl Emitter {
                 }
             });
             let classes = s.latency_classes.iter().map(|c| {
-                let (name, latency) = (c.name, c.latency);
-                let cats = u8s(c.categories);
+                let (name, latency, issue, unit) = (c.name, c.latency, c.issue, c.unit);
+                let (cats, types, spaces) = (u8s(c.categories), u8s(c.types), u8s(c.spaces));
                 let src = source(&c.source);
-                quote! { ::target_desc::tables::LatencyClass { name: #name, latency: #latency, categories: #cats, source: #src } }
+                quote! { ::target_desc::tables::LatencyClass {
+                    name: #name, latency: #latency, issue: #issue, unit: #unit, categories: #cats, types: #types, spaces: #spaces, source: #src,
+                } }
             });
+            let units = s.units.iter();
             let default_class = s.default_latency_class;
             let knobs = u16s(s.knobs);
             quote! {
                 ::target_desc::tables::SchedulingInfo {
                     priorities: &[#(#priorities),*],
                     latency_classes: &[#(#classes),*],
+                    units: &[#(#units),*],
                     default_latency_class: #default_class,
                     knobs: #knobs,
                 }

@@ -806,20 +806,76 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     };
 
     // ---- scheduling ----
+    // Per class: its `by_sm` entries (SM index, latency, issue) and the class's line.
+    let mut class_by_sm: Vec<(Vec<(usize, u32, u32)>, SourceLoc)> = Vec::new();
     let scheduling_info = match &scheduling {
-        None => SchedulingInfo { priorities: &[], latency_classes: &[], default_latency_class: 0, knobs: &[] },
+        None => SchedulingInfo { priorities: &[], latency_classes: &[], units: &[], default_latency_class: 0, knobs: &[] },
         Some(Located { file, line, item }) => {
             let file = *file;
             let text = b.file(file).text.clone();
             let class_lines = yaml_lines::item_lines(&text, &["scheduling", "latency_classes"]);
             let mut classes = Vec::new();
+            let mut units: Vec<&'static str> = Vec::new();
             for (i, c) in item.latency_classes.iter().enumerate() {
                 let l = class_lines.get(i).copied().unwrap_or(*line);
+                if classes.iter().any(|k: &LatencyClass| k.name == c.name) {
+                    return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}` is defined twice", c.name)), file, l, &c.name));
+                }
                 let mut cats = Vec::new();
                 for cat in &c.categories {
                     cats.push(category_index(&b, cat, file, l, "category")?);
                 }
-                classes.push(LatencyClass { name: leak_str(&c.name), latency: c.latency, categories: leak(cats), source: b.source(file, l) });
+                let mut types = Vec::new();
+                for t in &c.types {
+                    match b.type_id(t) {
+                        Some(id) => types.push(id),
+                        None => return Err(b.err_at(b.unknown("value type", t, b.types.iter().map(|t| t.name).collect()), file, l, t)),
+                    }
+                }
+                let mut spaces = Vec::new();
+                let pointers: Vec<&str> = b.types.iter().filter(|t| t.kind == TypeKind::Pointer).map(|t| t.name).collect();
+                for s in &c.spaces {
+                    match b.types.iter().find(|t| t.name == s && t.kind == TypeKind::Pointer) {
+                        Some(t) => spaces.push(t.id),
+                        None => return Err(b.err_at(b.unknown("pointer type", s, pointers.clone()), file, l, s)),
+                    }
+                }
+                if c.latency == 0 || c.issue == 0 {
+                    return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}`: latency and issue must be at least 1", c.name)), file, l, "latency"));
+                }
+                let unit_name = c.unit.as_deref().unwrap_or(&c.name);
+                let unit = match units.iter().position(|u| *u == unit_name) {
+                    Some(u) => u,
+                    None => {
+                        units.push(leak_str(unit_name));
+                        units.len() - 1
+                    }
+                };
+                classes.push(LatencyClass {
+                    name: leak_str(&c.name),
+                    latency: c.latency,
+                    issue: c.issue,
+                    unit: unit as u8,
+                    categories: leak(cats),
+                    types: leak(types),
+                    spaces: leak(spaces),
+                    source: b.source(file, l),
+                });
+                // Per-SM entries: validated here, resolved per SM below.
+                                let mut per_sm = Vec::new();
+                for e in &c.by_sm {
+                    let Some(sm) = b.sm_names.iter().position(|n| *n == e.sm) else {
+                        return Err(b.err_at(b.unknown("SM", &e.sm, b.sm_names.iter().map(String::as_str).collect()), file, l, &e.sm));
+                    };
+                    if e.latency == 0 || e.issue == Some(0) {
+                        return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}` on {}: latency and issue must be at least 1", c.name, e.sm)), file, l, &e.sm));
+                    }
+                    if per_sm.iter().any(|(s, _, _)| *s == sm) {
+                        return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}` gives {} twice", c.name, e.sm)), file, l, &e.sm));
+                    }
+                    per_sm.push((sm, e.latency, e.issue.unwrap_or(c.issue)));
+                }
+                class_by_sm.push((per_sm, b.source(file, l)));
             }
             let default_latency_class = match classes.iter().position(|c| c.name == item.default_latency_class) {
                 Some(i) => i as u8,
@@ -854,6 +910,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             SchedulingInfo {
                 priorities: leak(priorities),
                 latency_classes: leak(classes),
+                units: leak(units),
                 default_latency_class,
                 knobs: knob_list(&b, &item.knobs, file, knob_line)?,
             }
@@ -1002,6 +1059,28 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             cc_actions: leak(cc_words),
             cc_sources: leak(resolved.cc_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
             occupancy: sm_occupancy[sm],
+            latencies: leak(
+                scheduling_info
+                    .latency_classes
+                    .iter()
+                    .zip(&class_by_sm)
+                    .map(|(class, (per_sm, src))| {
+                        // The SM's own entry, else the nearest implied SM's (breadth first).
+                        let mut queue = std::collections::VecDeque::from([sm]);
+                        let mut seen = vec![false; implies.len()];
+                        while let Some(s) = queue.pop_front() {
+                            if std::mem::replace(&mut seen[s], true) {
+                                continue;
+                            }
+                            if let Some(&(_, latency, issue)) = per_sm.iter().find(|(x, _, _)| *x == s) {
+                                return SchedCost { latency, issue, source: *src };
+                            }
+                            queue.extend(&implies[s]);
+                        }
+                        SchedCost { latency: class.latency, issue: class.issue, source: *src }
+                    })
+                    .collect(),
+            ),
         });
     }
 

@@ -247,8 +247,38 @@ pub struct Scheduling {
 pub struct LatencyClass {
     pub name: String,
     pub latency: u32,
+    /// Cycles the class's functional unit is busy per warp instruction (reciprocal
+    /// throughput), for the pipeliner's resource bound.
+    #[serde(default = "one")]
+    pub issue: u32,
+    /// The functional unit the class occupies (default: the class's own name).
+    #[serde(default)]
+    pub unit: Option<String>,
     #[serde(default)]
     pub categories: Vec<String>,
+    /// Value types the class is limited to (the instruction's row type).
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Pointer types (address spaces) a memory access must use for the class.
+    #[serde(default)]
+    pub spaces: Vec<String>,
+    /// Per-SM-family figures: an SM takes the entry of itself or of the nearest SM it
+    /// implies.
+    #[serde(default)]
+    pub by_sm: Vec<LatencyBySm>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyBySm {
+    pub sm: String,
+    pub latency: u32,
+    #[serde(default)]
+    pub issue: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -373,8 +373,27 @@ pub struct PriorityEntry {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LatencyClass {
     pub name: &'static str,
+    /// The latency where no `by_sm` entry applies (per SM: [`SmTables::latencies`]).
     pub latency: u32,
+    /// Cycles the unit is busy per instruction where no `by_sm` entry applies.
+    pub issue: u32,
+    /// The functional unit (index into [`SchedulingInfo::units`]).
+    pub unit: u8,
     pub categories: &'static [u8],
+    /// Value type ids the class is limited to (empty: any).
+    pub types: &'static [u8],
+    /// Pointer type ids (address spaces) a memory access must use for the class
+    /// (empty: any).
+    pub spaces: &'static [u8],
+    pub source: SourceLoc,
+}
+
+/// A latency class's figures on one SM: dependence latency and unit busy cycles.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SchedCost {
+    pub latency: u32,
+    pub issue: u32,
+    /// Where the figures come from (the class's line or its `by_sm` entry's).
     pub source: SourceLoc,
 }
 
@@ -382,6 +401,8 @@ pub struct LatencyClass {
 pub struct SchedulingInfo {
     pub priorities: &'static [PriorityEntry],
     pub latency_classes: &'static [LatencyClass],
+    /// Functional unit names (the classes' `unit`s, first-use order).
+    pub units: &'static [&'static str],
     /// Latency class index used for opcodes no class names.
     pub default_latency_class: u8,
     pub knobs: &'static [u16],
@@ -660,6 +681,9 @@ pub struct SmTables {
     /// Register file and residency limits, when the description gives them (own or
     /// inherited through `implies`).
     pub occupancy: Option<OccupancyInfo>,
+    /// Per latency class (index into `SchedulingInfo::latency_classes`): the figures on
+    /// this SM, its own `by_sm` entry's, the nearest implied SM's, or the class's.
+    pub latencies: &'static [SchedCost],
 }
 
 /// An SM's register file and residency limits (the description's `occupancy:`

@@ -324,6 +324,12 @@ impl Pressure {
         rescan.len()
     }
 
+    /// Re-scans block `b` (after its instructions were reordered; liveness across
+    /// blocks is unchanged by that) and returns its peak per set, without storing it.
+    pub fn block_peak(&self, f: &Function, b: usize, succs: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Vec<u32> {
+        self.scan_block(f, b, succs, sets, tables)
+    }
+
     /// The largest peak of set `s` over `blocks`.
     pub fn max_over(&self, blocks: &[usize], s: usize) -> u32 {
         blocks.iter().map(|&b| self.peak[b][s]).max().unwrap_or(0)

@@ -1,0 +1,380 @@
+//! The dependence graph of one block's schedulable region (the instructions between
+//! its PHIs and its first terminator), for the list scheduler; the pipeliner adds
+//! loop-carried edges to the same graph.
+//!
+//! Nodes are *units*: an instruction, or a run of instructions tied by the hardware
+//! carry flag (`add.cc` then `addc`), which must stay adjacent. Edges:
+//! - registers: definition to read (the producer's latency), and out of SSA also read
+//!   to redefinition and definition to redefinition;
+//! - memory: a store against every earlier access it may touch, a load against every
+//!   earlier store it may touch. Two accesses are apart when they are in different
+//!   address spaces (a generic pointer may reach any), when one is through a read-only
+//!   pointer, or when they use the same base (register or frame object) at constant
+//!   offsets whose byte ranges do not overlap;
+//! - order: calls, barriers, fences, atomics, volatile accesses and warp-synchronous
+//!   instructions ([`Ordering::Barrier`]) stay ordered with every memory access and
+//!   with each other.
+//!
+//! Memory edges look back at most [`MEMORY_WINDOW`] accesses; when more are pending the
+//! next access is ordered after all of them (a *flush*), so the graph has O(n) edges
+//! and its construction is linear in the block (cicc-instruction-scheduling.txt's DDG
+//! construction, O(N + E)).
+
+use rustc_hash::FxHashMap as HashMap;
+use target_desc::tables::{NodeArg, TargetTables, TypeKind, VtId};
+
+use crate::mir::{opcode_info, Block, Function, Inst, Opcode, Operand, ValueId};
+
+use super::model::{ordering, read_only_pointer, Ordering, SchedModel};
+
+/// How far back memory dependences are checked one by one.
+pub const MEMORY_WINDOW: usize = 64;
+
+/// The base address of an access.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Base {
+    Value(ValueId),
+    /// A frame object, by index.
+    Frame(u32),
+}
+
+/// Where a load or store goes, as far as the instruction shows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub base: Option<Base>,
+    /// Constant byte offset from the base.
+    pub offset: Option<i64>,
+    /// Bytes accessed.
+    pub size: Option<u64>,
+    /// The pointer's type (its address space); `None` for frame objects.
+    pub pointer_type: Option<u8>,
+}
+
+/// The pointer and offset operand slots of the generic memory opcodes (MIR spec §3.3:
+/// `LOAD (P, imm?)`, `STORE (T, P, imm?)`, ...).
+fn address_slots(name: &str) -> Option<(usize, usize, u64)> {
+    Some(match name {
+        "LOAD" => (0, 1, 1),
+        "LOADV2" => (0, 1, 2),
+        "LOADV4" => (0, 1, 4),
+        "STORE" => (1, 2, 1),
+        "STOREV2" => (2, 3, 2),
+        "STOREV4" => (4, 5, 4),
+        _ => return None,
+    })
+}
+
+/// The machine operand index of pattern operand `k` (operands that are not `align`).
+fn leaf_operand(inst: &Inst, k: usize) -> Option<usize> {
+    inst.operands.iter().enumerate().filter(|(_, o)| !matches!(o, Operand::Align(_))).nth(k).map(|(i, _)| i)
+}
+
+/// The address of a load or store: base register or frame object, constant offset,
+/// size. `None` for instructions that are not plain loads and stores.
+pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access> {
+    let info = opcode_info(inst.opcode, tables)?;
+    let (ptr_slot, imm_slot, lanes) = address_slots(info.name)?;
+    let imm = |o: Option<&Operand>| match o {
+        Some(Operand::Int(i)) => i64::try_from(*i).ok(),
+        _ => None,
+    };
+    let mut base = None;
+    let mut offset = Some(0i64);
+    match inst.opcode {
+        Opcode::Generic(_) => {
+            if let Some(Operand::Value(p)) = inst.operands.get(ptr_slot) {
+                base = Some(Base::Value(*p));
+            }
+            if let Some(o) = inst.operands.get(imm_slot) {
+                offset = imm(Some(o));
+            }
+        }
+        Opcode::Machine(m) => {
+            let p = tables.patterns.get(m as usize)?;
+            let root = p.nodes.first()?;
+            let operand = |arg: NodeArg| match arg {
+                NodeArg::Leaf(k) => leaf_operand(inst, k as usize).and_then(|i| inst.operands.get(i)),
+                NodeArg::Node(_) => None,
+            };
+            let node_base = |arg: NodeArg| -> Option<Base> {
+                match arg {
+                    NodeArg::Leaf(_) => match operand(arg) {
+                        Some(Operand::Value(v)) => Some(Base::Value(*v)),
+                        _ => None,
+                    },
+                    NodeArg::Node(n) => {
+                        let node = p.nodes.get(n as usize)?;
+                        let name = tables.opcode_info(target_desc::tables::OpcodeId(node.opcode))?.name;
+                        if name != "FRAME_INDEX" {
+                            return None;
+                        }
+                        match operand(*node.args.first()?) {
+                            Some(Operand::Int(k)) => u32::try_from(*k).ok().map(Base::Frame),
+                            _ => None,
+                        }
+                    }
+                }
+            };
+            match root.args.get(ptr_slot).copied() {
+                Some(arg @ NodeArg::Leaf(_)) => base = node_base(arg),
+                Some(NodeArg::Node(n)) => {
+                    let node = p.nodes.get(n as usize)?;
+                    let name = tables.opcode_info(target_desc::tables::OpcodeId(node.opcode))?.name;
+                    match name {
+                        "PTR_ADD" => {
+                            base = node_base(*node.args.first()?);
+                            offset = node.args.get(1).and_then(|a| imm(operand(*a)));
+                        }
+                        "FRAME_INDEX" => base = node_base(NodeArg::Node(n)),
+                        _ => {}
+                    }
+                }
+                None => {}
+            }
+            if let Some(arg) = root.args.get(imm_slot) {
+                offset = match (offset, imm(operand(*arg))) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+            }
+        }
+    }
+    let pointer_type = match base {
+        Some(Base::Value(v)) => Some(f.value(v).ty.0),
+        _ => None,
+    };
+    // Bytes: a narrow memory type (`i8`, `i16`, `i32` flags of extending loads and
+    // truncating stores), else the data type, per lane.
+    let narrow = ["i8", "i16", "i32"].iter().zip([1u64, 2, 4]).find(|(n, _)| inst.has_flag(n) || pattern_has_flag(inst, tables, n)).map(|(_, b)| b);
+    let data = if info.name.starts_with("LOAD") { inst.defs.first().map(|d| f.value(*d).ty) } else { inst.uses().next().map(|v| f.value(v).ty) };
+    let size = narrow.or_else(|| data.and_then(|t| tables.type_info(t)).map(|t| u64::from(t.bits).div_ceil(8))).map(|b| b * lanes);
+    Some(Access { base, offset, size, pointer_type })
+}
+
+fn pattern_has_flag(inst: &Inst, tables: &TargetTables, flag: &str) -> bool {
+    matches!(inst.opcode, Opcode::Machine(m) if tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&flag)))
+}
+
+/// What the dependence graph needs to know about memory, beyond the instruction.
+pub struct MemoryModel {
+    /// Address space of frame objects (the pointer types `FRAME_INDEX` is legal for).
+    pub frame_space: Option<u16>,
+}
+
+impl MemoryModel {
+    pub fn new(model: &SchedModel<'_>) -> MemoryModel {
+        let frame_space = model.tables.opcode("FRAME_INDEX").and_then(|fi| {
+            model.tables.types.iter().find(|t| t.kind == TypeKind::Pointer && model.sm.is_legal(fi, VtId(t.id))).map(|t| t.addrspace)
+        });
+        MemoryModel { frame_space }
+    }
+
+    fn space(&self, a: &Access, tables: &TargetTables) -> Option<u16> {
+        match (a.base, a.pointer_type) {
+            (Some(Base::Frame(_)), _) => self.frame_space,
+            (_, Some(t)) => tables.type_info(VtId(t)).map(|t| t.addrspace),
+            _ => None,
+        }
+    }
+
+    /// Whether two accesses (at least one a store) may touch the same byte.
+    pub fn may_alias(&self, a: Option<&Access>, b: Option<&Access>, tables: &TargetTables) -> bool {
+        let (Some(a), Some(b)) = (a, b) else { return true };
+        for x in [a, b] {
+            if x.pointer_type.is_some_and(|t| read_only_pointer(tables, t)) {
+                return false;
+            }
+        }
+        let (sa, sb) = (self.space(a, tables), self.space(b, tables));
+        if let (Some(sa), Some(sb)) = (sa, sb) {
+            // Address space 0 is generic: it reaches every other space.
+            if sa != sb && sa != 0 && sb != 0 {
+                return false;
+            }
+        }
+        match (a.base, b.base) {
+            (Some(Base::Frame(x)), Some(Base::Frame(y))) if x != y => false,
+            (Some(x), Some(y)) if x == y => match (a.offset, a.size, b.offset, b.size) {
+                (Some(oa), Some(za), Some(ob), Some(zb)) => oa < ob + zb as i64 && ob < oa + za as i64,
+                _ => true,
+            },
+            _ => true,
+        }
+    }
+}
+
+/// Why one unit must follow another.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EdgeKind {
+    /// A register read after its definition.
+    Data,
+    /// A redefinition after a read of the previous value (out of SSA).
+    Anti,
+    /// A redefinition after the previous definition (out of SSA).
+    Output,
+    /// Memory and barrier order.
+    Order,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub other: u32,
+    pub latency: u32,
+    pub kind: EdgeKind,
+    /// Iterations between the two ends (the pipeliner's loop-carried edges); 0 within
+    /// one iteration.
+    pub distance: u32,
+}
+
+/// The graph of one region.
+pub struct Dag {
+    /// Offset of the region in the block's instructions.
+    pub start: usize,
+    /// Each unit: the range of region-relative instruction indices it covers.
+    pub units: Vec<std::ops::Range<usize>>,
+    pub succs: Vec<Vec<Edge>>,
+    pub preds: Vec<Vec<Edge>>,
+    /// Latency of each unit's result (its last instruction's class).
+    pub latency: Vec<u32>,
+}
+
+/// The schedulable region of `block`: after its PHIs, before its first terminator.
+pub fn region(block: &Block, tables: &TargetTables) -> std::ops::Range<usize> {
+    let start = block.insts.iter().take_while(|i| i.is_phi(tables)).count();
+    let end = block.insts[start..]
+        .iter()
+        .position(|i| opcode_info(i.opcode, tables).is_some_and(|o| o.props & target_desc::tables::props::TERMINATOR != 0))
+        .map_or(block.insts.len(), |p| start + p);
+    start..end
+}
+
+impl Dag {
+    /// Builds the graph of `insts` (a region, in program order).
+    pub fn build(f: &Function, insts: &[Inst], start: usize, model: &SchedModel<'_>, memory: &MemoryModel) -> Dag {
+        let tables = model.tables;
+        // Units: carry readers join the unit before them.
+        let mut units: Vec<std::ops::Range<usize>> = Vec::with_capacity(insts.len());
+        for (i, inst) in insts.iter().enumerate() {
+            match units.last_mut() {
+                Some(u) if inst.reads_carry(tables) && u.end == i => u.end = i + 1,
+                _ => units.push(i..i + 1),
+            }
+        }
+        let n = units.len();
+        let latency: Vec<u32> = units.iter().map(|u| model.latency(f, &insts[u.end - 1])).collect();
+        let mut edges: Vec<(u32, u32, u32, EdgeKind)> = Vec::with_capacity(insts.len() * 2);
+        // Registers.
+        let mut last_def: HashMap<u32, u32> = HashMap::default();
+        let mut reads_since: HashMap<u32, Vec<u32>> = HashMap::default();
+        // Memory: accesses since the last barrier or flush (unit, is store, address).
+        let mut pending: Vec<(u32, bool, Option<Access>)> = Vec::new();
+        let mut last_barrier: Option<u32> = None;
+        for (u, range) in units.iter().enumerate() {
+            let u = u as u32;
+            for inst in &insts[range.clone()] {
+                for v in inst.uses() {
+                    if let Some(&d) = last_def.get(&v.0) {
+                        if d != u {
+                            edges.push((d, u, latency[d as usize], EdgeKind::Data));
+                        }
+                    }
+                    reads_since.entry(v.0).or_default().push(u);
+                }
+                for d in &inst.defs {
+                    if let Some(&p) = last_def.get(&d.0) {
+                        if p != u {
+                            edges.push((p, u, 0, EdgeKind::Output));
+                        }
+                    }
+                    for r in reads_since.remove(&d.0).unwrap_or_default() {
+                        if r != u {
+                            edges.push((r, u, 0, EdgeKind::Anti));
+                        }
+                    }
+                    last_def.insert(d.0, u);
+                }
+                let order = ordering(inst, tables);
+                match order {
+                    Ordering::Pure => {}
+                    Ordering::Barrier => {
+                        if let Some(b) = last_barrier {
+                            edges.push((b, u, 0, EdgeKind::Order));
+                        }
+                        for (p, _, _) in pending.drain(..) {
+                            if p != u {
+                                edges.push((p, u, 0, EdgeKind::Order));
+                            }
+                        }
+                        last_barrier = Some(u);
+                    }
+                    Ordering::Load | Ordering::Store => {
+                        let store = order == Ordering::Store;
+                        let address = access(f, inst, tables);
+                        if let Some(b) = last_barrier {
+                            edges.push((b, u, 0, EdgeKind::Order));
+                        }
+                        if pending.len() >= MEMORY_WINDOW {
+                            // Flush: this access follows every pending one and stands
+                            // for them from now on.
+                            for (p, _, _) in pending.drain(..) {
+                                if p != u {
+                                    edges.push((p, u, 0, EdgeKind::Order));
+                                }
+                            }
+                            last_barrier = Some(u);
+                            continue;
+                        }
+                        for (p, p_store, p_addr) in &pending {
+                            if *p != u && (store || *p_store) && memory.may_alias(address.as_ref(), p_addr.as_ref(), tables) {
+                                edges.push((*p, u, if *p_store && !store { 1 } else { 0 }, EdgeKind::Order));
+                            }
+                        }
+                        pending.push((u, store, address));
+                    }
+                }
+            }
+        }
+        // One edge per pair: the largest latency, the strongest kind.
+        edges.sort_unstable_by(|a, b| (a.0, a.1, b.2, a.3).cmp(&(b.0, b.1, a.2, b.3)));
+        edges.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        let mut succs = vec![Vec::new(); n];
+        let mut preds = vec![Vec::new(); n];
+        for (from, to, latency, kind) in edges {
+            succs[from as usize].push(Edge { other: to, latency, kind, distance: 0 });
+            preds[to as usize].push(Edge { other: from, latency, kind, distance: 0 });
+        }
+        Dag { start, units, succs, preds, latency }
+    }
+
+    pub fn len(&self) -> usize {
+        self.units.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+
+    pub fn edge_count(&self) -> usize {
+        self.succs.iter().map(Vec::len).sum()
+    }
+
+    /// Longest latency-weighted path from each unit to the end of the region (the
+    /// reference's "depth": deeper units are scheduled first).
+    pub fn heights(&self) -> Vec<u32> {
+        let mut h = vec![0u32; self.len()];
+        // Edges go forward in program order, so reverse order is topological.
+        for u in (0..self.len()).rev() {
+            h[u] = self.succs[u].iter().filter(|e| e.distance == 0).map(|e| e.latency + h[e.other as usize]).max().unwrap_or(0);
+        }
+        h
+    }
+
+    /// Earliest start cycle of each unit (ASAP).
+    pub fn asap(&self) -> Vec<u32> {
+        let mut a = vec![0u32; self.len()];
+        for u in 0..self.len() {
+            a[u] = self.preds[u].iter().filter(|e| e.distance == 0).map(|e| a[e.other as usize] + e.latency).max().unwrap_or(0);
+        }
+        a
+    }
+}

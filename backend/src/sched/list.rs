@@ -1,0 +1,307 @@
+//! The list scheduler (`machine-scheduler`, with `nvptx-sched4reg`): reorders each
+//! block's region top-down over its dependence graph ([`super::dag`]).
+//!
+//! Selection follows cicc-instruction-scheduling.txt's three levels: units whose
+//! operands are ready at the current cycle first, then the deeper unit (longest latency
+//! path to the region's end), then the target priority table of the description, then
+//! the narrower ASAP-ALAP window, then program order (so the result is deterministic).
+//! Register pressure is tracked per pressure set as units are placed (a definition
+//! adds its weight, the last read of a value that is not live out removes it). When the
+//! block is over its register target, or `nvptx-sched4reg` is set, the unit that lowers
+//! pressure most is taken first among the [`LOOK_AHEAD`] best ready ones, in the manner
+//! of LLVM's AMDGPU occupancy scheduler; and whatever the mode, a unit that would lift
+//! pressure over the block's allowance waits while another can go.
+//!
+//! The result is checked with MRPA ([`crate::machine::pressure`]): a block that was over
+//! its target keeps the new order only if no set's peak rose; a block under it only if
+//! the new peak stays within the target and does not lower the function's occupancy.
+//! Otherwise the input order stays. Linear in the region apart from the ready queues
+//! (n log n).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap as HashMap;
+use target_desc::tables::{OccupancyInfo, TargetTables};
+
+use crate::machine::pressure::{Pressure, PressureSets};
+use crate::mir::{Function, Inst, ValueId};
+
+use super::dag::{region, Dag, MemoryModel};
+use super::model::SchedModel;
+
+/// How many of the best ready units the pressure mode compares.
+pub const LOOK_AHEAD: usize = 16;
+
+/// What scheduling one block did.
+#[derive(Clone, Debug, Default)]
+pub struct BlockReport {
+    pub block: usize,
+    pub units: usize,
+    pub edges: usize,
+    /// Peak of the general pressure set before and after.
+    pub peak_before: u32,
+    pub peak_after: u32,
+    /// Critical path (cycles) of the input order and of the new order, by the model's
+    /// latencies with one unit issued per cycle.
+    pub length_before: u32,
+    pub length_after: u32,
+    pub pressure_mode: bool,
+    /// Whether the new order was kept.
+    pub kept: bool,
+    /// Why not, when it was not.
+    pub reverted: Option<&'static str>,
+}
+
+/// Knob values the scheduler reads.
+#[derive(Clone, Copy, Debug)]
+pub struct ListOptions {
+    /// `nvptx-sched4reg`: always schedule for pressure.
+    pub sched4reg: bool,
+    /// `sched-latency-headroom`: registers a block under its target may gain for a
+    /// shorter critical path.
+    pub headroom: u32,
+}
+
+/// Registers-to-warps: the warps per SM that `regs` registers per thread allow.
+pub fn warps_for(occupancy: Option<&OccupancyInfo>, regs: u32) -> u32 {
+    let Some(o) = occupancy else { return 0 };
+    let per_warp = (regs.max(1) * 32).div_ceil(o.reg_alloc_unit) * o.reg_alloc_unit;
+    (o.regs_per_sm / per_warp).min(o.max_warps_per_sm)
+}
+
+/// Cycles to run `order` (unit indices) with one unit issued per cycle, each waiting
+/// for its operands.
+fn schedule_length(dag: &Dag, order: &[usize]) -> u32 {
+    let mut start = vec![0u32; dag.len()];
+    let mut cycle = 0u32;
+    let mut end = 0u32;
+    for &u in order {
+        let ready = dag.preds[u].iter().filter(|e| e.distance == 0).map(|e| start[e.other as usize] + e.latency).max().unwrap_or(0);
+        cycle = cycle.max(ready);
+        start[u] = cycle;
+        end = end.max(cycle + dag.latency[u]);
+        cycle += 1;
+    }
+    end
+}
+
+/// Schedules every block of `f`. Returns one report per block with a region of two or
+/// more units.
+pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedModel<'_>, sets: &PressureSets, options: &crate::options::Options, list: ListOptions) -> Vec<BlockReport> {
+    let memory = MemoryModel::new(model);
+    let cfg = crate::machine::cfg::Cfg::new(f, tables);
+    let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
+    let targets = sets.targets(f, options);
+    let function_peak = (0..f.blocks.len()).map(|b| pressure.peak[b][0]).max().unwrap_or(0);
+    let warps_before = warps_for(sets.occupancy.as_ref(), function_peak);
+    let headroom = list.headroom;
+    let mut reports = Vec::new();
+    for b in 0..f.blocks.len() {
+        let range = region(&f.blocks[b], tables);
+        if range.len() < 2 {
+            continue;
+        }
+        let insts = &f.blocks[b].insts[range.clone()];
+        let dag = Dag::build(f, insts, range.start, model, &memory);
+        if dag.len() < 2 {
+            continue;
+        }
+        let live_out: rustc_hash::FxHashSet<u32> = pressure.live_out_of(f, b, &cfg.succs, tables);
+        // Values read after the region (by its terminators) count as live out of it.
+        let mut after: rustc_hash::FxHashSet<u32> = live_out.clone();
+        for inst in &f.blocks[b].insts[range.end..] {
+            after.extend(inst.uses().map(|v| v.0));
+        }
+        let before_peak = pressure.peak[b].clone();
+        let over = before_peak.iter().zip(&targets).any(|(p, t)| i64::from(*p) > *t);
+        let pressure_mode = over || list.sched4reg;
+        // The most the general set may reach: with `sched-latency-headroom` 0 (the
+        // default) the block's own peak, since ptxas schedules for latency again and
+        // keeps whatever pressure our order implies; more lets latency win up to the
+        // target, never lowering the function's occupancy.
+        let mut allowance = (before_peak[0] + headroom).min(targets[0].max(0) as u32).max(before_peak[0]);
+        if !over {
+            while allowance > function_peak && allowance > before_peak[0] && warps_for(sets.occupancy.as_ref(), allowance) < warps_before {
+                allowance -= 1;
+            }
+        }
+        let order = list_schedule(f, insts, &dag, model, sets, &after, pressure_mode, before_peak[0], allowance);
+        let identity: Vec<usize> = (0..dag.len()).collect();
+        let mut report = BlockReport {
+            block: b,
+            units: dag.len(),
+            edges: dag.edge_count(),
+            peak_before: before_peak[0],
+            peak_after: before_peak[0],
+            length_before: schedule_length(&dag, &identity),
+            length_after: schedule_length(&dag, &order),
+            pressure_mode,
+            kept: false,
+            reverted: None,
+        };
+        if order == identity {
+            report.length_after = report.length_before;
+            report.reverted = Some("already in order");
+            reports.push(report);
+            continue;
+        }
+        // Apply, then check with MRPA.
+        let old: Vec<Inst> = f.blocks[b].insts[range.clone()].to_vec();
+        let mut new = Vec::with_capacity(old.len());
+        for &u in &order {
+            new.extend(old[dag.units[u].clone()].iter().cloned());
+        }
+        f.blocks[b].insts.splice(range.clone(), new);
+        let after_peak = pressure.block_peak(f, b, &cfg.succs, sets, tables);
+        let reason = if over {
+            after_peak.iter().zip(&before_peak).any(|(a, p)| a > p).then_some("pressure would rise in a block over its target")
+        } else if after_peak[0] > allowance {
+            Some("pressure would rise")
+        } else if after_peak.iter().zip(&targets).any(|(a, t)| i64::from(*a) > *t) {
+            Some("pressure would exceed the target")
+        } else if after_peak[0] > function_peak && warps_for(sets.occupancy.as_ref(), after_peak[0]) < warps_before {
+            Some("occupancy would drop")
+        } else if report.length_after >= report.length_before && after_peak[0] >= before_peak[0] {
+            Some("no gain")
+        } else {
+            None
+        };
+        match reason {
+            Some(r) => {
+                f.blocks[b].insts.splice(range.clone(), old);
+                report.reverted = Some(r);
+            }
+            None => {
+                report.kept = true;
+                report.peak_after = after_peak[0];
+            }
+        }
+        reports.push(report);
+    }
+    reports
+}
+
+/// The static part of a unit's rank, best first: deeper, higher target priority,
+/// narrower window, earlier in the input.
+type Rank = (u32, u32, Reverse<u32>, Reverse<usize>);
+
+#[allow(clippy::too_many_arguments)]
+fn list_schedule(f: &Function, insts: &[Inst], dag: &Dag, model: &SchedModel<'_>, sets: &PressureSets, live_after: &rustc_hash::FxHashSet<u32>, pressure_mode: bool, start_pressure: u32, allowance: u32) -> Vec<usize> {
+    let n = dag.len();
+    let heights = dag.heights();
+    let asap = dag.asap();
+    let critical = heights.iter().zip(&asap).map(|(h, a)| h + a).max().unwrap_or(0);
+    let rank = |u: usize| -> Rank {
+        let alap = critical - heights[u];
+        let inst = &insts[dag.units[u].start];
+        (heights[u], model.priority(inst, asap[u]), Reverse(alap - asap[u]), Reverse(u))
+    };
+    // Remaining reads of each value inside the region; values read after it never die.
+    let mut remaining: HashMap<u32, u32> = HashMap::default();
+    for inst in insts {
+        for v in inst.uses() {
+            *remaining.entry(v.0).or_default() += 1;
+        }
+    }
+    let weight = |v: ValueId| sets.of(f, v).filter(|(s, _)| *s == 0).map_or(0i64, |(_, w)| i64::from(w));
+    // Pressure change of the general set if `u` went next.
+    let delta = |u: usize, remaining: &HashMap<u32, u32>| -> i64 {
+        let mut d = 0i64;
+        let mut reads: Vec<ValueId> = Vec::new();
+        for inst in &insts[dag.units[u].clone()] {
+            for def in &inst.defs {
+                d += weight(*def);
+            }
+            reads.extend(inst.uses());
+        }
+        reads.sort_unstable_by_key(|v| v.0);
+        let mut i = 0;
+        while i < reads.len() {
+            let v = reads[i];
+            let mut count = 0;
+            while i < reads.len() && reads[i] == v {
+                count += 1;
+                i += 1;
+            }
+            if !live_after.contains(&v.0) && remaining.get(&v.0).copied() == Some(count) {
+                d -= weight(v);
+            }
+        }
+        // A result nobody reads is freed right away.
+        for inst in &insts[dag.units[u].clone()] {
+            for def in &inst.defs {
+                if !remaining.contains_key(&def.0) && !live_after.contains(&def.0) {
+                    d -= weight(*def);
+                }
+            }
+        }
+        d
+    };
+    let mut preds_left: Vec<u32> = dag.preds.iter().map(|p| p.iter().filter(|e| e.distance == 0).count() as u32).collect();
+    let mut earliest = vec![0u32; n];
+    // Pending: waiting for operands (by cycle); available: ready now (by rank).
+    let mut pending: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::new();
+    let mut available: BinaryHeap<(Rank, usize)> = BinaryHeap::new();
+    for u in 0..n {
+        if preds_left[u] == 0 {
+            pending.push(Reverse((0, u)));
+        }
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut cycle = 0u32;
+    let mut current = i64::from(start_pressure);
+    let mut held: Vec<(Rank, usize)> = Vec::with_capacity(LOOK_AHEAD);
+    while order.len() < n {
+        while let Some(&Reverse((c, u))) = pending.peek() {
+            if c > cycle && !available.is_empty() {
+                break;
+            }
+            pending.pop();
+            cycle = cycle.max(c);
+            available.push((rank(u), u));
+        }
+        // Among the best few: in pressure mode the largest drop; otherwise the best
+        // rank that stays within the allowance.
+        held.clear();
+        while held.len() < LOOK_AHEAD {
+            match available.pop() {
+                Some(x) => held.push(x),
+                None => break,
+            }
+        }
+        let deltas: Vec<i64> = held.iter().map(|(_, u)| delta(*u, &remaining)).collect();
+        let pick = if pressure_mode {
+            (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0)
+        } else {
+            (0..held.len()).find(|&i| current + deltas[i] <= i64::from(allowance)).unwrap_or_else(|| (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0))
+        };
+        let (_, u) = held.swap_remove(pick);
+        current += deltas[pick];
+        for x in held.drain(..) {
+            available.push(x);
+        }
+        for inst in &insts[dag.units[u].clone()] {
+            for v in inst.uses() {
+                if let Some(r) = remaining.get_mut(&v.0) {
+                    *r -= 1;
+                }
+            }
+        }
+        order.push(u);
+        let start = cycle;
+        cycle += 1;
+        for e in &dag.succs[u] {
+            if e.distance != 0 {
+                continue;
+            }
+            let s = e.other as usize;
+            earliest[s] = earliest[s].max(start + e.latency);
+            preds_left[s] -= 1;
+            if preds_left[s] == 0 {
+                pending.push(Reverse((earliest[s], s)));
+            }
+        }
+    }
+    order
+}
