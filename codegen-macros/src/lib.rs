@@ -435,11 +435,13 @@ impl Emitter {
             });
             let units = s.units.iter();
             let default_class = s.default_latency_class;
+            let issue_width = s.issue_width;
             let knobs = u16s(s.knobs);
             quote! {
                 ::target_desc::tables::SchedulingInfo {
                     priorities: &[#(#priorities),*],
                     latency_classes: &[#(#classes),*],
+                    issue_width: #issue_width,
                     units: &[#(#units),*],
                     default_latency_class: #default_class,
                     knobs: #knobs,

@@ -809,7 +809,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     // Per class: its `by_sm` entries (SM index, latency, issue) and the class's line.
     let mut class_by_sm: Vec<(Vec<(usize, u32, u32)>, SourceLoc)> = Vec::new();
     let scheduling_info = match &scheduling {
-        None => SchedulingInfo { priorities: &[], latency_classes: &[], units: &[], default_latency_class: 0, knobs: &[] },
+        None => SchedulingInfo { priorities: &[], latency_classes: &[], issue_width: 1, units: &[], default_latency_class: 0, knobs: &[] },
         Some(Located { file, line, item }) => {
             let file = *file;
             let text = b.file(file).text.clone();
@@ -910,6 +910,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             SchedulingInfo {
                 priorities: leak(priorities),
                 latency_classes: leak(classes),
+                issue_width: item.issue_width.max(1),
                 units: leak(units),
                 default_latency_class,
                 knobs: knob_list(&b, &item.knobs, file, knob_line)?,

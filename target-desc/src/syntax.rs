@@ -235,6 +235,10 @@ pub struct Remat {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scheduling {
+    /// Instructions one warp scheduler issues per cycle (the pipeliner's resource
+    /// bound on the instruction count).
+    #[serde(default = "one_u8")]
+    pub issue_width: u8,
     pub latency_classes: Vec<LatencyClass>,
     pub default_latency_class: String,
     pub priorities: Vec<Priority>,
@@ -269,6 +273,10 @@ pub struct LatencyClass {
 }
 
 fn one() -> u32 {
+    1
+}
+
+fn one_u8() -> u8 {
     1
 }
 

@@ -401,6 +401,8 @@ pub struct SchedCost {
 pub struct SchedulingInfo {
     pub priorities: &'static [PriorityEntry],
     pub latency_classes: &'static [LatencyClass],
+    /// Instructions issued per cycle (at least 1).
+    pub issue_width: u8,
     /// Functional unit names (the classes' `unit`s, first-use order).
     pub units: &'static [&'static str],
     /// Latency class index used for opcodes no class names.

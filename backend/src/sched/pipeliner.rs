@@ -1,5 +1,1138 @@
-//! placeholder
+//! Swing modulo scheduling (`machine-pipeliner`, cicc-instruction-scheduling.txt
+//! "MachinePipeliner"): overlaps the iterations of a single-block loop on SSA machine
+//! code, before PHI elimination.
+//!
+//! 1. The loop: a block that branches to itself, entered from one preheader, leaving
+//!    to one exit block; nothing in it that must stay in order with everything
+//!    (calls, barriers, atomics, volatile or warp-synchronous instructions).
+//! 2. The data dependence graph: the list scheduler's graph of the body ([`Dag`]) plus
+//!    loop-carried edges: from the instruction computing a PHI's next value to every
+//!    reader of the PHI (distance 1, or more through chains of PHIs), and between
+//!    memory accesses of consecutive iterations that may touch the same bytes
+//!    (`pipeliner-prune-loop-carried` uses the alias rules, else every pair with a
+//!    store is ordered). `pipeliner-enable-copytophi` keeps a copy feeding a PHI after
+//!    the PHI's readers.
+//! 3. MII = max(RecMII, ResMII). RecMII: the smallest II at which no recurrence has
+//!    more latency than II x its distance (longest-path feasibility, binary search);
+//!    ResMII: per functional unit, the busy cycles the description's `issue` figures
+//!    add up to, and the instruction count over the issue width.
+//! 4. II search from MII over `pipeliner-ii-search-range` (or exactly
+//!    `pipeliner-force-ii`): ASAP/ALAP at that II, nodes ordered recurrences first, then
+//!    by mobility, and each placed in the first free slot of the modulo reservation
+//!    table within the window its placed neighbours allow. The exit test's inputs must
+//!    land in stage 0 (so no iteration starts that the input would not run). Stage
+//!    count at most `pipeliner-max-stages` + 1; with `pipeliner-register-pressure`,
+//!    estimated kernel pressure within the target less
+//!    `pipeliner-register-pressure-margin` percent.
+//! 5. Code: a prologue of S-1 steps, each starting one more iteration and testing its
+//!    exit condition (a loop that ends early drains what it started in an epilogue of
+//!    its own: this is the guard for trip counts below the stage count), the kernel
+//!    (one step of every stage; values that live longer than a step travel through new
+//!    PHIs, the SSA form of modulo variable expansion), and the epilogue after it. The
+//!    exit block gets PHIs joining the epilogues.
+//!
+//! `--remarks pipeliner` gives one line per loop in the reference's words. With
+//! `pipeliner-annotate-for-testing` the schedule is reported per instruction and the
+//! loop left as it was.
+
+use std::collections::HashSet as StdHashSet;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use target_desc::tables::{SmTables, TargetTables};
+
+use crate::machine::pressure::PressureSets;
+use crate::mir::{opcode_info, Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
+use crate::options::Options;
+
+use super::dag::{access, region, Dag, MemoryModel};
+use super::model::{ordering, Ordering, SchedModel};
+
 #[derive(Default)]
-pub struct PipelinerStats { pub loops: usize, pub pipelined: usize, pub annotated: usize, pub remarks: Vec<(String, crate::mir::Loc, String)> }
-pub fn run(_m: &mut crate::mir::Module, _t: &TargetTables, _s: &SmTables, _o: &crate::options::Options) -> PipelinerStats { PipelinerStats::default() }
+pub struct PipelinerStats {
+    pub loops: usize,
+    pub pipelined: usize,
+    pub annotated: usize,
+    pub remarks: Vec<(String, Loc, String)>,
+}
+
+/// Knob values, read once.
+#[derive(Clone, Copy, Debug)]
+pub struct PipelinerKnobs {
+    pub max_mii: u32,
+    pub force_ii: u32,
+    pub max_stages: u32,
+    pub prune_deps: bool,
+    pub prune_loop_carried: bool,
+    pub ignore_recmii: bool,
+    pub show_mask: bool,
+    pub dbg_res: bool,
+    pub annotate: bool,
+    pub search_range: u32,
+    pub register_pressure: bool,
+    pub pressure_margin: u32,
+    pub copy_to_phi: bool,
+    pub issue_width: u32,
+}
+
+impl PipelinerKnobs {
+    pub fn from(options: &Options, tables: &TargetTables) -> PipelinerKnobs {
+        let int = |n: &str, d: i64| options.int(n).unwrap_or(d).max(0) as u32;
+        let flag = |n: &str, d: bool| options.flag(n).unwrap_or(d);
+        let width = int("pipeliner-force-issue-width", 0);
+        PipelinerKnobs {
+            max_mii: int("pipeliner-max-mii", 27),
+            force_ii: int("pipeliner-force-ii", 0),
+            max_stages: int("pipeliner-max-stages", 3),
+            prune_deps: flag("pipeliner-prune-deps", true),
+            prune_loop_carried: flag("pipeliner-prune-loop-carried", true),
+            ignore_recmii: flag("pipeliner-ignore-recmii", false),
+            show_mask: flag("pipeliner-show-mask", false),
+            dbg_res: flag("pipeliner-dbg-res", false),
+            annotate: flag("pipeliner-annotate-for-testing", false),
+            search_range: int("pipeliner-ii-search-range", 10),
+            register_pressure: flag("pipeliner-register-pressure", false),
+            pressure_margin: int("pipeliner-register-pressure-margin", 5).min(100),
+            copy_to_phi: flag("pipeliner-enable-copytophi", true),
+            issue_width: if width > 0 { width } else { u32::from(tables.scheduling.issue_width).max(1) },
+        }
+    }
+}
+
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> PipelinerStats {
+    let model = SchedModel::new(tables, sm);
+    let knobs = PipelinerKnobs::from(options, tables);
+    let sets = PressureSets::new(tables, sm);
+    let mut stats = PipelinerStats::default();
+    for f in &mut module.functions {
+        if !f.ssa {
+            continue;
+        }
+        let mut b = 0;
+        while b < f.blocks.len() {
+            let Some(shape) = loop_shape(f, b, tables) else {
+                b += 1;
+                continue;
+            };
+            stats.loops += 1;
+            let label = f.blocks[b].label();
+            let loc = f.blocks[b].loc;
+            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs);
+            let message = match outcome {
+                Ok(Done::Pipelined { ii, mii, rec, res, stages, new_blocks }) => {
+                    stats.pipelined += 1;
+                    let m = format!("{label}: Pipelined succesfully! II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}");
+                    b += new_blocks;
+                    m
+                }
+                Ok(Done::Annotated { ii, mii, rec, res, stages, lines }) => {
+                    stats.annotated += 1;
+                    for (loc, line) in lines {
+                        stats.remarks.push((f.name.clone(), loc, line));
+                    }
+                    b += 1;
+                    format!("{label}: schedule found (annotated, not rewritten): II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}")
+                }
+                Err(why) => {
+                    b += 1;
+                    format!("{label}: not pipelined: {why}")
+                }
+            };
+            stats.remarks.push((f.name.clone(), loc, message));
+        }
+    }
+    stats
+}
+
+/// A single-block loop.
+struct Shape {
+    block: usize,
+    preheader: usize,
+    exit: usize,
+    region: std::ops::Range<usize>,
+}
+
+fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
+    opcode_info(inst.opcode, tables).is_some_and(|o| o.props & target_desc::tables::props::TERMINATOR != 0)
+}
+
+/// `b` as a single-block loop: it ends in one terminator naming itself and one other
+/// block, and exactly one other block enters it.
+fn loop_shape(f: &Function, b: usize, tables: &TargetTables) -> Option<Shape> {
+    let block = &f.blocks[b];
+    let region = region(block, tables);
+    if region.end + 1 != block.insts.len() {
+        return None;
+    }
+    let term = block.insts.last()?;
+    let targets: Vec<u32> = term.block_operands().collect();
+    if targets.len() != 2 || !targets.contains(&block.number) || targets[0] == targets[1] {
+        return None;
+    }
+    let exit_number = *targets.iter().find(|&&t| t != block.number)?;
+    let exit = f.block_index(exit_number)?;
+    let preds: Vec<usize> = (0..f.blocks.len())
+        .filter(|&p| p != b && f.blocks[p].insts.iter().filter(|i| is_terminator(i, tables)).any(|i| i.block_operands().any(|t| t == block.number)))
+        .collect();
+    let [preheader] = preds.as_slice() else { return None };
+    Some(Shape { block: b, preheader: *preheader, exit, region })
+}
+
+enum Done {
+    Pipelined { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, new_blocks: usize },
+    Annotated { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, lines: Vec<(Loc, String)> },
+}
+
+/// One edge of the loop's graph: `to` starts at least `latency - II * distance` cycles
+/// after `from`.
+#[derive(Copy, Clone, Debug)]
+struct LoopEdge {
+    from: usize,
+    to: usize,
+    latency: i64,
+    distance: i64,
+}
+
+/// A loop PHI: result, value on entry, value from the previous iteration.
+#[derive(Clone, Copy, Debug)]
+struct LoopPhi {
+    value: ValueId,
+    init: ValueId,
+    latch: ValueId,
+}
+
+fn phis_of(f: &Function, shape: &Shape, tables: &TargetTables) -> Result<Vec<LoopPhi>, String> {
+    let b_number = f.blocks[shape.block].number;
+    let p_number = f.blocks[shape.preheader].number;
+    let mut phis = Vec::new();
+    for inst in f.blocks[shape.block].insts.iter().take_while(|i| i.is_phi(tables)) {
+        let mut init = None;
+        let mut latch = None;
+        for pair in inst.operands.chunks(2) {
+            match pair {
+                [Operand::Value(v), Operand::Block(p)] if *p == b_number => latch = Some(*v),
+                [Operand::Value(v), Operand::Block(p)] if *p == p_number => init = Some(*v),
+                _ => return Err("a PHI has an operand that is not a value from the preheader or the loop".into()),
+            }
+        }
+        match (inst.defs.first(), init, latch) {
+            (Some(&value), Some(init), Some(latch)) => phis.push(LoopPhi { value, init, latch }),
+            _ => return Err("a PHI lacks its preheader or loop operand".into()),
+        }
+    }
+    Ok(phis)
+}
+
+/// The smallest II in `0..=limit` at which no cycle of `edges` has positive slack
+/// (`latency - II * distance` summed), or `None` when even `limit` has one.
+fn rec_mii(n: usize, edges: &[LoopEdge], limit: u32) -> Option<u32> {
+    let feasible = |ii: u32| longest_paths(n, edges, ii, &vec![0; n]).is_some();
+    if !feasible(limit) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0u32, limit);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if feasible(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
+}
+
+/// Longest start times from `start` under the edges' weights at `ii` (Bellman-Ford);
+/// `None` when a cycle keeps growing them.
+fn longest_paths(n: usize, edges: &[LoopEdge], ii: u32, start: &[i64]) -> Option<Vec<i64>> {
+    let mut t = start.to_vec();
+    for round in 0..=n {
+        let mut changed = false;
+        for e in edges {
+            let w = e.latency - i64::from(ii) * e.distance;
+            if t[e.from] + w > t[e.to] {
+                t[e.to] = t[e.from] + w;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Some(t);
+        }
+        if round == n {
+            return None;
+        }
+    }
+    Some(t)
+}
+
+/// A schedule: each node's cycle (from 0).
+struct Schedule {
+    ii: u32,
+    cycle: Vec<i64>,
+    stages: u32,
+    mask: Vec<Vec<u32>>,
+}
+
+struct Node {
+    insts: std::ops::Range<usize>,
+    /// (functional unit, busy cycles) per instruction.
+    uses: Vec<(usize, u32)>,
+    /// Must be in stage 0 (computes what the exit test reads).
+    exit_input: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn try_ii(ii: u32, nodes: &[Node], edges: &[LoopEdge], preds: &[Vec<usize>], succs: &[Vec<usize>], order: &[usize], units: usize, issue_width: u32) -> Result<Schedule, &'static str> {
+    let n = nodes.len();
+    let asap = longest_paths(n, edges, ii, &vec![0; n]).ok_or("unable to find schedule")?;
+    let mut cycle: Vec<Option<i64>> = vec![None; n];
+    let slots = ii as usize;
+    // The modulo reservation table: busy cycles per unit and issue slot use per slot.
+    let mut busy = vec![vec![0u32; slots]; units];
+    let mut issued = vec![0u32; slots];
+    for &v in order {
+        let early = preds[v].iter().filter_map(|&e| cycle[edges[e].from].map(|c| c + edges[e].latency - i64::from(ii) * edges[e].distance)).max();
+        let late = succs[v].iter().filter_map(|&e| cycle[edges[e].to].map(|c| c - edges[e].latency + i64::from(ii) * edges[e].distance)).min();
+        let span = i64::from(ii);
+        let candidates: Vec<i64> = match (early, late) {
+            (Some(e), None) => (e..e + span).collect(),
+            (None, Some(l)) => (l - span + 1..=l).rev().collect(),
+            (Some(e), Some(l)) => (e..=l.min(e + span - 1)).collect(),
+            (None, None) => (asap[v]..asap[v] + span).collect(),
+        };
+        let fits = |c: i64, busy: &Vec<Vec<u32>>, issued: &Vec<u32>| -> bool {
+
+            let mut need_busy: HashMap<(usize, usize), u32> = HashMap::default();
+            let mut need_issue: HashMap<usize, u32> = HashMap::default();
+            for (k, &(unit, cycles)) in nodes[v].uses.iter().enumerate() {
+                if cycles > ii {
+                    return false;
+                }
+                *need_issue.entry(((c as usize) + k) % slots).or_default() += 1;
+                for j in 0..cycles as usize {
+                    *need_busy.entry((unit, ((c as usize) + k + j) % slots)).or_default() += 1;
+                }
+            }
+            need_busy.iter().all(|(&(u, s), &k)| busy[u][s] + k <= 1) && need_issue.iter().all(|(&s, &k)| issued[s] + k <= issue_width)
+        };
+        let Some(c) = candidates.iter().copied().find(|&c| fits(c, &busy, &issued)) else {
+            if std::env::var("SWP_DEBUG").is_ok() { eprintln!("ii {ii}: node {v} early {early:?} late {late:?} cands {candidates:?} placed {cycle:?}"); }
+            return Err("unable to find schedule");
+        };
+        for (k, &(unit, cycles)) in nodes[v].uses.iter().enumerate() {
+            issued[((c as usize) + k) % slots] += 1;
+            for j in 0..cycles as usize {
+                busy[unit][((c as usize) + k + j) % slots] += 1;
+            }
+        }
+        cycle[v] = Some(c);
+    }
+    let cycle: Vec<i64> = cycle.into_iter().map(|c| c.unwrap_or(0)).collect();
+    let first = cycle.iter().copied().min().unwrap_or(0);
+    let cycle: Vec<i64> = cycle.iter().map(|c| c - first).collect();
+    if nodes.iter().zip(&cycle).any(|(n, c)| n.exit_input && *c >= i64::from(ii)) {
+        return Err("unable to find schedule");
+    }
+    let last = cycle.iter().copied().max().unwrap_or(0);
+    Ok(Schedule { ii, stages: (last / i64::from(ii)) as u32, cycle, mask: busy })
+}
+
+fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: &PressureSets, options: &Options, knobs: &PipelinerKnobs) -> Result<Done, String> {
+    let tables = model.tables;
+    let phis = phis_of(f, shape, tables)?;
+    let body: Vec<Inst> = f.blocks[shape.block].insts[shape.region.clone()].to_vec();
+    if body.is_empty() {
+        return Err("Invalid Minimal Initiation Interval: 0".into());
+    }
+    if body.iter().any(|i| ordering(i, tables) == Ordering::Barrier) {
+        return Err("unsupported instruction in the loop (call, barrier, fence, atomic, volatile access or warp-synchronous instruction)".into());
+    }
+    if body.len() > 1000 {
+        return Err("loop too large (more than 1000 instructions)".into());
+    }
+    let memory = MemoryModel::new(model);
+    let dag = Dag::build(f, &body, shape.region.start, model, &memory);
+    let n = dag.len();
+    let mut unit_of_inst = vec![0usize; body.len()];
+    for (u, r) in dag.units.iter().enumerate() {
+        for i in r.clone() {
+            unit_of_inst[i] = u;
+        }
+    }
+    let mut def_unit: HashMap<u32, usize> = HashMap::default();
+    for (i, inst) in body.iter().enumerate() {
+        for d in &inst.defs {
+            def_unit.insert(d.0, unit_of_inst[i]);
+        }
+    }
+    let phi_index: HashMap<u32, usize> = phis.iter().enumerate().map(|(k, p)| (p.value.0, k)).collect();
+    let mut edges: Vec<LoopEdge> = Vec::new();
+    for (from, succ) in dag.succs.iter().enumerate() {
+        for e in succ {
+            edges.push(LoopEdge { from, to: e.other as usize, latency: i64::from(e.latency), distance: 0 });
+        }
+    }
+    // Loop-carried register edges: through a PHI (and chains of them) to its reader.
+    let carried = |v: ValueId| -> Option<(usize, i64)> {
+        let (mut x, mut d) = (v, 0i64);
+        while let Some(&k) = phi_index.get(&x.0) {
+            x = phis[k].latch;
+            d += 1;
+            if d as usize > phis.len() {
+                return None;
+            }
+        }
+        def_unit.get(&x.0).map(|&u| (u, d))
+    };
+    let mut readers_of_phi: Vec<Vec<usize>> = vec![Vec::new(); phis.len()];
+    for (i, inst) in body.iter().enumerate() {
+        let to = unit_of_inst[i];
+        for v in inst.uses() {
+            if let Some(&k) = phi_index.get(&v.0) {
+                readers_of_phi[k].push(to);
+                if let Some((from, d)) = carried(v) {
+                    edges.push(LoopEdge { from, to, latency: i64::from(dag.latency[from]), distance: d });
+                }
+            }
+        }
+    }
+    if !knobs.prune_deps {
+        // Unpruned: every PHI's next value before every PHI reader of the next iteration.
+        for p in &phis {
+            if let Some(&from) = def_unit.get(&p.latch.0) {
+                for readers in &readers_of_phi {
+                    for &to in readers {
+                        edges.push(LoopEdge { from, to, latency: 0, distance: 1 });
+                    }
+                }
+            }
+        }
+    }
+    if knobs.copy_to_phi {
+        // CopyToPhi: a copy producing a PHI's next value goes after the PHI's readers
+        // that come before it, so the old and new value need not both be live.
+        for (k, p) in phis.iter().enumerate() {
+            if let Some(&m) = def_unit.get(&p.latch.0) {
+                if body[dag.units[m].start].is_copy(tables) {
+                    for &r in &readers_of_phi[k] {
+                        if r < m {
+                            edges.push(LoopEdge { from: r, to: m, latency: 0, distance: 0 });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Loop-carried memory order: a later access of one iteration before an earlier one
+    // of the next, when either stores and they may overlap.
+    let mem: Vec<(usize, bool, Option<super::dag::Access>)> = dag
+        .units
+        .iter()
+        .enumerate()
+        .filter_map(|(u, r)| {
+            let inst = &body[r.start];
+            match ordering(inst, tables) {
+                Ordering::Load => Some((u, false, access(f, inst, tables))),
+                Ordering::Store => Some((u, true, access(f, inst, tables))),
+                _ => None,
+            }
+        })
+        .collect();
+    if mem.len() > 256 {
+        return Err("too many memory accesses in the loop (more than 256)".into());
+    }
+    for (i, a) in mem.iter().enumerate() {
+        for b in &mem[i..] {
+            if (a.1 || b.1) && (!knobs.prune_loop_carried || memory.may_alias(a.2.as_ref(), b.2.as_ref(), tables)) {
+                edges.push(LoopEdge { from: b.0, to: a.0, latency: 0, distance: 1 });
+            }
+        }
+    }
+    // Resources.
+    let units = model.unit_count();
+    let term = f.blocks[shape.block].insts.last().cloned().ok_or("empty loop block")?;
+    let exit_inputs: HashSet<usize> = term.uses().filter_map(|v| def_unit.get(&v.0).copied()).collect();
+    let nodes: Vec<Node> = dag
+        .units
+        .iter()
+        .enumerate()
+        .map(|(u, r)| Node { insts: r.clone(), uses: body[r.clone()].iter().map(|i| model.unit(f, i)).collect(), exit_input: exit_inputs.contains(&u) })
+        .collect();
+    let mut per_unit = vec![0u32; units];
+    for node in &nodes {
+        for &(u, c) in &node.uses {
+            per_unit[u] += c;
+        }
+    }
+    let res_mii = per_unit.iter().copied().max().unwrap_or(0).max((body.len() as u32).div_ceil(knobs.issue_width));
+    let rec = if knobs.ignore_recmii {
+        0
+    } else {
+        rec_mii(n, &edges, knobs.max_mii.max(res_mii) + 1).ok_or_else(|| format!("Minimal Initiation Interval too large: MII > SwpMaxMii ({}). Refer to -pipeliner-max-mii.", knobs.max_mii))?
+    };
+    let mii = rec.max(res_mii);
+    if mii == 0 {
+        return Err("Invalid Minimal Initiation Interval: 0".into());
+    }
+    if mii > knobs.max_mii {
+        return Err(format!("Minimal Initiation Interval too large: MII ({mii}) > SwpMaxMii ({}). Refer to -pipeliner-max-mii.", knobs.max_mii));
+    }
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (k, e) in edges.iter().enumerate() {
+        preds[e.to].push(k);
+        succs[e.from].push(k);
+    }
+    let in_recurrence = recurrences(n, &edges);
+    let candidates: Vec<u32> = if knobs.force_ii > 0 { vec![knobs.force_ii] } else { (mii..mii + knobs.search_range.max(1)).collect() };
+    let mut failure = String::from("Unable to find schedule");
+    let mut found = None;
+    for ii in candidates {
+        let Some(asap) = longest_paths(n, &edges, ii, &vec![0; n]) else { continue };
+        let top = asap.iter().copied().max().unwrap_or(0);
+        let mut alap: Vec<i64> = vec![top; n];
+        // ALAP: latest starts, by the same relaxation on reversed edges.
+        let reversed: Vec<LoopEdge> = edges.iter().map(|e| LoopEdge { from: e.to, to: e.from, latency: e.latency, distance: e.distance }).collect();
+        if let Some(neg) = longest_paths(n, &reversed, ii, &vec![-top; n]) {
+            alap = neg.iter().map(|t| -t).collect();
+        }
+        let order = swing_order(n, &edges, &asap, &alap, &in_recurrence);
+        match try_ii(ii, &nodes, &edges, &preds, &succs, &order, units, knobs.issue_width) {
+            Err(why) => failure = capitalize(why),
+            Ok(s) if s.stages == 0 => {
+                return Err("No need to pipeline - no overlapped iterations in schedule.".into());
+            }
+            Ok(s) if s.stages > knobs.max_stages => {
+                failure = format!("Too many stages in schedule: numStages ({}) > SwpMaxStages ({}). Refer to -pipeliner-max-stages.", s.stages, knobs.max_stages);
+            }
+            Ok(s) => {
+                if knobs.register_pressure {
+                    let estimate = kernel_pressure(f, &body, &dag.units, &s, &edges, &def_unit, sets);
+                    let target = sets.targets(f, options)[0].max(0) as u64;
+                    let limit = target * u64::from(100 - knobs.pressure_margin) / 100;
+                    if u64::from(estimate) > limit {
+                        failure = format!("register pressure of the schedule ({estimate}) above the limit ({limit}, the target less {}%)", knobs.pressure_margin);
+                        continue;
+                    }
+                }
+                found = Some(s);
+                break;
+            }
+        }
+    }
+    let Some(schedule) = found else { return Err(failure) };
+    let stages = schedule.stages + 1;
+    let mut extra = String::new();
+    if knobs.dbg_res {
+        let names = model.tables.scheduling.units;
+        let usage: Vec<String> = per_unit.iter().enumerate().filter(|(_, c)| **c > 0).map(|(u, c)| format!("{}={c}", names.get(u).unwrap_or(&"?"))).collect();
+        extra.push_str(&format!("; resources per iteration: {}", usage.join(", ")));
+    }
+    if knobs.show_mask {
+        let names = model.tables.scheduling.units;
+        let rows: Vec<String> = schedule
+            .mask
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| row.iter().any(|&x| x > 0))
+            .map(|(u, row)| format!("{} [{}]", names.get(u).unwrap_or(&"?"), row.iter().map(|&x| if x > 0 { '#' } else { '.' }).collect::<String>()))
+            .collect();
+        extra.push_str(&format!("; mask: {}", rows.join(" ")));
+    }
+    if knobs.annotate {
+        let mut lines = Vec::new();
+        for (u, node) in nodes.iter().enumerate() {
+            for i in node.insts.clone() {
+                let c = schedule.cycle[u];
+                lines.push((body[i].loc, format!("{}: stage {}, cycle {}", body[i].opcode.name(tables), c / i64::from(schedule.ii), c)));
+            }
+        }
+        if let Some((_, l)) = lines.last_mut() {
+            l.push_str(&extra);
+        }
+        return Ok(Done::Annotated { ii: schedule.ii, mii, rec, res: res_mii, stages, lines });
+    }
+    let new_blocks = expand(f, shape, &phis, &body, &dag.units, &schedule, model)?;
+    let _ = extra;
+    Ok(Done::Pipelined { ii: schedule.ii, mii, rec, res: res_mii, stages, new_blocks })
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The swing order (Llosa et al., the SMS node ordering): recurrences first, most
+/// critical first, then the other nodes; within a set, alternate sweeps down from
+/// nodes already ordered (deepest first) and up towards them (earliest first), so that
+/// a node is placed next to neighbours on one side only wherever the graph allows.
+/// Ordering follows edges within one iteration.
+fn swing_order(n: usize, edges: &[LoopEdge], asap: &[i64], alap: &[i64], in_recurrence: &[(bool, usize)]) -> Vec<usize> {
+    let mut preds = vec![Vec::new(); n];
+    let mut succs = vec![Vec::new(); n];
+    for e in edges.iter().filter(|e| e.distance == 0 && e.from != e.to) {
+        preds[e.to].push(e.from);
+        succs[e.from].push(e.to);
+    }
+    let top = asap.iter().copied().max().unwrap_or(0);
+    let height: Vec<i64> = alap.iter().map(|a| top - a).collect();
+    let mobility: Vec<i64> = (0..n).map(|v| (alap[v] - asap[v]).max(0)).collect();
+    // Sets: each recurrence (by component), most constrained first (least mobility,
+    // then earliest), then everything else.
+    let mut comps: Vec<usize> = in_recurrence.iter().filter(|(r, _)| *r).map(|(_, c)| *c).collect();
+    comps.sort_unstable();
+    comps.dedup();
+    let key = |c: usize| (0..n).filter(|&v| in_recurrence[v] == (true, c)).map(|v| (mobility[v], asap[v])).min().unwrap_or((0, 0));
+    comps.sort_by_key(|&c| (key(c), c));
+    let mut sets: Vec<Vec<usize>> = comps.iter().map(|&c| (0..n).filter(|&v| in_recurrence[v] == (true, c)).collect()).collect();
+    sets.push((0..n).filter(|&v| !in_recurrence[v].0).collect());
+    let mut ordered = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    for set in sets {
+        let mut in_set = vec![false; n];
+        for &v in &set {
+            in_set[v] = true;
+        }
+        loop {
+            let left: Vec<usize> = set.iter().copied().filter(|&v| !ordered[v]).collect();
+            if left.is_empty() {
+                break;
+            }
+            // Start below ordered nodes (top-down), above them (bottom-up), or at the
+            // set's deepest node.
+            let below: Vec<usize> = left.iter().copied().filter(|&v| preds[v].iter().any(|&p| ordered[p])).collect();
+            let above: Vec<usize> = left.iter().copied().filter(|&v| succs[v].iter().any(|&s| ordered[s])).collect();
+            let (mut ready, mut top_down) = if !below.is_empty() {
+                (below, true)
+            } else if !above.is_empty() {
+                (above, false)
+            } else {
+                let v = *left.iter().max_by_key(|&&v| (asap[v], std::cmp::Reverse(v))).unwrap_or(&left[0]);
+                (vec![v], false)
+            };
+            while !ready.is_empty() {
+                while !ready.is_empty() {
+                    let pick = if top_down {
+                        (0..ready.len()).max_by_key(|&i| (height[ready[i]], -mobility[ready[i]], std::cmp::Reverse(ready[i])))
+                    } else {
+                        (0..ready.len()).max_by_key(|&i| (asap[ready[i]], -mobility[ready[i]], std::cmp::Reverse(ready[i])))
+                    }
+                    .unwrap_or(0);
+                    let v = ready.swap_remove(pick);
+                    if ordered[v] {
+                        continue;
+                    }
+                    ordered[v] = true;
+                    order.push(v);
+                    let next = if top_down { &succs[v] } else { &preds[v] };
+                    for &w in next {
+                        if in_set[w] && !ordered[w] && !ready.contains(&w) {
+                            ready.push(w);
+                        }
+                    }
+                }
+                top_down = !top_down;
+                ready = set
+                    .iter()
+                    .copied()
+                    .filter(|&v| !ordered[v] && if top_down { preds[v].iter().any(|&p| ordered[p]) } else { succs[v].iter().any(|&s| ordered[s]) })
+                    .collect();
+            }
+        }
+    }
+    order
+}
+
+/// Per node: whether it lies on a cycle of the graph, and its component (Tarjan's
+/// strongly connected components, iterative).
+fn recurrences(n: usize, edges: &[LoopEdge]) -> Vec<(bool, usize)> {
+    let mut adj = vec![Vec::new(); n];
+    let mut self_loop = vec![false; n];
+    for e in edges {
+        adj[e.from].push(e.to);
+        if e.from == e.to {
+            self_loop[e.from] = true;
+        }
+    }
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut result: Vec<(bool, usize)> = self_loop.iter().map(|&l| (l, 0)).collect();
+    let mut next = 0usize;
+    let mut component = 0usize;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut i)) = work.last_mut() {
+            if *i < adj[v].len() {
+                let w = adj[v][*i];
+                *i += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    low[parent] = low[parent].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut members = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        members.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    let cyclic = members.len() > 1;
+                    for m in members {
+                        result[m] = (result[m].0 || cyclic, component);
+                    }
+                    component += 1;
+                }
+            }
+        }
+    }
+    result
+}
+
+/// Registers the kernel keeps live: each value for as many stages as its longest use
+/// reaches past its definition (at least one), by its pressure weight.
+fn kernel_pressure(f: &Function, body: &[Inst], units: &[std::ops::Range<usize>], s: &Schedule, edges: &[LoopEdge], def_unit: &HashMap<u32, usize>, sets: &PressureSets) -> u32 {
+    let _ = edges;
+    let mut reach: HashMap<u32, i64> = HashMap::default();
+    let unit_of = |i: usize| units.iter().position(|r| r.contains(&i)).unwrap_or(0);
+    for (i, inst) in body.iter().enumerate() {
+        let at = s.cycle[unit_of(i)];
+        for v in inst.uses() {
+            if let Some(&d) = def_unit.get(&v.0) {
+                let span = at - s.cycle[d];
+                let e = reach.entry(v.0).or_insert(0);
+                *e = (*e).max(span);
+            }
+        }
+    }
+    let mut total = 0u32;
+    for inst in body {
+        for d in &inst.defs {
+            let span = reach.get(&d.0).copied().unwrap_or(0).max(0);
+            let copies = (span / i64::from(s.ii) + 1) as u32;
+            if let Some((0, w)) = sets.of(f, *d) {
+                total += w * copies;
+            }
+        }
+    }
+    total
+}
+
+/// Where a value comes from when a generated instruction reads it.
+struct Expander<'a> {
+    phis: &'a [LoopPhi],
+    phi_index: HashMap<u32, usize>,
+    /// Body value -> stage of its instruction.
+    stage_of_value: HashMap<u32, i64>,
+    stages: i64,
+}
+
+impl Expander<'_> {
+    fn is_loop_value(&self, v: ValueId) -> bool {
+        self.phi_index.contains_key(&v.0) || self.stage_of_value.contains_key(&v.0)
+    }
+
+    /// `v` in absolute iteration `i`, in straight-line code whose values are `env`.
+    fn absolute(&self, env: &HashMap<(u32, i64), ValueId>, v: ValueId, i: i64) -> Result<ValueId, String> {
+        if let Some(&k) = self.phi_index.get(&v.0) {
+            return if i == 0 { Ok(self.phis[k].init) } else { self.absolute(env, self.phis[k].latch, i - 1) };
+        }
+        if self.stage_of_value.contains_key(&v.0) {
+            return env.get(&(v.0, i)).copied().ok_or_else(|| format!("internal: value {} of iteration {i} not generated", v.0));
+        }
+        Ok(v)
+    }
+}
+
+/// The kernel's view: values of the current step, and PHIs ("slots") for older ones.
+struct Kernel {
+    /// Body value -> its value in the kernel (this step's).
+    current: HashMap<u32, ValueId>,
+    /// (value, iteration relative to the newest) -> kernel PHI.
+    slots: HashMap<(u32, i64), ValueId>,
+    /// Slots in creation order.
+    slot_list: Vec<(ValueId, i64, ValueId)>,
+}
+
+impl Kernel {
+    /// `v` of the iteration `r` steps relative to the one the kernel step starts
+    /// (r <= 0), as the kernel reads it.
+    fn get(&mut self, x: &Expander<'_>, f: &mut Function, names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>, v: ValueId, r: i64) -> Result<ValueId, String> {
+        if let Some(&k) = x.phi_index.get(&v.0) {
+            if r == -(x.stages - 1) {
+                return Ok(self.slot(f, names, v, r));
+            }
+            return self.get(x, f, names, x.phis[k].latch, r - 1);
+        }
+        if let Some(&s) = x.stage_of_value.get(&v.0) {
+            return match r.cmp(&-s) {
+                std::cmp::Ordering::Equal => self.current.get(&v.0).copied().ok_or_else(|| "internal: kernel value read before its definition".to_string()),
+                std::cmp::Ordering::Less => Ok(self.slot(f, names, v, r)),
+                std::cmp::Ordering::Greater => Err("internal: kernel reads a value of a later step".to_string()),
+            };
+        }
+        Ok(v)
+    }
+
+    fn slot(&mut self, f: &mut Function, names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>, v: ValueId, r: i64) -> ValueId {
+        if let Some(&s) = self.slots.get(&(v.0, r)) {
+            return s;
+        }
+        let name = format!("{}.swp{}", f.value(v).name, -r);
+        let ty = f.value(v).ty;
+        let s = f.fresh_value(names, &name, ty);
+        self.slots.insert((v.0, r), s);
+        self.slot_list.push((v, r, s));
+        s
+    }
+}
+
+type Names = StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>;
+
+/// A copy of `inst` reading `operand(v)` for each value and defining fresh values,
+/// recorded by `record(old, new)`.
+fn copy_inst(f: &mut Function, names: &mut Names, inst: &Inst, mut operand: impl FnMut(&mut Function, &mut Names, ValueId) -> Result<ValueId, String>, mut record: impl FnMut(ValueId, ValueId)) -> Result<Inst, String> {
+    let mut new = inst.clone();
+    for o in &mut new.operands {
+        if let Operand::Value(v) = o {
+            *v = operand(f, names, *v)?;
+        }
+    }
+    for d in &mut new.defs {
+        let info = f.value(*d).clone();
+        let fresh = f.fresh_value(names, &info.name, info.ty);
+        record(*d, fresh);
+        *d = fresh;
+    }
+    Ok(new)
+}
+
+/// Rewrites the loop into prologue, kernel and epilogues. Returns how many blocks now
+/// stand where the loop was.
+fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], units: &[std::ops::Range<usize>], schedule: &Schedule, model: &SchedModel<'_>) -> Result<usize, String> {
+    let tables = model.tables;
+    let stages = i64::from(schedule.stages) + 1;
+    let ii = i64::from(schedule.ii);
+    let mut stage = vec![0i64; body.len()];
+    let mut offset = vec![0i64; body.len()];
+    for (u, r) in units.iter().enumerate() {
+        for i in r.clone() {
+            stage[i] = schedule.cycle[u] / ii;
+            // Glued instructions keep their order through the index tie-break.
+            offset[i] = schedule.cycle[u] % ii;
+        }
+    }
+    // Kernel order: by cycle within the interval, older iterations first, then input
+    // order; a glued unit stays together since its members share stage and offset.
+    let mut order: Vec<usize> = (0..body.len()).collect();
+    order.sort_by_key(|&i| (offset[i], -stage[i], i));
+    let x = Expander {
+        phis,
+        phi_index: phis.iter().enumerate().map(|(k, p)| (p.value.0, k)).collect(),
+        stage_of_value: body.iter().enumerate().flat_map(|(i, inst)| inst.defs.iter().map(move |d| (d.0, i))).map(|(v, i)| (v, stage[i])).collect(),
+        stages,
+    };
+    let mut names: Names = f.values.iter().map(|v| v.name.clone()).collect();
+    let b = shape.block;
+    let b_number = f.blocks[b].number;
+    let exit_number = f.blocks[shape.exit].number;
+    let term = f.blocks[b].insts.last().cloned().ok_or("empty loop block")?;
+    let loc = f.blocks[b].loc;
+    let base_name = f.blocks[b].name.clone().unwrap_or_else(|| "loop".into());
+    let mut next_number = f.blocks.iter().map(|bl| bl.number).max().unwrap_or(0) + 1;
+    let mut fresh_block = |suffix: String| {
+        let n = next_number;
+        next_number += 1;
+        Block { number: n, name: Some(format!("{base_name}.{suffix}")), insts: Vec::new(), loc }
+    };
+    let br_opcode = tables.opcode("BR").ok_or("no BR opcode")?;
+    let sm_index = tables.sms.iter().position(|s| s.name == model.sm.name).unwrap_or(0);
+    let br = tables.patterns.iter().position(|p| p.opcode == br_opcode.0 && p.sms >> sm_index & 1 == 1).ok_or("no branch pattern")?;
+    let branch_to = |target: u32| Inst { defs: Vec::new(), opcode: Opcode::Machine(br as u16), flags: Vec::new(), operands: vec![Operand::Block(target)], loc };
+    let retarget = |inst: &Inst, stay: u32, leave: u32| {
+        let mut t = inst.clone();
+        for o in &mut t.operands {
+            if let Operand::Block(n) = o {
+                *n = if *n == b_number { stay } else { leave };
+            }
+        }
+        t
+    };
+    // Blocks: prologue steps, kernel, kernel epilogue, prologue epilogues.
+    let prologue: Vec<Block> = (0..stages - 1).map(|t| fresh_block(format!("prolog{t}"))).collect();
+    let mut kernel_block = fresh_block("kernel".into());
+    let mut kernel_epilogue = fresh_block("epilog".into());
+    let mut early_epilogues: Vec<Block> = (0..stages - 1).map(|t| fresh_block(format!("epilog.after{t}"))).collect();
+    let mut prologue = prologue;
+    // Live-out values: loop values read outside the loop (exit PHIs included).
+    let mut live_out: Vec<ValueId> = Vec::new();
+    {
+        let mut seen = HashSet::default();
+        for (bi, block) in f.blocks.iter().enumerate() {
+            if bi == b {
+                continue;
+            }
+            for inst in &block.insts {
+                for v in inst.uses() {
+                    if x.is_loop_value(v) && seen.insert(v.0) {
+                        live_out.push(v);
+                    }
+                }
+            }
+        }
+        live_out.sort_by_key(|v| v.0);
+    }
+    // Exit block: other predecessors besides the loop make new PHIs there unsound for
+    // values read outside its PHIs.
+    let exit_has_other_preds = f.blocks.iter().enumerate().any(|(bi, bl)| bi != b && bl.insts.iter().filter(|i| is_terminator(i, tables)).any(|i| i.block_operands().any(|t| t == exit_number)));
+    // ---- prologue ----
+    let mut env: HashMap<(u32, i64), ValueId> = HashMap::default();
+    let mut snapshots: Vec<HashMap<(u32, i64), ValueId>> = Vec::new();
+    for t in 0..stages - 1 {
+        let mut insts = Vec::new();
+        for &i in &order {
+            let s = stage[i];
+            if s > t {
+                continue;
+            }
+            let iter = t - s;
+            let mut defs = Vec::new();
+            let copy = copy_inst(f, &mut names, &body[i], |_, _, v| x.absolute(&env, v, iter), |old, new| defs.push((old, new)))?;
+            for (old, new) in defs {
+                env.insert((old.0, iter), new);
+            }
+            insts.push(copy);
+        }
+        let mut branch = term.clone();
+        for o in &mut branch.operands {
+            if let Operand::Value(v) = o {
+                *v = x.absolute(&env, *v, t)?;
+            }
+        }
+        let stay = if t + 1 < stages - 1 { prologue[(t + 1) as usize].number } else { kernel_block.number };
+        insts.push(retarget(&branch, stay, early_epilogues[t as usize].number));
+        prologue[t as usize].insts = insts;
+        snapshots.push(env.clone());
+    }
+    // ---- kernel ----
+    let mut k = Kernel { current: HashMap::default(), slots: HashMap::default(), slot_list: Vec::new() };
+    let mut kernel_insts = Vec::new();
+    for &i in &order {
+        let r = -stage[i];
+        let mut defs = Vec::new();
+        let copy = copy_inst(f, &mut names, &body[i], |f, names, v| k.get(&x, f, names, v, r), |old, new| defs.push((old, new)))?;
+        for (old, new) in defs {
+            k.current.insert(old.0, new);
+        }
+        kernel_insts.push(copy);
+    }
+    let mut branch = term.clone();
+    for o in &mut branch.operands {
+        if let Operand::Value(v) = o {
+            *v = k.get(&x, f, &mut names, *v, 0)?;
+        }
+    }
+    let kernel_branch = retarget(&branch, kernel_block.number, kernel_epilogue.number);
+    // ---- epilogue after the kernel: steps 1..S-1 relative to the last iteration ----
+    let mut denv: HashMap<(u32, i64), ValueId> = HashMap::default();
+    fn drain_get(x: &Expander<'_>, k: &mut Kernel, denv: &HashMap<(u32, i64), ValueId>, f: &mut Function, names: &mut Names, v: ValueId, r: i64) -> Result<ValueId, String> {
+        if let Some(&p) = x.phi_index.get(&v.0) {
+            return drain_get(x, k, denv, f, names, x.phis[p].latch, r - 1);
+        }
+        if let Some(&s) = x.stage_of_value.get(&v.0) {
+            if r + s >= 1 {
+                return denv.get(&(v.0, r)).copied().ok_or_else(|| "internal: epilogue value not generated".to_string());
+            }
+            return k.get(x, f, names, v, r);
+        }
+        Ok(v)
+    }
+    let mut epi_insts = Vec::new();
+    for step in 1..stages {
+        for &i in &order {
+            let s = stage[i];
+            if s < step {
+                continue;
+            }
+            let r = step - s;
+            let mut defs = Vec::new();
+            let copy = copy_inst(f, &mut names, &body[i], |f, names, v| drain_get(&x, &mut k, &denv, f, names, v, r), |old, new| defs.push((old, new)))?;
+            for (old, new) in defs {
+                denv.insert((old.0, r), new);
+            }
+            epi_insts.push(copy);
+        }
+    }
+    let mut kernel_exit_values = Vec::new();
+    for &v in &live_out {
+        kernel_exit_values.push(drain_get(&x, &mut k, &denv, f, &mut names, v, 0)?);
+    }
+    epi_insts.push(branch_to(exit_number));
+    kernel_epilogue.insts = epi_insts;
+    // ---- epilogues after a prologue exit: iterations 0..=p exist ----
+    let mut early_exit_values: Vec<Vec<ValueId>> = Vec::new();
+    for p in 0..stages - 1 {
+        let mut penv = snapshots[p as usize].clone();
+        let mut insts = Vec::new();
+        for step in p + 1..p + stages {
+            for &i in &order {
+                let s = stage[i];
+                let iter = step - s;
+                if s < step - p || iter < 0 || iter > p {
+                    continue;
+                }
+                let mut defs = Vec::new();
+                let copy = copy_inst(f, &mut names, &body[i], |_, _, v| x.absolute(&penv, v, iter), |old, new| defs.push((old, new)))?;
+                for (old, new) in defs {
+                    penv.insert((old.0, iter), new);
+                }
+                insts.push(copy);
+            }
+        }
+        let mut values = Vec::new();
+        for &v in &live_out {
+            values.push(x.absolute(&penv, v, p)?);
+        }
+        early_exit_values.push(values);
+        insts.push(branch_to(exit_number));
+        early_epilogues[p as usize].insts = insts;
+    }
+    // ---- kernel PHIs: close the slots (drains may have added some) ----
+    let mut phi_insts = Vec::new();
+    let phi_opcode = tables.opcode("PHI").ok_or("no PHI opcode")?;
+    let last_prologue = prologue.last().map(|bl| bl.number).ok_or("no prologue")?;
+    let mut done = 0;
+    let full_env = snapshots.last().cloned().unwrap_or_default();
+    while done < k.slot_list.len() {
+        let (v, r, s) = k.slot_list[done];
+        done += 1;
+        let entry = x.absolute(&full_env, v, stages - 1 + r)?;
+        let back = if let Some(&p) = x.phi_index.get(&v.0) { k.get(&x, f, &mut names, phis[p].latch, r)? } else { k.get(&x, f, &mut names, v, r + 1)? };
+        phi_insts.push(Inst {
+            defs: vec![s],
+            opcode: Opcode::Generic(phi_opcode),
+            flags: Vec::new(),
+            operands: vec![Operand::Value(entry), Operand::Block(last_prologue), Operand::Value(back), Operand::Block(kernel_block.number)],
+            loc,
+        });
+    }
+    phi_insts.extend(kernel_insts);
+    phi_insts.push(kernel_branch);
+    kernel_block.insts = phi_insts;
+    // ---- the exit block: PHIs joining the epilogues ----
+    let exits: Vec<u32> = early_epilogues.iter().map(|bl| bl.number).chain(std::iter::once(kernel_epilogue.number)).collect();
+    let value_in = |exit_k: usize, v: ValueId| -> ValueId {
+        match live_out.iter().position(|l| *l == v) {
+            Some(j) if exit_k < early_exit_values.len() => early_exit_values[exit_k][j],
+            Some(j) => kernel_exit_values[j],
+            None => v,
+        }
+    };
+    let exit = shape.exit;
+    let mut replaced: HashMap<u32, ValueId> = HashMap::default();
+    // Existing PHIs of the exit block: the loop's entry becomes one entry per epilogue.
+    for inst in f.blocks[exit].insts.iter_mut().take_while(|i| i.is_phi(tables)) {
+        let mut operands = Vec::new();
+        for pair in inst.operands.chunks(2) {
+            match pair {
+                [Operand::Value(v), Operand::Block(p)] if *p == b_number => {
+                    for (e, &num) in exits.iter().enumerate() {
+                        operands.push(Operand::Value(value_in(e, *v)));
+                        operands.push(Operand::Block(num));
+                    }
+                }
+                other => operands.extend(other.iter().cloned()),
+            }
+        }
+        inst.operands = operands;
+    }
+    // Other reads of loop values after the loop read a new PHI of the exit block.
+    let mut new_phis = Vec::new();
+    let read_elsewhere: Vec<ValueId> = {
+        let mut set = HashSet::default();
+        for (bi, block) in f.blocks.iter().enumerate() {
+            if bi == b {
+                continue;
+            }
+            for inst in block.insts.iter().filter(|i| !(bi == exit && i.is_phi(tables))) {
+                for v in inst.uses() {
+                    if x.is_loop_value(v) {
+                        set.insert(v.0);
+                    }
+                }
+            }
+        }
+        live_out.iter().copied().filter(|v| set.contains(&v.0)).collect()
+    };
+    if !read_elsewhere.is_empty() && exit_has_other_preds {
+        return Err("internal: loop values read after an exit block with other predecessors".into());
+    }
+    for v in read_elsewhere {
+        let info = f.value(v).clone();
+        let merged = f.fresh_value(&mut names, &format!("{}.swp.out", info.name), info.ty);
+        let mut operands = Vec::new();
+        for (e, &num) in exits.iter().enumerate() {
+            operands.push(Operand::Value(value_in(e, v)));
+            operands.push(Operand::Block(num));
+        }
+        new_phis.push(Inst { defs: vec![merged], opcode: Opcode::Generic(phi_opcode), flags: Vec::new(), operands, loc });
+        replaced.insert(v.0, merged);
+    }
+    for (bi, block) in f.blocks.iter_mut().enumerate() {
+        if bi == b {
+            continue;
+        }
+        for inst in block.insts.iter_mut().filter(|i| !(bi == exit && i.is_phi(tables))) {
+            for o in &mut inst.operands {
+                if let Operand::Value(v) = o {
+                    if let Some(&m) = replaced.get(&v.0) {
+                        *v = m;
+                    }
+                }
+            }
+        }
+    }
+    let phi_count = f.blocks[exit].insts.iter().take_while(|i| i.is_phi(tables)).count();
+    f.blocks[exit].insts.splice(phi_count..phi_count, new_phis);
+    // The preheader enters the first prologue step.
+    let first = prologue[0].number;
+    for inst in f.blocks[shape.preheader].insts.iter_mut().filter(|i| is_terminator(i, tables)) {
+        for o in &mut inst.operands {
+            if *o == Operand::Block(b_number) {
+                *o = Operand::Block(first);
+            }
+        }
+    }
+    let mut replacement: Vec<Block> = prologue;
+    replacement.push(kernel_block);
+    replacement.push(kernel_epilogue);
+    early_epilogues.reverse();
+    replacement.extend(early_epilogues);
+    let count = replacement.len();
+    f.blocks.splice(b..=b, replacement);
+    Ok(count)
+}
