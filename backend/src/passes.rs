@@ -416,6 +416,23 @@ pub const KNOBS_READ: &[(&str, &str)] = &[
     ("misched-postra", "post-RA-sched (also in the full pipeline)"),
     ("nvptx-sched4reg", "machine-scheduler and post-RA-sched (schedule every block for pressure)"),
     ("sched-latency-headroom", "machine-scheduler and post-RA-sched (registers latency may cost)"),
+    ("pipeliner-max-mii", "machine-pipeliner"),
+    ("pipeliner-force-ii", "machine-pipeliner"),
+    ("pipeliner-max-stages", "machine-pipeliner"),
+    ("pipeliner-prune-deps", "machine-pipeliner"),
+    ("pipeliner-prune-loop-carried", "machine-pipeliner"),
+    ("pipeliner-ignore-recmii", "machine-pipeliner"),
+    ("pipeliner-show-mask", "machine-pipeliner (the reservation table in the remark)"),
+    ("pipeliner-dbg-res", "machine-pipeliner (resource use in the remark)"),
+    ("pipeliner-annotate-for-testing", "machine-pipeliner"),
+    ("pipeliner-ii-search-range", "machine-pipeliner"),
+    ("pipeliner-register-pressure", "machine-pipeliner"),
+    ("pipeliner-register-pressure-margin", "machine-pipeliner"),
+    ("pipeliner-enable-copytophi", "machine-pipeliner"),
+    ("pipeliner-force-issue-width", "machine-pipeliner"),
+    ("pipeliner-mve-cg", "machine-pipeliner (accepted; as in the reference, the MVE generator serves only single-stage schedules, which are never expanded)"),
+    ("pipeliner-experimental-cg", "machine-pipeliner (accepted; every expanded loop uses the peeling generator, the reference's fallthrough)"),
+    ("enable-pipeliner-opt-size", "machine-pipeliner (accepted; there is no size-optimizing level)"),
 ];
 
 /// The pass (or component) of this backend that reads knob `name`, if any.

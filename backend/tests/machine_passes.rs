@@ -27,7 +27,7 @@ fn root() -> PathBuf {
 
 fn kernel_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine"] {
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched"] {
         for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "mir") {
                 files.push(e.path());
@@ -46,6 +46,14 @@ fn configurations() -> Vec<(String, Options)> {
     for pass in &optional {
         let mut o = Options::new(tables, OptLevel::O3);
         o.skip = optional.iter().filter(|p| *p != pass).map(|p| p.to_string()).collect();
+        // Passes whose default knobs leave the test kernels alone are asked to act:
+        // the post-RA scheduler runs only with misched-postra in the full pipeline,
+        // and few loops fit the pipeliner's default three stages.
+        match *pass {
+            "post-RA-sched" => o.set("misched-postra=true").unwrap(),
+            "machine-pipeliner" => o.set("pipeliner-max-stages=100").unwrap(),
+            _ => {}
+        }
         out.push((format!("-O0 + {pass}"), o));
     }
     out.push(("-O3".to_string(), Options::new(tables, OptLevel::O3)));

@@ -156,7 +156,7 @@ pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedM
         let after_peak = pressure.block_peak(f, b, &cfg.succs, sets, tables);
         let reason = if over {
             after_peak.iter().zip(&before_peak).any(|(a, p)| a > p).then_some("pressure would rise in a block over its target")
-        } else if after_peak[0] > allowance {
+        } else if after_peak[0] > allowance || after_peak.iter().zip(&before_peak).skip(1).any(|(a, p)| a > p) {
             Some("pressure would rise")
         } else if after_peak.iter().zip(&targets).any(|(a, t)| i64::from(*a) > *t) {
             Some("pressure would exceed the target")

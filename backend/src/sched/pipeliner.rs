@@ -118,9 +118,9 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
             let loc = f.blocks[b].loc;
             let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs);
             let message = match outcome {
-                Ok(Done::Pipelined { ii, mii, rec, res, stages, new_blocks }) => {
+                Ok(Done::Pipelined { ii, mii, rec, res, stages, new_blocks, extra }) => {
                     stats.pipelined += 1;
-                    let m = format!("{label}: Pipelined succesfully! II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}");
+                    let m = format!("{label}: Pipelined succesfully! II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}{extra}");
                     b += new_blocks;
                     m
                 }
@@ -178,7 +178,7 @@ fn loop_shape(f: &Function, b: usize, tables: &TargetTables) -> Option<Shape> {
 }
 
 enum Done {
-    Pipelined { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, new_blocks: usize },
+    Pipelined { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, new_blocks: usize, extra: String },
     Annotated { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, lines: Vec<(Loc, String)> },
 }
 
@@ -315,7 +315,6 @@ fn try_ii(ii: u32, nodes: &[Node], edges: &[LoopEdge], preds: &[Vec<usize>], suc
             need_busy.iter().all(|(&(u, s), &k)| busy[u][s] + k <= 1) && need_issue.iter().all(|(&s, &k)| issued[s] + k <= issue_width)
         };
         let Some(c) = candidates.iter().copied().find(|&c| fits(c, &busy, &issued)) else {
-            if std::env::var("SWP_DEBUG").is_ok() { eprintln!("ii {ii}: node {v} early {early:?} late {late:?} cands {candidates:?} placed {cycle:?}"); }
             return Err("unable to find schedule");
         };
         for (k, &(unit, cycles)) in nodes[v].uses.iter().enumerate() {
@@ -433,6 +432,8 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             match ordering(inst, tables) {
                 Ordering::Load => Some((u, false, access(f, inst, tables))),
                 Ordering::Store => Some((u, true, access(f, inst, tables))),
+                // Unpruned, loads of memory nothing writes are ordered too.
+                Ordering::Pure if !knobs.prune_loop_carried => access(f, inst, tables).map(|a| (u, false, Some(a))),
                 _ => None,
             }
         })
@@ -495,8 +496,16 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
         if let Some(neg) = longest_paths(n, &reversed, ii, &vec![-top; n]) {
             alap = neg.iter().map(|t| -t).collect();
         }
+        // The swing order first; where it boxes a node in between neighbours placed on
+        // both sides, top-down in ASAP order (only predecessors within an iteration
+        // are placed before a node; iterative modulo scheduling's order).
         let order = swing_order(n, &edges, &asap, &alap, &in_recurrence);
-        match try_ii(ii, &nodes, &edges, &preds, &succs, &order, units, knobs.issue_width) {
+        let attempt = try_ii(ii, &nodes, &edges, &preds, &succs, &order, units, knobs.issue_width).or_else(|_| {
+            let mut top_down: Vec<usize> = (0..n).collect();
+            top_down.sort_by_key(|&v| (asap[v], v));
+            try_ii(ii, &nodes, &edges, &preds, &succs, &top_down, units, knobs.issue_width)
+        });
+        match attempt {
             Err(why) => failure = capitalize(why),
             Ok(s) if s.stages == 0 => {
                 return Err("No need to pipeline - no overlapped iterations in schedule.".into());
@@ -522,6 +531,9 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
     let Some(schedule) = found else { return Err(failure) };
     let stages = schedule.stages + 1;
     let mut extra = String::new();
+    if knobs.annotate || knobs.dbg_res {
+        extra.push_str(&format!("; graph: {n} nodes, {} edges", edges.len()));
+    }
     if knobs.dbg_res {
         let names = model.tables.scheduling.units;
         let usage: Vec<String> = per_unit.iter().enumerate().filter(|(_, c)| **c > 0).map(|(u, c)| format!("{}={c}", names.get(u).unwrap_or(&"?"))).collect();
@@ -552,8 +564,7 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
         return Ok(Done::Annotated { ii: schedule.ii, mii, rec, res: res_mii, stages, lines });
     }
     let new_blocks = expand(f, shape, &phis, &body, &dag.units, &schedule, model)?;
-    let _ = extra;
-    Ok(Done::Pipelined { ii: schedule.ii, mii, rec, res: res_mii, stages, new_blocks })
+    Ok(Done::Pipelined { ii: schedule.ii, mii, rec, res: res_mii, stages, new_blocks, extra })
 }
 
 fn capitalize(s: &str) -> String {

@@ -1,0 +1,283 @@
+//! The schedulers (issue 14) checked by execution, by MRPA and through their knobs.
+//!
+//! - Every loop kernel of `tests/sched/` on three SMs, at the default knobs and with the
+//!   stage limit lifted: assembled by ptxas, then `ptxc sim` against the MIR
+//!   interpreter at trip counts 0, 1, 2, one less than the stage count, the stage
+//!   count, one more, and a large one.
+//! - The list scheduler never raises a block's peak pressure (MRPA before and after),
+//!   in latency and in pressure mode, with and without a hard register bound.
+//! - Each scheduler and pipeliner knob changes what its pass does.
+
+use std::path::{Path, PathBuf};
+
+use backend::machine::pressure::{Pressure, PressureSets};
+use backend::options::{OptLevel, Options};
+use backend::passes::{PassContext, PASSES};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn path(rel: &str) -> String {
+    root().join(rel).display().to_string()
+}
+
+fn ptxc(args: &[&str]) -> backend::cli::Output {
+    backend::cli::run(std::iter::once("ptxc").chain(args.iter().copied()))
+}
+
+/// A loop kernel: its file, its arguments before the trip count `n` (the last
+/// parameter), and the largest `n` its buffers allow.
+struct LoopKernel {
+    file: &'static str,
+    args: &'static [&'static str],
+    max_n: u32,
+}
+
+const LOOPS: &[LoopKernel] = &[
+    LoopKernel { file: "dot_f32", args: &["random:1024:f32", "random:256:f32", "f32[0;4]"], max_n: 64 },
+    LoopKernel { file: "stencil_f32", args: &["random:1024:f32", "f32[0;256]", "1.5"], max_n: 64 },
+    LoopKernel { file: "horner_f64", args: &["random:512:f64", "f64[0;4]"], max_n: 64 },
+    LoopKernel { file: "sqrt_sum_f32", args: &["f32[0;4]", "0.5"], max_n: 1000 },
+    LoopKernel { file: "prefix_sum_i32", args: &["random:1024:i32"], max_n: 64 },
+    LoopKernel { file: "fib_copy_i32", args: &["i32[0;4]"], max_n: 1000 },
+];
+
+/// The buffers' values of an `interp`/`sim` JSON report (names differ between the two).
+fn buffer_values(json: &str) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("bad JSON ({e}): {json}"));
+    v["buffers"].as_array().expect("buffers").iter().map(|b| b["values"].clone()).collect()
+}
+
+/// `stages=N` of a pipeliner remark.
+fn stages_of(remarks: &str) -> Option<u32> {
+    let at = remarks.find("stages=")? + "stages=".len();
+    remarks[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+#[test]
+fn pipelined_loops_agree_with_the_interpreter_at_every_trip_count() {
+    let ptxas = tests::ptxas();
+    let dir = tempfile::tempdir().unwrap();
+    let mut pipelined = Vec::new();
+    let mut runs = 0;
+    for sm in ["sm_50", "sm_80", "sm_90"] {
+        for k in LOOPS {
+            let file = path(&format!("tests/sched/{}.mir", k.file));
+            for knobs in [&[][..], &["--knob", "pipeliner-max-stages=100", "--knob", "pipeliner-max-mii=100"][..]] {
+                let mut args = vec!["compile", file.as_str(), "--sm", sm, "--remarks", "pipeliner"];
+                args.extend(knobs);
+                let out = ptxc(&args);
+                assert_eq!(out.code, 0, "{} on {sm} {knobs:?}: {}", k.file, out.stderr);
+                if let Some(p) = &ptxas {
+                    tests::assemble(p, &out.stdout, sm).unwrap_or_else(|e| panic!("ptxas rejects {} on {sm} {knobs:?}:\n{e}", k.file));
+                }
+                let stages = stages_of(&out.stderr);
+                if let Some(s) = stages {
+                    pipelined.push(format!("{} {sm} {knobs:?}: {s} stages", k.file));
+                }
+                let ptx = dir.path().join(format!("{}-{sm}-{}.ptx", k.file, knobs.len()));
+                std::fs::write(&ptx, &out.stdout).unwrap();
+                let ptx = ptx.display().to_string();
+                let s = stages.unwrap_or(3);
+                let mut trips: Vec<u32> = vec![0, 1, 2, s.saturating_sub(1), s, s + 1, 50];
+                trips.retain(|&n| n <= k.max_n);
+                trips.sort_unstable();
+                trips.dedup();
+                for n in trips {
+                    let n = n.to_string();
+                    let mut common = vec!["--entry", k.file, "--block", "4", "--seed", "3"];
+                    for a in k.args {
+                        common.extend(["--arg", a]);
+                    }
+                    common.extend(["--arg", n.as_str()]);
+                    let interp = ptxc(&[&["interp", file.as_str()][..], &common].concat());
+                    let sim = ptxc(&[&["sim", ptx.as_str()][..], &common].concat());
+                    assert_eq!(interp.code, 0, "interp {} n={n}: {}", k.file, interp.stderr);
+                    assert_eq!(sim.code, 0, "sim {} on {sm} {knobs:?} n={n}: {}", k.file, sim.stderr);
+                    assert_eq!(buffer_values(&interp.stdout), buffer_values(&sim.stdout), "{} on {sm} {knobs:?}, trip count {n}: the pipelined loop disagrees with the interpreter", k.file);
+                    runs += 1;
+                }
+            }
+        }
+    }
+    println!("{runs} runs agree; pipelined:\n{}", pipelined.join("\n"));
+    // The arithmetic loop fits the default three stages; the loads' latency needs more.
+    assert!(pipelined.iter().any(|p| p.starts_with("sqrt_sum_f32 sm_80 []")), "{pipelined:?}");
+    for k in ["dot_f32", "stencil_f32", "horner_f64"] {
+        assert!(pipelined.iter().any(|p| p.starts_with(&format!("{k} sm_80 [\"--knob\""))), "{k} is pipelined with the limits lifted: {pipelined:?}");
+    }
+}
+
+/// The kernel files the pressure check runs on.
+fn kernel_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/sched"] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "mir") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn list_scheduling_never_raises_a_blocks_pressure() {
+    let tables = tables::nvptx();
+    let (mut blocks, mut reordered, mut over_target) = (0usize, 0usize, 0usize);
+    for file in kernel_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file.display().to_string();
+        let parsed = backend::mir::parser::parse_module(&text, &name, tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        for sm_name in ["sm_50", "sm_80", "sm_90"] {
+            let sm = tables.find_sm(sm_name).unwrap();
+            for (sched4reg, maxreg) in [(false, None), (true, None), (false, Some(16)), (true, Some(16))] {
+                let mut options = Options::new(tables, OptLevel::O3);
+                options.maxreg = maxreg;
+                if sched4reg {
+                    options.set("nvptx-sched4reg=true").unwrap();
+                }
+                let source = backend::mir::verifier::Source { file: &name, text: &text };
+                let mut cx = PassContext::new(tables, Some(sm), source);
+                cx.options = options.clone();
+                let mut module = parsed.clone();
+                backend::passes::apply_maxreg(&mut module, &options);
+                let mut ok = true;
+                for pass in PASSES.iter().take_while(|p| p.name != "machine-scheduler").filter(|p| p.enabled(&options)) {
+                    if (pass.run)(&mut module, &cx).is_err() {
+                        ok = false; // Rejected on this SM (atomics on sm_50): nothing to schedule.
+                        break;
+                    }
+                }
+                if !ok {
+                    continue;
+                }
+                let before = module.clone();
+                let scheduler = PASSES.iter().find(|p| p.name == "machine-scheduler").unwrap();
+                (scheduler.run)(&mut module, &cx).unwrap();
+                let sets = PressureSets::new(tables, sm);
+                for (f0, f1) in before.functions.iter().zip(&module.functions) {
+                    let p0 = Pressure::compute(f0, &backend::machine::cfg::Cfg::new(f0, tables).preds, &sets, tables);
+                    let p1 = Pressure::compute(f1, &backend::machine::cfg::Cfg::new(f1, tables).preds, &sets, tables);
+                    let targets = sets.targets(f0, &options);
+                    for b in 0..f0.blocks.len() {
+                        blocks += 1;
+                        if f0.blocks[b].insts != f1.blocks[b].insts {
+                            reordered += 1;
+                        }
+                        if p0.peak[b].iter().zip(&targets).any(|(p, t)| i64::from(*p) > *t) {
+                            over_target += 1;
+                        }
+                        for s in 0..sets.names.len() {
+                            assert!(
+                                p1.peak[b][s] <= p0.peak[b][s],
+                                "{name} @{} {} on {sm_name} (sched4reg {sched4reg}, maxreg {maxreg:?}): {} pressure {} -> {}",
+                                f0.name,
+                                f0.blocks[b].label(),
+                                sets.names[s],
+                                p0.peak[b][s],
+                                p1.peak[b][s]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("{blocks} blocks, {reordered} reordered, {over_target} over their target");
+    assert!(reordered > 100, "the scheduler reorders blocks ({reordered})");
+    assert!(over_target > 10, "some blocks are over their target ({over_target})");
+}
+
+/// The stderr remarks and the PTX of compiling `file` for sm_80 with `--remarks pass`
+/// and `knobs`.
+fn remarks(file: &str, pass: &str, knobs: &[&str]) -> (String, String) {
+    remarks_on("80", file, pass, knobs)
+}
+
+fn remarks_on(sm: &str, file: &str, pass: &str, knobs: &[&str]) -> (String, String) {
+    let file = path(file);
+    let mut args = vec!["compile", file.as_str(), "--sm", sm, "--remarks", pass];
+    for k in knobs {
+        args.extend(["--knob", k]);
+    }
+    let out = ptxc(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    (out.stderr, out.stdout)
+}
+
+#[test]
+fn pipeliner_knobs_take_effect() {
+    let sqrt = "tests/sched/sqrt_sum_f32.mir";
+    let dot = "tests/sched/dot_f32.mir";
+    let (default, default_ptx) = remarks(sqrt, "pipeliner", &[]);
+    assert!(default.contains("Pipelined succesfully! II=12, MII=8 (RecMII=4, ResMII=8), stages=4"), "{default}");
+    let (off, off_ptx) = remarks(sqrt, "pipeliner", &["enable-pipeliner=false"]);
+    assert!(!off.contains("Pipelined"), "{off}");
+    assert_ne!(default_ptx, off_ptx);
+    let (r, _) = remarks(sqrt, "pipeliner", &["pipeliner-max-mii=5"]);
+    assert!(r.contains("Minimal Initiation Interval too large: MII (8) > SwpMaxMii (5)"), "{r}");
+    let (r, _) = remarks(sqrt, "pipeliner", &["pipeliner-force-ii=20"]);
+    assert!(r.contains("II=20,"), "{r}");
+    let (r, _) = remarks(sqrt, "pipeliner", &["pipeliner-max-stages=1"]);
+    assert!(r.contains("Too many stages in schedule: numStages (") && r.contains(") > SwpMaxStages (1)"), "{r}");
+    let (r, _) = remarks(sqrt, "pipeliner", &["pipeliner-ignore-recmii=true", "pipeliner-force-issue-width=4"]);
+    assert!(r.contains("RecMII=0"), "{r}");
+    // On sm_50 the dot product's nine instructions bound ResMII (the load unit's eight
+    // busy cycles come next); two per cycle leave the load unit as the bound.
+    let (r, _) = remarks_on("50", dot, "pipeliner", &["pipeliner-max-stages=100"]);
+    assert!(r.contains("ResMII=9)"), "{r}");
+    let (r, _) = remarks_on("50", dot, "pipeliner", &["pipeliner-max-stages=100", "pipeliner-force-issue-width=2"]);
+    assert!(r.contains("ResMII=8)"), "{r}");
+    let (r, annotated_ptx) = remarks(sqrt, "pipeliner", &["pipeliner-annotate-for-testing=true"]);
+    assert!(r.contains("annotated, not rewritten") && r.contains("stage 0, cycle 0"), "{r}");
+    assert_eq!(annotated_ptx, off_ptx, "annotation leaves the loop as it was");
+    let (r, _) = remarks(sqrt, "pipeliner", &["pipeliner-show-mask=true", "pipeliner-dbg-res=true"]);
+    assert!(r.contains("; mask: ") && r.contains("; resources per iteration: "), "{r}");
+    let lifted = ["pipeliner-max-stages=100"];
+    let (r, _) = remarks(dot, "pipeliner", &lifted);
+    assert!(r.contains("Pipelined succesfully! II=14, MII=10"), "{r}");
+    let (r, _) = remarks(dot, "pipeliner", &["pipeliner-max-stages=100", "pipeliner-ii-search-range=1"]);
+    assert!(r.contains("Unable to find schedule"), "only II=MII is tried, and it does not fit: {r}");
+    let (r, _) = remarks(dot, "pipeliner", &["pipeliner-max-stages=100", "pipeliner-register-pressure=true", "pipeliner-register-pressure-margin=100"]);
+    assert!(r.contains("register pressure of the schedule"), "{r}");
+    let (r, _) = remarks(dot, "pipeliner", &["pipeliner-max-stages=100", "pipeliner-register-pressure=true", "pipeliner-register-pressure-margin=0", "nv-remat-default-max-reg=255"]);
+    assert!(r.contains("Pipelined succesfully!"), "{r}");
+    let stencil = "tests/sched/stencil_f32.mir";
+    let (r, _) = remarks(stencil, "pipeliner", &lifted);
+    assert!(r.contains("Pipelined succesfully!"), "{r}");
+    let (r, _) = remarks(stencil, "pipeliner", &["pipeliner-max-stages=100", "pipeliner-prune-loop-carried=false"]);
+    assert!(r.contains("Minimal Initiation Interval too large"), "unpruned, the invariant loads wait for the last iteration's store: {r}");
+    let (pruned, _) = remarks(sqrt, "pipeliner", &["pipeliner-annotate-for-testing=true"]);
+    let (unpruned, _) = remarks(sqrt, "pipeliner", &["pipeliner-annotate-for-testing=true", "pipeliner-prune-deps=false"]);
+    assert_ne!(pruned, unpruned, "dependences between unrelated PHIs change the schedule");
+    let fib = "tests/sched/fib_copy_i32.mir";
+    let (with, _) = remarks(fib, "pipeliner", &["pipeliner-annotate-for-testing=true"]);
+    let (without, _) = remarks(fib, "pipeliner", &["pipeliner-annotate-for-testing=true", "pipeliner-enable-copytophi=false"]);
+    assert_ne!(with, without, "CopyToPhi moves the copy after the PHI's readers");
+}
+
+#[test]
+fn scheduler_knobs_take_effect() {
+    let file = "tests/corpus/int_ops_i64.mir";
+    let (default, default_ptx) = remarks(file, "sched", &[]);
+    assert!(default.contains("latency mode") && default.contains("reordered"), "{default}");
+    let (off, off_ptx) = remarks(file, "sched", &["enable-misched=false"]);
+    assert!(!off.contains("units"), "{off}");
+    assert_ne!(default_ptx, off_ptx);
+    let (r, _) = remarks(file, "sched", &["nvptx-sched4reg=true"]);
+    assert!(r.contains("pressure mode"), "{r}");
+    // The simple pipeline schedules after allocation only.
+    let (r, _) = remarks(file, "sched", &["usedessa=1"]);
+    assert!(r.contains("skipped: usedessa=1") && r.contains("reordered"), "{r}");
+    let (r, _) = remarks(file, "sched", &["usedessa=1", "disable-post-ra=true"]);
+    assert!(!r.contains("units"), "{r}");
+    let (r, _) = remarks(file, "sched", &["misched-postra=true"]);
+    assert_eq!(r.matches("@*: blocks").count(), 2, "both schedulers ran: {r}");
+    // Headroom lets latency cost registers in blocks under their target.
+    let (r, _) = remarks("tests/corpus/local_arrays.mir", "sched", &["sched-latency-headroom=8"]);
+    let (r0, _) = remarks("tests/corpus/local_arrays.mir", "sched", &[]);
+    assert_ne!(r, r0);
+}
