@@ -136,9 +136,7 @@ fn list_scheduling_never_raises_a_blocks_pressure() {
             for (sched4reg, maxreg) in [(false, None), (true, None), (false, Some(16)), (true, Some(16))] {
                 let mut options = Options::new(tables, OptLevel::O3);
                 options.maxreg = maxreg;
-                if sched4reg {
-                    options.set("nvptx-sched4reg=true").unwrap();
-                }
+                options.set(if sched4reg { "nvptx-sched4reg=true" } else { "nvptx-sched4reg=false" }).unwrap();
                 let source = backend::mir::verifier::Source { file: &name, text: &text };
                 let mut cx = PassContext::new(tables, Some(sm), source);
                 cx.options = options.clone();
@@ -263,12 +261,13 @@ fn pipeliner_knobs_take_effect() {
 fn scheduler_knobs_take_effect() {
     let file = "tests/corpus/int_ops_i64.mir";
     let (default, default_ptx) = remarks(file, "sched", &[]);
-    assert!(default.contains("latency mode") && default.contains("reordered"), "{default}");
+    assert!(default.contains("pressure mode") && default.contains("; reordered"), "{default}");
     let (off, off_ptx) = remarks(file, "sched", &["enable-misched=false"]);
     assert!(!off.contains("units"), "{off}");
     assert_ne!(default_ptx, off_ptx);
-    let (r, _) = remarks(file, "sched", &["nvptx-sched4reg=true"]);
-    assert!(r.contains("pressure mode"), "{r}");
+    let (r, latency_ptx) = remarks(file, "sched", &["nvptx-sched4reg=false"]);
+    assert!(r.contains("latency mode") && !r.contains("pressure mode"), "{r}");
+    assert_ne!(latency_ptx, default_ptx);
     // The simple pipeline schedules after allocation only.
     let (r, _) = remarks(file, "sched", &["usedessa=1"]);
     assert!(r.contains("skipped: usedessa=1") && r.contains("reordered"), "{r}");
@@ -277,7 +276,7 @@ fn scheduler_knobs_take_effect() {
     let (r, _) = remarks(file, "sched", &["misched-postra=true"]);
     assert_eq!(r.matches("@*: blocks").count(), 2, "both schedulers ran: {r}");
     // Headroom lets latency cost registers in blocks under their target.
-    let (r, _) = remarks("tests/corpus/local_arrays.mir", "sched", &["sched-latency-headroom=8"]);
-    let (r0, _) = remarks("tests/corpus/local_arrays.mir", "sched", &[]);
+    let (r, _) = remarks("tests/corpus/local_arrays.mir", "sched", &["nvptx-sched4reg=false", "sched-latency-headroom=8"]);
+    let (r0, _) = remarks("tests/corpus/local_arrays.mir", "sched", &["nvptx-sched4reg=false"]);
     assert_ne!(r, r0);
 }

@@ -126,7 +126,14 @@ pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedM
                 allowance -= 1;
             }
         }
-        let order = list_schedule(f, insts, &dag, model, sets, &after, pressure_mode, before_peak[0], allowance);
+        // Live at the region's start: what it or later code reads that it does not define.
+        let start_pressure = {
+            let defined: rustc_hash::FxHashSet<u32> = insts.iter().flat_map(|i| i.defs.iter().map(|d| d.0)).collect();
+            let mut live: rustc_hash::FxHashSet<u32> = after.iter().copied().filter(|v| !defined.contains(v)).collect();
+            live.extend(insts.iter().flat_map(|i| i.uses()).map(|v| v.0).filter(|v| !defined.contains(v)));
+            live.iter().map(|&v| sets.of(f, ValueId(v)).filter(|(s, _)| *s == 0).map_or(0, |(_, w)| w)).sum::<u32>()
+        };
+        let order = list_schedule(f, insts, &dag, model, sets, &after, pressure_mode, start_pressure, allowance);
         let identity: Vec<usize> = (0..dag.len()).collect();
         let mut report = BlockReport {
             block: b,
@@ -167,15 +174,13 @@ pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedM
         } else {
             None
         };
+        report.peak_after = after_peak[0];
         match reason {
             Some(r) => {
                 f.blocks[b].insts.splice(range.clone(), old);
                 report.reverted = Some(r);
             }
-            None => {
-                report.kept = true;
-                report.peak_after = after_peak[0];
-            }
+            None => report.kept = true,
         }
         reports.push(report);
     }
@@ -253,8 +258,11 @@ fn list_schedule(f: &Function, insts: &[Inst], dag: &Dag, model: &SchedModel<'_>
     let mut current = i64::from(start_pressure);
     let mut held: Vec<(Rank, usize)> = Vec::with_capacity(LOOK_AHEAD);
     while order.len() < n {
+        // Pressure mode ignores latency: every unit whose operands are computed is a
+        // candidate. Latency mode takes what is ready at this cycle, waiting when
+        // nothing is.
         while let Some(&Reverse((c, u))) = pending.peek() {
-            if c > cycle && !available.is_empty() {
+            if c > cycle && !available.is_empty() && !pressure_mode {
                 break;
             }
             pending.pop();
@@ -262,22 +270,38 @@ fn list_schedule(f: &Function, insts: &[Inst], dag: &Dag, model: &SchedModel<'_>
             available.push((rank(u), u));
         }
         // Among the best few: in pressure mode the largest drop; otherwise the best
-        // rank that stays within the allowance.
+        // rank that stays within the allowance, waiting for later units (stalling
+        // rather than lifting pressure) when none does.
         held.clear();
-        while held.len() < LOOK_AHEAD {
-            match available.pop() {
-                Some(x) => held.push(x),
-                None => break,
+        let pick = loop {
+            while held.len() < LOOK_AHEAD {
+                match available.pop() {
+                    Some(x) => held.push(x),
+                    None => break,
+                }
             }
-        }
-        let deltas: Vec<i64> = held.iter().map(|(_, u)| delta(*u, &remaining)).collect();
-        let pick = if pressure_mode {
-            (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0)
-        } else {
-            (0..held.len()).find(|&i| current + deltas[i] <= i64::from(allowance)).unwrap_or_else(|| (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0))
+            let deltas: Vec<i64> = held.iter().map(|(_, u)| delta(*u, &remaining)).collect();
+            if pressure_mode {
+                let i = (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0);
+                break (i, deltas[i]);
+            }
+            if let Some(i) = (0..held.len()).find(|&i| current + deltas[i] <= i64::from(allowance)) {
+                break (i, deltas[i]);
+            }
+            match pending.pop() {
+                Some(Reverse((c, u))) if held.len() < LOOK_AHEAD => {
+                    cycle = cycle.max(c);
+                    available.push((rank(u), u));
+                }
+                _ => {
+                    let i = (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0);
+                    break (i, deltas[i]);
+                }
+            }
         };
+        let (pick, pick_delta) = pick;
         let (_, u) = held.swap_remove(pick);
-        current += deltas[pick];
+        current += pick_delta;
         for x in held.drain(..) {
             available.push(x);
         }

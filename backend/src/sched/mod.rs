@@ -49,10 +49,13 @@ pub fn run_list_scheduler(module: &mut Module, tables: &TargetTables, sm: &SmTab
                 stats.reverted += 1;
             }
             let block = &f.blocks[r.block];
+            // A reverted order's figures are the ones it would have had.
             let outcome = match r.reverted {
                 None => "reordered".to_string(),
-                Some(why) => format!("kept the input order ({why})"),
+                Some("already in order") => "kept the input order (already in order)".to_string(),
+                Some(why) => format!("kept the input order ({why}; the new order would have had pressure {} and critical path {})", r.peak_after, r.length_after),
             };
+            let (peak_after, length_after) = if r.kept { (r.peak_after, r.length_after) } else { (r.peak_before, r.length_before) };
             let message = format!(
                 "{}: {} units, {} edges, {} mode: pressure {} -> {}, critical path {} -> {} cycles; {}",
                 block.label(),
@@ -60,9 +63,9 @@ pub fn run_list_scheduler(module: &mut Module, tables: &TargetTables, sm: &SmTab
                 r.edges,
                 if r.pressure_mode { "pressure" } else { "latency" },
                 r.peak_before,
-                r.peak_after,
+                peak_after,
                 r.length_before,
-                r.length_after,
+                length_after,
                 outcome
             );
             stats.remarks.push((f.name.clone(), block.loc, message));

@@ -107,40 +107,87 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
         if !f.ssa {
             continue;
         }
-        let mut b = 0;
-        while b < f.blocks.len() {
-            let Some(shape) = loop_shape(f, b, tables) else {
-                b += 1;
-                continue;
-            };
+        let mut index = FunctionIndex::new(f, tables);
+        // Loops are rewritten in place (their blocks left where they are, so indices
+        // stay valid) and the new blocks spliced in at the end, all at once.
+        let mut replacements: Vec<(usize, Vec<Block>)> = Vec::new();
+        for b in 0..f.blocks.len() {
+            let Some(shape) = loop_shape(f, b, tables, &index) else { continue };
             stats.loops += 1;
             let label = f.blocks[b].label();
             let loc = f.blocks[b].loc;
-            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs);
+            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, &mut index);
             let message = match outcome {
-                Ok(Done::Pipelined { ii, mii, rec, res, stages, new_blocks, extra }) => {
+                Ok(Done::Pipelined { ii, mii, rec, res, stages, blocks, extra }) => {
                     stats.pipelined += 1;
-                    let m = format!("{label}: Pipelined succesfully! II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}{extra}");
-                    b += new_blocks;
-                    m
+                    replacements.push((b, blocks));
+                    format!("{label}: Pipelined succesfully! II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}{extra}")
                 }
                 Ok(Done::Annotated { ii, mii, rec, res, stages, lines }) => {
                     stats.annotated += 1;
                     for (loc, line) in lines {
                         stats.remarks.push((f.name.clone(), loc, line));
                     }
-                    b += 1;
                     format!("{label}: schedule found (annotated, not rewritten): II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}")
                 }
-                Err(why) => {
-                    b += 1;
-                    format!("{label}: not pipelined: {why}")
-                }
+                Err(why) => format!("{label}: not pipelined: {why}"),
             };
             stats.remarks.push((f.name.clone(), loc, message));
         }
+        if !replacements.is_empty() {
+            let old = std::mem::take(&mut f.blocks);
+            let mut replacements = replacements.into_iter().peekable();
+            for (b, block) in old.into_iter().enumerate() {
+                match replacements.peek() {
+                    Some((r, _)) if *r == b => f.blocks.extend(replacements.next().map(|(_, blocks)| blocks).unwrap_or_default()),
+                    _ => f.blocks.push(block),
+                }
+            }
+        }
     }
     stats
+}
+
+/// What the pipeliner looks up across a function, built once so that each loop costs
+/// time in its own size: block numbers to indices, predecessors, the blocks reading
+/// each value, and the value names in use.
+struct FunctionIndex {
+    index_of: HashMap<u32, usize>,
+    /// Block number -> the numbers of the blocks branching to it.
+    preds: HashMap<u32, Vec<u32>>,
+    /// Value -> (block index, whether the read is a PHI's) for every read.
+    reads: HashMap<u32, Vec<(usize, bool)>>,
+    names: Names,
+}
+
+impl FunctionIndex {
+    fn new(f: &Function, tables: &TargetTables) -> FunctionIndex {
+        let mut preds: HashMap<u32, Vec<u32>> = HashMap::default();
+        let mut reads: HashMap<u32, Vec<(usize, bool)>> = HashMap::default();
+        for (bi, block) in f.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                if is_terminator(inst, tables) {
+                    for t in inst.block_operands() {
+                        preds.entry(t).or_default().push(block.number);
+                    }
+                }
+                let phi = inst.is_phi(tables);
+                for v in inst.uses() {
+                    reads.entry(v.0).or_default().push((bi, phi));
+                }
+            }
+        }
+        for p in preds.values_mut() {
+            p.sort_unstable();
+            p.dedup();
+        }
+        FunctionIndex {
+            index_of: f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect(),
+            preds,
+            reads,
+            names: f.values.iter().map(|v| v.name.clone()).collect(),
+        }
+    }
 }
 
 /// A single-block loop.
@@ -157,7 +204,7 @@ fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
 
 /// `b` as a single-block loop: it ends in one terminator naming itself and one other
 /// block, and exactly one other block enters it.
-fn loop_shape(f: &Function, b: usize, tables: &TargetTables) -> Option<Shape> {
+fn loop_shape(f: &Function, b: usize, tables: &TargetTables, index: &FunctionIndex) -> Option<Shape> {
     let block = &f.blocks[b];
     let region = region(block, tables);
     if region.end + 1 != block.insts.len() {
@@ -169,16 +216,15 @@ fn loop_shape(f: &Function, b: usize, tables: &TargetTables) -> Option<Shape> {
         return None;
     }
     let exit_number = *targets.iter().find(|&&t| t != block.number)?;
-    let exit = f.block_index(exit_number)?;
-    let preds: Vec<usize> = (0..f.blocks.len())
-        .filter(|&p| p != b && f.blocks[p].insts.iter().filter(|i| is_terminator(i, tables)).any(|i| i.block_operands().any(|t| t == block.number)))
-        .collect();
+    let exit = *index.index_of.get(&exit_number)?;
+    let preds: Vec<u32> = index.preds.get(&block.number)?.iter().copied().filter(|&p| p != block.number).collect();
     let [preheader] = preds.as_slice() else { return None };
-    Some(Shape { block: b, preheader: *preheader, exit, region })
+    let preheader = *index.index_of.get(preheader)?;
+    Some(Shape { block: b, preheader, exit, region })
 }
 
 enum Done {
-    Pipelined { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, new_blocks: usize, extra: String },
+    Pipelined { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, blocks: Vec<Block>, extra: String },
     Annotated { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, lines: Vec<(Loc, String)> },
 }
 
@@ -335,7 +381,7 @@ fn try_ii(ii: u32, nodes: &[Node], edges: &[LoopEdge], preds: &[Vec<usize>], suc
     Ok(Schedule { ii, stages: (last / i64::from(ii)) as u32, cycle, mask: busy })
 }
 
-fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: &PressureSets, options: &Options, knobs: &PipelinerKnobs) -> Result<Done, String> {
+fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: &PressureSets, options: &Options, knobs: &PipelinerKnobs, index: &mut FunctionIndex) -> Result<Done, String> {
     let tables = model.tables;
     let phis = phis_of(f, shape, tables)?;
     let body: Vec<Inst> = f.blocks[shape.block].insts[shape.region.clone()].to_vec();
@@ -563,8 +609,8 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
         }
         return Ok(Done::Annotated { ii: schedule.ii, mii, rec, res: res_mii, stages, lines });
     }
-    let new_blocks = expand(f, shape, &phis, &body, &dag.units, &schedule, model)?;
-    Ok(Done::Pipelined { ii: schedule.ii, mii, rec, res: res_mii, stages, new_blocks, extra })
+    let blocks = expand(f, shape, &phis, &body, &dag.units, &schedule, model, index)?;
+    Ok(Done::Pipelined { ii: schedule.ii, mii, rec, res: res_mii, stages, blocks, extra })
 }
 
 fn capitalize(s: &str) -> String {
@@ -763,10 +809,6 @@ struct Expander<'a> {
 }
 
 impl Expander<'_> {
-    fn is_loop_value(&self, v: ValueId) -> bool {
-        self.phi_index.contains_key(&v.0) || self.stage_of_value.contains_key(&v.0)
-    }
-
     /// `v` in absolute iteration `i`, in straight-line code whose values are `env`.
     fn absolute(&self, env: &HashMap<(u32, i64), ValueId>, v: ValueId, i: i64) -> Result<ValueId, String> {
         if let Some(&k) = self.phi_index.get(&v.0) {
@@ -842,9 +884,10 @@ fn copy_inst(f: &mut Function, names: &mut Names, inst: &Inst, mut operand: impl
     Ok(new)
 }
 
-/// Rewrites the loop into prologue, kernel and epilogues. Returns how many blocks now
-/// stand where the loop was.
-fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], units: &[std::ops::Range<usize>], schedule: &Schedule, model: &SchedModel<'_>) -> Result<usize, String> {
+/// Rewrites the loop into prologue, kernel and epilogues: the preheader and the exit
+/// block are changed in place, and the blocks that replace the loop's are returned.
+#[allow(clippy::too_many_arguments)]
+fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], units: &[std::ops::Range<usize>], schedule: &Schedule, model: &SchedModel<'_>, index: &mut FunctionIndex) -> Result<Vec<Block>, String> {
     let tables = model.tables;
     let stages = i64::from(schedule.stages) + 1;
     let ii = i64::from(schedule.ii);
@@ -867,7 +910,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
         stage_of_value: body.iter().enumerate().flat_map(|(i, inst)| inst.defs.iter().map(move |d| (d.0, i))).map(|(v, i)| (v, stage[i])).collect(),
         stages,
     };
-    let mut names: Names = f.values.iter().map(|v| v.name.clone()).collect();
+    let names = &mut index.names;
     let b = shape.block;
     let b_number = f.blocks[b].number;
     let exit_number = f.blocks[shape.exit].number;
@@ -900,26 +943,12 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     let mut early_epilogues: Vec<Block> = (0..stages - 1).map(|t| fresh_block(format!("epilog.after{t}"))).collect();
     let mut prologue = prologue;
     // Live-out values: loop values read outside the loop (exit PHIs included).
-    let mut live_out: Vec<ValueId> = Vec::new();
-    {
-        let mut seen = HashSet::default();
-        for (bi, block) in f.blocks.iter().enumerate() {
-            if bi == b {
-                continue;
-            }
-            for inst in &block.insts {
-                for v in inst.uses() {
-                    if x.is_loop_value(v) && seen.insert(v.0) {
-                        live_out.push(v);
-                    }
-                }
-            }
-        }
-        live_out.sort_by_key(|v| v.0);
-    }
+    let loop_values: Vec<ValueId> = phis.iter().map(|p| p.value).chain(body.iter().flat_map(|i| i.defs.iter().copied())).collect();
+    let mut live_out: Vec<ValueId> = loop_values.iter().copied().filter(|v| index.reads.get(&v.0).is_some_and(|r| r.iter().any(|&(bi, _)| bi != b))).collect();
+    live_out.sort_by_key(|v| v.0);
     // Exit block: other predecessors besides the loop make new PHIs there unsound for
     // values read outside its PHIs.
-    let exit_has_other_preds = f.blocks.iter().enumerate().any(|(bi, bl)| bi != b && bl.insts.iter().filter(|i| is_terminator(i, tables)).any(|i| i.block_operands().any(|t| t == exit_number)));
+    let exit_has_other_preds = index.preds.get(&exit_number).is_some_and(|p| p.iter().any(|&n| n != b_number));
     // ---- prologue ----
     let mut env: HashMap<(u32, i64), ValueId> = HashMap::default();
     let mut snapshots: Vec<HashMap<(u32, i64), ValueId>> = Vec::new();
@@ -932,7 +961,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
             }
             let iter = t - s;
             let mut defs = Vec::new();
-            let copy = copy_inst(f, &mut names, &body[i], |_, _, v| x.absolute(&env, v, iter), |old, new| defs.push((old, new)))?;
+            let copy = copy_inst(f, names, &body[i], |_, _, v| x.absolute(&env, v, iter), |old, new| defs.push((old, new)))?;
             for (old, new) in defs {
                 env.insert((old.0, iter), new);
             }
@@ -955,7 +984,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     for &i in &order {
         let r = -stage[i];
         let mut defs = Vec::new();
-        let copy = copy_inst(f, &mut names, &body[i], |f, names, v| k.get(&x, f, names, v, r), |old, new| defs.push((old, new)))?;
+        let copy = copy_inst(f, names, &body[i], |f, names, v| k.get(&x, f, names, v, r), |old, new| defs.push((old, new)))?;
         for (old, new) in defs {
             k.current.insert(old.0, new);
         }
@@ -964,7 +993,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     let mut branch = term.clone();
     for o in &mut branch.operands {
         if let Operand::Value(v) = o {
-            *v = k.get(&x, f, &mut names, *v, 0)?;
+            *v = k.get(&x, f, names, *v, 0)?;
         }
     }
     let kernel_branch = retarget(&branch, kernel_block.number, kernel_epilogue.number);
@@ -991,7 +1020,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
             }
             let r = step - s;
             let mut defs = Vec::new();
-            let copy = copy_inst(f, &mut names, &body[i], |f, names, v| drain_get(&x, &mut k, &denv, f, names, v, r), |old, new| defs.push((old, new)))?;
+            let copy = copy_inst(f, names, &body[i], |f, names, v| drain_get(&x, &mut k, &denv, f, names, v, r), |old, new| defs.push((old, new)))?;
             for (old, new) in defs {
                 denv.insert((old.0, r), new);
             }
@@ -1000,7 +1029,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     }
     let mut kernel_exit_values = Vec::new();
     for &v in &live_out {
-        kernel_exit_values.push(drain_get(&x, &mut k, &denv, f, &mut names, v, 0)?);
+        kernel_exit_values.push(drain_get(&x, &mut k, &denv, f, names, v, 0)?);
     }
     epi_insts.push(branch_to(exit_number));
     kernel_epilogue.insts = epi_insts;
@@ -1017,7 +1046,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
                     continue;
                 }
                 let mut defs = Vec::new();
-                let copy = copy_inst(f, &mut names, &body[i], |_, _, v| x.absolute(&penv, v, iter), |old, new| defs.push((old, new)))?;
+                let copy = copy_inst(f, names, &body[i], |_, _, v| x.absolute(&penv, v, iter), |old, new| defs.push((old, new)))?;
                 for (old, new) in defs {
                     penv.insert((old.0, iter), new);
                 }
@@ -1042,7 +1071,7 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
         let (v, r, s) = k.slot_list[done];
         done += 1;
         let entry = x.absolute(&full_env, v, stages - 1 + r)?;
-        let back = if let Some(&p) = x.phi_index.get(&v.0) { k.get(&x, f, &mut names, phis[p].latch, r)? } else { k.get(&x, f, &mut names, v, r + 1)? };
+        let back = if let Some(&p) = x.phi_index.get(&v.0) { k.get(&x, f, names, phis[p].latch, r)? } else { k.get(&x, f, names, v, r + 1)? };
         phi_insts.push(Inst {
             defs: vec![s],
             opcode: Opcode::Generic(phi_opcode),
@@ -1083,28 +1112,13 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     }
     // Other reads of loop values after the loop read a new PHI of the exit block.
     let mut new_phis = Vec::new();
-    let read_elsewhere: Vec<ValueId> = {
-        let mut set = HashSet::default();
-        for (bi, block) in f.blocks.iter().enumerate() {
-            if bi == b {
-                continue;
-            }
-            for inst in block.insts.iter().filter(|i| !(bi == exit && i.is_phi(tables))) {
-                for v in inst.uses() {
-                    if x.is_loop_value(v) {
-                        set.insert(v.0);
-                    }
-                }
-            }
-        }
-        live_out.iter().copied().filter(|v| set.contains(&v.0)).collect()
-    };
+    let read_elsewhere: Vec<ValueId> = live_out.iter().copied().filter(|v| index.reads.get(&v.0).is_some_and(|r| r.iter().any(|&(bi, phi)| bi != b && !(bi == exit && phi)))).collect();
     if !read_elsewhere.is_empty() && exit_has_other_preds {
         return Err("internal: loop values read after an exit block with other predecessors".into());
     }
     for v in read_elsewhere {
         let info = f.value(v).clone();
-        let merged = f.fresh_value(&mut names, &format!("{}.swp.out", info.name), info.ty);
+        let merged = f.fresh_value(names, &format!("{}.swp.out", info.name), info.ty);
         let mut operands = Vec::new();
         for (e, &num) in exits.iter().enumerate() {
             operands.push(Operand::Value(value_in(e, v)));
@@ -1113,11 +1127,11 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
         new_phis.push(Inst { defs: vec![merged], opcode: Opcode::Generic(phi_opcode), flags: Vec::new(), operands, loc });
         replaced.insert(v.0, merged);
     }
-    for (bi, block) in f.blocks.iter_mut().enumerate() {
-        if bi == b {
-            continue;
-        }
-        for inst in block.insts.iter_mut().filter(|i| !(bi == exit && i.is_phi(tables))) {
+    let mut touched: Vec<usize> = replaced.keys().flat_map(|v| index.reads.get(v).into_iter().flatten().map(|&(bi, _)| bi)).filter(|&bi| bi != b).collect();
+    touched.sort_unstable();
+    touched.dedup();
+    for bi in touched {
+        for inst in f.blocks[bi].insts.iter_mut().filter(|i| !(bi == exit && i.is_phi(tables))) {
             for o in &mut inst.operands {
                 if let Operand::Value(v) = o {
                     if let Some(&m) = replaced.get(&v.0) {
@@ -1138,12 +1152,15 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
             }
         }
     }
+    // The exit block's predecessors are now the epilogues.
+    if let Some(p) = index.preds.get_mut(&exit_number) {
+        p.retain(|&n| n != b_number);
+        p.extend(exits.iter().copied());
+    }
     let mut replacement: Vec<Block> = prologue;
     replacement.push(kernel_block);
     replacement.push(kernel_epilogue);
     early_epilogues.reverse();
     replacement.extend(early_epilogues);
-    let count = replacement.len();
-    f.blocks.splice(b..=b, replacement);
-    Ok(count)
+    Ok(replacement)
 }
