@@ -864,9 +864,13 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 // Per-SM entries: validated here, resolved per SM below.
                                 let mut per_sm = Vec::new();
                 for e in &c.by_sm {
+                    // The entry's own line: the first after the class's naming its SM.
+                    let needle = format!("sm: {}", e.sm);
+                    let el = text.lines().enumerate().skip(l.saturating_sub(1)).find(|(_, line)| line.contains(&needle)).map_or(l, |(i, _)| i + 1);
                     let Some(sm) = b.sm_names.iter().position(|n| *n == e.sm) else {
-                        return Err(b.err_at(b.unknown("SM", &e.sm, b.sm_names.iter().map(String::as_str).collect()), file, l, &e.sm));
+                        return Err(b.err_at(b.unknown("SM", &e.sm, b.sm_names.iter().map(String::as_str).collect()), file, el, &e.sm));
                     };
+                    let l = el;
                     if e.latency == 0 || e.issue == Some(0) {
                         return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}` on {}: latency and issue must be at least 1", c.name, e.sm)), file, l, &e.sm));
                     }

@@ -107,6 +107,11 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
         if !f.ssa {
             continue;
         }
+        // Most functions have no single-block loop: skip the index for them.
+        let has_self_loop = f.blocks.iter().any(|bl| bl.insts.last().is_some_and(|t| t.block_operands().any(|n| n == bl.number)));
+        if !has_self_loop {
+            continue;
+        }
         let mut index = FunctionIndex::new(f, tables);
         // Loops are rewritten in place (their blocks left where they are, so indices
         // stay valid) and the new blocks spliced in at the end, all at once.
@@ -576,7 +581,10 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
     }
     let Some(schedule) = found else { return Err(failure) };
     let stages = schedule.stages + 1;
-    let mut extra = String::new();
+    // One iteration alone takes its critical path; pipelined, one starts every II.
+    let asap0 = longest_paths(n, &edges.iter().copied().filter(|e| e.distance == 0).collect::<Vec<_>>(), 0, &vec![0; n]).unwrap_or_else(|| vec![0; n]);
+    let critical = (0..n).map(|v| asap0[v] + i64::from(dag.latency[v])).max().unwrap_or(0);
+    let mut extra = format!(", iteration critical path {critical} cycles");
     if knobs.annotate || knobs.dbg_res {
         extra.push_str(&format!("; graph: {n} nodes, {} edges", edges.len()));
     }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The loop kernels of tests/sched/ through the swing modulo scheduler, per SM: what the
+# pipeliner decided (II against MII, stages, one iteration's critical path, so the
+# latency hidden per iteration is that path less II), then ptxas -v registers and the
+# SASS instruction count (sm_75+, cuobjdump -sass, NOPs excluded) without the pipeliner
+# (enable-pipeliner=false) and with it.
+#
+#   scripts/sched-loops.sh                         # default knobs (at most 3 stages past the first)
+#   KNOBS="pipeliner-max-stages=100 pipeliner-max-mii=100" scripts/sched-loops.sh
+#   SMS="sm_80" scripts/sched-loops.sh
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+ptxas="${PTXAS:-$(cd "$root" && scripts/install-ptxas.sh 2>/dev/null | tail -n 1)}"
+cuobjdump="${CUOBJDUMP:-$(cd "$root" && scripts/install-sass-tools.sh 2>/dev/null | tail -n 1)}"
+export PATH="$(dirname "$cuobjdump"):$PATH"
+sms="${SMS:-sm_60 sm_70 sm_80 sm_90}"
+(cd "$root" && cargo build --release --quiet -p backend --bin ptxc)
+ptxc="$root/target/release/ptxc"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+knobs=()
+for k in ${KNOBS:-}; do knobs+=(--knob "$k"); done
+regs() { "$ptxas" -v -arch="$2" "$1" -o "$3.cubin" 2> "$3.log" || { echo "x"; return; }
+  awk '/Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "Used") { r = $(i+1); if (r > max) max = r } } END { print max + 0 }' "$3.log"; }
+sass() { case "$2" in sm_5*|sm_6*|sm_70|sm_72) echo "-";; *) "$cuobjdump" -sass "$1.cubin" 2>/dev/null | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -vcE '\bNOP\b' || true;; esac; }
+printf "%-16s %-6s | %-58s | %9s | %11s\n" kernel sm "pipeliner" "regs" "SASS"
+printf "%-16s %-6s | %-58s | %4s %4s | %5s %5s\n" "" "" "" off on off on
+for f in "$root"/tests/sched/*.mir; do
+  k="$(basename "$f" .mir)"
+  for sm in $sms; do
+    "$ptxc" compile "$f" --sm "$sm" "${knobs[@]}" --knob enable-pipeliner=false -o "$tmp/off.ptx"
+    "$ptxc" compile "$f" --sm "$sm" "${knobs[@]}" --remarks pipeliner -o "$tmp/on.ptx" 2> "$tmp/remarks"
+    what="$(grep -v '@\*' "$tmp/remarks" | sed -E 's/.*(loop|bb\.[0-9]+): //; s/Pipelined succesfully! //; s/Minimal Initiation Interval too large/MII too large/; s/Refer to.*//; s/iteration critical path/path/' | head -n 1)"
+    r_off="$(regs "$tmp/off.ptx" "$sm" "$tmp/off")"; r_on="$(regs "$tmp/on.ptx" "$sm" "$tmp/on")"
+    printf "%-16s %-6s | %-58.58s | %4s %4s | %5s %5s\n" "$k" "$sm" "$what" "$r_off" "$r_on" "$(sass "$tmp/off" "$sm")" "$(sass "$tmp/on" "$sm")"
+  done
+done
