@@ -66,7 +66,12 @@ fn address_slots(name: &str) -> Option<(usize, usize, u64)> {
 
 /// The machine operand index of pattern operand `k` (operands that are not `align`).
 fn leaf_operand(inst: &Inst, k: usize) -> Option<usize> {
-    inst.operands.iter().enumerate().filter(|(_, o)| !matches!(o, Operand::Align(_))).nth(k).map(|(i, _)| i)
+    inst.operands
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| !matches!(o, Operand::Align(_)))
+        .nth(k)
+        .map(|(i, _)| i)
 }
 
 /// The address of a load or store: base register or frame object, constant offset,
@@ -93,7 +98,9 @@ pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access
             let p = tables.patterns.get(m as usize)?;
             let root = p.nodes.first()?;
             let operand = |arg: NodeArg| match arg {
-                NodeArg::Leaf(k) => leaf_operand(inst, k as usize).and_then(|i| inst.operands.get(i)),
+                NodeArg::Leaf(k) => {
+                    leaf_operand(inst, k as usize).and_then(|i| inst.operands.get(i))
+                }
                 NodeArg::Node(_) => None,
             };
             let node_base = |arg: NodeArg| -> Option<Base> {
@@ -104,7 +111,9 @@ pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access
                     },
                     NodeArg::Node(n) => {
                         let node = p.nodes.get(n as usize)?;
-                        let name = tables.opcode_info(target_desc::tables::OpcodeId(node.opcode))?.name;
+                        let name = tables
+                            .opcode_info(target_desc::tables::OpcodeId(node.opcode))?
+                            .name;
                         if name != "FRAME_INDEX" {
                             return None;
                         }
@@ -119,7 +128,9 @@ pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access
                 Some(arg @ NodeArg::Leaf(_)) => base = node_base(arg),
                 Some(NodeArg::Node(n)) => {
                     let node = p.nodes.get(n as usize)?;
-                    let name = tables.opcode_info(target_desc::tables::OpcodeId(node.opcode))?.name;
+                    let name = tables
+                        .opcode_info(target_desc::tables::OpcodeId(node.opcode))?
+                        .name;
                     match name {
                         "PTR_ADD" => {
                             base = node_base(*node.args.first()?);
@@ -145,10 +156,28 @@ pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access
     };
     // Bytes: a narrow memory type (`i8`, `i16`, `i32` flags of extending loads and
     // truncating stores), else the data type, per lane.
-    let narrow = ["i8", "i16", "i32"].iter().zip([1u64, 2, 4]).find(|(n, _)| inst.has_flag(n) || pattern_has_flag(inst, tables, n)).map(|(_, b)| b);
-    let data = if info.name.starts_with("LOAD") { inst.defs.first().map(|d| f.value(*d).ty) } else { inst.uses().next().map(|v| f.value(v).ty) };
-    let size = narrow.or_else(|| data.and_then(|t| tables.type_info(t)).map(|t| u64::from(t.bits).div_ceil(8))).map(|b| b * lanes);
-    Some(Access { base, offset, size, pointer_type })
+    let narrow = ["i8", "i16", "i32"]
+        .iter()
+        .zip([1u64, 2, 4])
+        .find(|(n, _)| inst.has_flag(n) || pattern_has_flag(inst, tables, n))
+        .map(|(_, b)| b);
+    let data = if info.name.starts_with("LOAD") {
+        inst.defs.first().map(|d| f.value(*d).ty)
+    } else {
+        inst.uses().next().map(|v| f.value(v).ty)
+    };
+    let size = narrow
+        .or_else(|| {
+            data.and_then(|t| tables.type_info(t))
+                .map(|t| u64::from(t.bits).div_ceil(8))
+        })
+        .map(|b| b * lanes);
+    Some(Access {
+        base,
+        offset,
+        size,
+        pointer_type,
+    })
 }
 
 fn pattern_has_flag(inst: &Inst, tables: &TargetTables, flag: &str) -> bool {
@@ -164,7 +193,12 @@ pub struct MemoryModel {
 impl MemoryModel {
     pub fn new(model: &SchedModel<'_>) -> MemoryModel {
         let frame_space = model.tables.opcode("FRAME_INDEX").and_then(|fi| {
-            model.tables.types.iter().find(|t| t.kind == TypeKind::Pointer && model.sm.is_legal(fi, VtId(t.id))).map(|t| t.addrspace)
+            model
+                .tables
+                .types
+                .iter()
+                .find(|t| t.kind == TypeKind::Pointer && model.sm.is_legal(fi, VtId(t.id)))
+                .map(|t| t.addrspace)
         });
         MemoryModel { frame_space }
     }
@@ -179,7 +213,9 @@ impl MemoryModel {
 
     /// Whether two accesses (at least one a store) may touch the same byte.
     pub fn may_alias(&self, a: Option<&Access>, b: Option<&Access>, tables: &TargetTables) -> bool {
-        let (Some(a), Some(b)) = (a, b) else { return true };
+        let (Some(a), Some(b)) = (a, b) else {
+            return true;
+        };
         for x in [a, b] {
             if x.pointer_type.is_some_and(|t| read_only_pointer(tables, t)) {
                 return false;
@@ -195,7 +231,9 @@ impl MemoryModel {
         match (a.base, b.base) {
             (Some(Base::Frame(x)), Some(Base::Frame(y))) if x != y => false,
             (Some(x), Some(y)) if x == y => match (a.offset, a.size, b.offset, b.size) {
-                (Some(oa), Some(za), Some(ob), Some(zb)) => oa < ob + zb as i64 && ob < oa + za as i64,
+                (Some(oa), Some(za), Some(ob), Some(zb)) => {
+                    oa < ob + zb as i64 && ob < oa + za as i64
+                }
                 _ => true,
             },
             _ => true,
@@ -243,14 +281,23 @@ pub fn region(block: &Block, tables: &TargetTables) -> std::ops::Range<usize> {
     let start = block.insts.iter().take_while(|i| i.is_phi(tables)).count();
     let end = block.insts[start..]
         .iter()
-        .position(|i| opcode_info(i.opcode, tables).is_some_and(|o| o.props & target_desc::tables::props::TERMINATOR != 0))
+        .position(|i| {
+            opcode_info(i.opcode, tables)
+                .is_some_and(|o| o.props & target_desc::tables::props::TERMINATOR != 0)
+        })
         .map_or(block.insts.len(), |p| start + p);
     start..end
 }
 
 impl Dag {
     /// Builds the graph of `insts` (a region, in program order).
-    pub fn build(f: &Function, insts: &[Inst], start: usize, model: &SchedModel<'_>, memory: &MemoryModel) -> Dag {
+    pub fn build(
+        f: &Function,
+        insts: &[Inst],
+        start: usize,
+        model: &SchedModel<'_>,
+        memory: &MemoryModel,
+    ) -> Dag {
         let tables = model.tables;
         // Units: carry readers join the unit before them.
         let mut units: Vec<std::ops::Range<usize>> = Vec::with_capacity(insts.len());
@@ -261,7 +308,10 @@ impl Dag {
             }
         }
         let n = units.len();
-        let latency: Vec<u32> = units.iter().map(|u| model.latency(f, &insts[u.end - 1])).collect();
+        let latency: Vec<u32> = units
+            .iter()
+            .map(|u| model.latency(f, &insts[u.end - 1]))
+            .collect();
         let mut edges: Vec<(u32, u32, u32, EdgeKind)> = Vec::with_capacity(insts.len() * 2);
         // Registers.
         let mut last_def: HashMap<u32, u32> = HashMap::default();
@@ -325,8 +375,16 @@ impl Dag {
                             continue;
                         }
                         for (p, p_store, p_addr) in &pending {
-                            if *p != u && (store || *p_store) && memory.may_alias(address.as_ref(), p_addr.as_ref(), tables) {
-                                edges.push((*p, u, if *p_store && !store { 1 } else { 0 }, EdgeKind::Order));
+                            if *p != u
+                                && (store || *p_store)
+                                && memory.may_alias(address.as_ref(), p_addr.as_ref(), tables)
+                            {
+                                edges.push((
+                                    *p,
+                                    u,
+                                    if *p_store && !store { 1 } else { 0 },
+                                    EdgeKind::Order,
+                                ));
                             }
                         }
                         pending.push((u, store, address));
@@ -340,10 +398,26 @@ impl Dag {
         let mut succs = vec![Vec::new(); n];
         let mut preds = vec![Vec::new(); n];
         for (from, to, latency, kind) in edges {
-            succs[from as usize].push(Edge { other: to, latency, kind, distance: 0 });
-            preds[to as usize].push(Edge { other: from, latency, kind, distance: 0 });
+            succs[from as usize].push(Edge {
+                other: to,
+                latency,
+                kind,
+                distance: 0,
+            });
+            preds[to as usize].push(Edge {
+                other: from,
+                latency,
+                kind,
+                distance: 0,
+            });
         }
-        Dag { start, units, succs, preds, latency }
+        Dag {
+            start,
+            units,
+            succs,
+            preds,
+            latency,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -364,7 +438,12 @@ impl Dag {
         let mut h = vec![0u32; self.len()];
         // Edges go forward in program order, so reverse order is topological.
         for u in (0..self.len()).rev() {
-            h[u] = self.succs[u].iter().filter(|e| e.distance == 0).map(|e| e.latency + h[e.other as usize]).max().unwrap_or(0);
+            h[u] = self.succs[u]
+                .iter()
+                .filter(|e| e.distance == 0)
+                .map(|e| e.latency + h[e.other as usize])
+                .max()
+                .unwrap_or(0);
         }
         h
     }
@@ -373,7 +452,12 @@ impl Dag {
     pub fn asap(&self) -> Vec<u32> {
         let mut a = vec![0u32; self.len()];
         for u in 0..self.len() {
-            a[u] = self.preds[u].iter().filter(|e| e.distance == 0).map(|e| a[e.other as usize] + e.latency).max().unwrap_or(0);
+            a[u] = self.preds[u]
+                .iter()
+                .filter(|e| e.distance == 0)
+                .map(|e| a[e.other as usize] + e.latency)
+                .max()
+                .unwrap_or(0);
         }
         a
     }

@@ -77,7 +77,12 @@ fn schedule_length(dag: &Dag, order: &[usize]) -> u32 {
     let mut cycle = 0u32;
     let mut end = 0u32;
     for &u in order {
-        let ready = dag.preds[u].iter().filter(|e| e.distance == 0).map(|e| start[e.other as usize] + e.latency).max().unwrap_or(0);
+        let ready = dag.preds[u]
+            .iter()
+            .filter(|e| e.distance == 0)
+            .map(|e| start[e.other as usize] + e.latency)
+            .max()
+            .unwrap_or(0);
         cycle = cycle.max(ready);
         start[u] = cycle;
         end = end.max(cycle + dag.latency[u]);
@@ -88,12 +93,22 @@ fn schedule_length(dag: &Dag, order: &[usize]) -> u32 {
 
 /// Schedules every block of `f`. Returns one report per block with a region of two or
 /// more units.
-pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedModel<'_>, sets: &PressureSets, options: &crate::options::Options, list: ListOptions) -> Vec<BlockReport> {
+pub fn schedule_function(
+    f: &mut Function,
+    tables: &TargetTables,
+    model: &SchedModel<'_>,
+    sets: &PressureSets,
+    options: &crate::options::Options,
+    list: ListOptions,
+) -> Vec<BlockReport> {
     let memory = MemoryModel::new(model);
     let cfg = crate::machine::cfg::Cfg::new(f, tables);
     let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
     let targets = sets.targets(f, options);
-    let function_peak = (0..f.blocks.len()).map(|b| pressure.peak[b][0]).max().unwrap_or(0);
+    let function_peak = (0..f.blocks.len())
+        .map(|b| pressure.peak[b][0])
+        .max()
+        .unwrap_or(0);
     let warps_before = warps_for(sets.occupancy.as_ref(), function_peak);
     let headroom = list.headroom;
     let mut reports = Vec::new();
@@ -114,26 +129,63 @@ pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedM
             after.extend(inst.uses().map(|v| v.0));
         }
         let before_peak = pressure.peak[b].clone();
-        let over = before_peak.iter().zip(&targets).any(|(p, t)| i64::from(*p) > *t);
+        let over = before_peak
+            .iter()
+            .zip(&targets)
+            .any(|(p, t)| i64::from(*p) > *t);
         let pressure_mode = over || list.sched4reg;
         // The most the general set may reach: with `sched-latency-headroom` 0 (the
         // default) the block's own peak, since ptxas schedules for latency again and
         // keeps whatever pressure our order implies; more lets latency win up to the
         // target, never lowering the function's occupancy.
-        let mut allowance = (before_peak[0] + headroom).min(targets[0].max(0) as u32).max(before_peak[0]);
+        let mut allowance = (before_peak[0] + headroom)
+            .min(targets[0].max(0) as u32)
+            .max(before_peak[0]);
         if !over {
-            while allowance > function_peak && allowance > before_peak[0] && warps_for(sets.occupancy.as_ref(), allowance) < warps_before {
+            while allowance > function_peak
+                && allowance > before_peak[0]
+                && warps_for(sets.occupancy.as_ref(), allowance) < warps_before
+            {
                 allowance -= 1;
             }
         }
         // Live at the region's start: what it or later code reads that it does not define.
         let start_pressure = {
-            let defined: rustc_hash::FxHashSet<u32> = insts.iter().flat_map(|i| i.defs.iter().map(|d| d.0)).collect();
-            let mut live: rustc_hash::FxHashSet<u32> = after.iter().copied().filter(|v| !defined.contains(v)).collect();
-            live.extend(insts.iter().flat_map(|i| i.uses()).map(|v| v.0).filter(|v| !defined.contains(v)));
-            live.iter().map(|&v| sets.of(f, ValueId(v)).filter(|(s, _)| *s == 0).map_or(0, |(_, w)| w)).sum::<u32>()
+            let defined: rustc_hash::FxHashSet<u32> = insts
+                .iter()
+                .flat_map(|i| i.defs.iter().map(|d| d.0))
+                .collect();
+            let mut live: rustc_hash::FxHashSet<u32> = after
+                .iter()
+                .copied()
+                .filter(|v| !defined.contains(v))
+                .collect();
+            live.extend(
+                insts
+                    .iter()
+                    .flat_map(|i| i.uses())
+                    .map(|v| v.0)
+                    .filter(|v| !defined.contains(v)),
+            );
+            live.iter()
+                .map(|&v| {
+                    sets.of(f, ValueId(v))
+                        .filter(|(s, _)| *s == 0)
+                        .map_or(0, |(_, w)| w)
+                })
+                .sum::<u32>()
         };
-        let order = list_schedule(f, insts, &dag, model, sets, &after, pressure_mode, start_pressure, allowance);
+        let order = list_schedule(
+            f,
+            insts,
+            &dag,
+            model,
+            sets,
+            &after,
+            pressure_mode,
+            start_pressure,
+            allowance,
+        );
         let identity: Vec<usize> = (0..dag.len()).collect();
         let mut report = BlockReport {
             block: b,
@@ -162,12 +214,28 @@ pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedM
         f.blocks[b].insts.splice(range.clone(), new);
         let after_peak = pressure.block_peak(f, b, &cfg.succs, sets, tables);
         let reason = if over {
-            after_peak.iter().zip(&before_peak).any(|(a, p)| a > p).then_some("pressure would rise in a block over its target")
-        } else if after_peak[0] > allowance || after_peak.iter().zip(&before_peak).skip(1).any(|(a, p)| a > p) {
+            after_peak
+                .iter()
+                .zip(&before_peak)
+                .any(|(a, p)| a > p)
+                .then_some("pressure would rise in a block over its target")
+        } else if after_peak[0] > allowance
+            || after_peak
+                .iter()
+                .zip(&before_peak)
+                .skip(1)
+                .any(|(a, p)| a > p)
+        {
             Some("pressure would rise")
-        } else if after_peak.iter().zip(&targets).any(|(a, t)| i64::from(*a) > *t) {
+        } else if after_peak
+            .iter()
+            .zip(&targets)
+            .any(|(a, t)| i64::from(*a) > *t)
+        {
             Some("pressure would exceed the target")
-        } else if after_peak[0] > function_peak && warps_for(sets.occupancy.as_ref(), after_peak[0]) < warps_before {
+        } else if after_peak[0] > function_peak
+            && warps_for(sets.occupancy.as_ref(), after_peak[0]) < warps_before
+        {
             Some("occupancy would drop")
         } else if report.length_after >= report.length_before && after_peak[0] >= before_peak[0] {
             Some("no gain")
@@ -192,15 +260,35 @@ pub fn schedule_function(f: &mut Function, tables: &TargetTables, model: &SchedM
 type Rank = (u32, u32, Reverse<u32>, Reverse<usize>);
 
 #[allow(clippy::too_many_arguments)]
-fn list_schedule(f: &Function, insts: &[Inst], dag: &Dag, model: &SchedModel<'_>, sets: &PressureSets, live_after: &rustc_hash::FxHashSet<u32>, pressure_mode: bool, start_pressure: u32, allowance: u32) -> Vec<usize> {
+fn list_schedule(
+    f: &Function,
+    insts: &[Inst],
+    dag: &Dag,
+    model: &SchedModel<'_>,
+    sets: &PressureSets,
+    live_after: &rustc_hash::FxHashSet<u32>,
+    pressure_mode: bool,
+    start_pressure: u32,
+    allowance: u32,
+) -> Vec<usize> {
     let n = dag.len();
     let heights = dag.heights();
     let asap = dag.asap();
-    let critical = heights.iter().zip(&asap).map(|(h, a)| h + a).max().unwrap_or(0);
+    let critical = heights
+        .iter()
+        .zip(&asap)
+        .map(|(h, a)| h + a)
+        .max()
+        .unwrap_or(0);
     let rank = |u: usize| -> Rank {
         let alap = critical - heights[u];
         let inst = &insts[dag.units[u].start];
-        (heights[u], model.priority(inst, asap[u]), Reverse(alap - asap[u]), Reverse(u))
+        (
+            heights[u],
+            model.priority(inst, asap[u]),
+            Reverse(alap - asap[u]),
+            Reverse(u),
+        )
     };
     // Remaining reads of each value inside the region; values read after it never die.
     let mut remaining: HashMap<u32, u32> = HashMap::default();
@@ -209,7 +297,11 @@ fn list_schedule(f: &Function, insts: &[Inst], dag: &Dag, model: &SchedModel<'_>
             *remaining.entry(v.0).or_default() += 1;
         }
     }
-    let weight = |v: ValueId| sets.of(f, v).filter(|(s, _)| *s == 0).map_or(0i64, |(_, w)| i64::from(w));
+    let weight = |v: ValueId| {
+        sets.of(f, v)
+            .filter(|(s, _)| *s == 0)
+            .map_or(0i64, |(_, w)| i64::from(w))
+    };
     // Pressure change of the general set if `u` went next.
     let delta = |u: usize, remaining: &HashMap<u32, u32>| -> i64 {
         let mut d = 0i64;
@@ -243,7 +335,11 @@ fn list_schedule(f: &Function, insts: &[Inst], dag: &Dag, model: &SchedModel<'_>
         }
         d
     };
-    let mut preds_left: Vec<u32> = dag.preds.iter().map(|p| p.iter().filter(|e| e.distance == 0).count() as u32).collect();
+    let mut preds_left: Vec<u32> = dag
+        .preds
+        .iter()
+        .map(|p| p.iter().filter(|e| e.distance == 0).count() as u32)
+        .collect();
     let mut earliest = vec![0u32; n];
     // Pending: waiting for operands (by cycle); available: ready now (by rank).
     let mut pending: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::new();
@@ -282,19 +378,24 @@ fn list_schedule(f: &Function, insts: &[Inst], dag: &Dag, model: &SchedModel<'_>
             }
             let deltas: Vec<i64> = held.iter().map(|(_, u)| delta(*u, &remaining)).collect();
             if pressure_mode {
-                let i = (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0);
+                let i = (0..held.len())
+                    .min_by_key(|&i| (deltas[i], Reverse(held[i].0)))
+                    .unwrap_or(0);
                 break (i, deltas[i]);
             }
-            if let Some(i) = (0..held.len()).find(|&i| current + deltas[i] <= i64::from(allowance)) {
+            if let Some(i) = (0..held.len()).find(|&i| current + deltas[i] <= i64::from(allowance))
+            {
                 break (i, deltas[i]);
             }
-            match pending.pop() {
-                Some(Reverse((c, u))) if held.len() < LOOK_AHEAD => {
+            match (held.len() < LOOK_AHEAD).then(|| pending.pop()).flatten() {
+                Some(Reverse((c, u))) => {
                     cycle = cycle.max(c);
                     available.push((rank(u), u));
                 }
-                _ => {
-                    let i = (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0);
+                None => {
+                    let i = (0..held.len())
+                        .min_by_key(|&i| (deltas[i], Reverse(held[i].0)))
+                        .unwrap_or(0);
                     break (i, deltas[i]);
                 }
             }

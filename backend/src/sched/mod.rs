@@ -28,12 +28,20 @@ pub struct SchedStats {
 }
 
 /// Runs the list scheduler over every function of `module`.
-pub fn run_list_scheduler(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> SchedStats {
+pub fn run_list_scheduler(
+    module: &mut Module,
+    tables: &TargetTables,
+    sm: &SmTables,
+    options: &Options,
+) -> SchedStats {
     let model = model::SchedModel::new(tables, sm);
     let sets = PressureSets::new(tables, sm);
     let list_options = list::ListOptions {
         sched4reg: options.flag("nvptx-sched4reg") == Some(true),
-        headroom: options.int("sched-latency-headroom").unwrap_or(0).clamp(0, 255) as u32,
+        headroom: options
+            .int("sched-latency-headroom")
+            .unwrap_or(0)
+            .clamp(0, 255) as u32,
     };
     let mut stats = SchedStats::default();
     for f in &mut module.functions {
@@ -55,7 +63,11 @@ pub fn run_list_scheduler(module: &mut Module, tables: &TargetTables, sm: &SmTab
                 Some("already in order") => "kept the input order (already in order)".to_string(),
                 Some(why) => format!("kept the input order ({why}; the new order would have had pressure {} and critical path {})", r.peak_after, r.length_after),
             };
-            let (peak_after, length_after) = if r.kept { (r.peak_after, r.length_after) } else { (r.peak_before, r.length_before) };
+            let (peak_after, length_after) = if r.kept {
+                (r.peak_after, r.length_after)
+            } else {
+                (r.peak_before, r.length_before)
+            };
             let message = format!(
                 "{}: {} units, {} edges, {} mode: pressure {} -> {}, critical path {} -> {} cycles; {}",
                 block.label(),

@@ -25,7 +25,9 @@ impl<'t> SchedModel<'t> {
     /// access pointer type; the default class otherwise.
     pub fn class_of(&self, f: &Function, inst: &Inst) -> usize {
         let s = &self.tables.scheduling;
-        let Some(info) = opcode_info(inst.opcode, self.tables) else { return s.default_latency_class as usize };
+        let Some(info) = opcode_info(inst.opcode, self.tables) else {
+            return s.default_latency_class as usize;
+        };
         let ty = data_type(f, inst);
         let space: Option<u8> = access(f, inst, self.tables).and_then(|a: Access| a.pointer_type);
         s.latency_classes
@@ -40,7 +42,11 @@ impl<'t> SchedModel<'t> {
 
     /// The class's figures on this SM.
     pub fn cost_of_class(&self, class: usize) -> SchedCost {
-        self.sm.latencies.get(class).copied().unwrap_or(SchedCost { latency: 1, issue: 1, source: self.sm.source })
+        self.sm.latencies.get(class).copied().unwrap_or(SchedCost {
+            latency: 1,
+            issue: 1,
+            source: self.sm.source,
+        })
     }
 
     /// Cycles from the start of `inst` until a dependent instruction may start.
@@ -51,7 +57,12 @@ impl<'t> SchedModel<'t> {
     /// The functional unit `inst` occupies and for how many cycles.
     pub fn unit(&self, f: &Function, inst: &Inst) -> (usize, u32) {
         let class = self.class_of(f, inst);
-        let unit = self.tables.scheduling.latency_classes.get(class).map_or(0, |c| c.unit as usize);
+        let unit = self
+            .tables
+            .scheduling
+            .latency_classes
+            .get(class)
+            .map_or(0, |c| c.unit as usize);
         (unit, self.cost_of_class(class).issue)
     }
 
@@ -63,12 +74,17 @@ impl<'t> SchedModel<'t> {
     /// priority table whose categories hold `inst`'s and whose `[start, end]` holds its
     /// earliest cycle `asap`; 0 when none does.
     pub fn priority(&self, inst: &Inst, asap: u32) -> u32 {
-        let Some(info) = opcode_info(inst.opcode, self.tables) else { return 0 };
+        let Some(info) = opcode_info(inst.opcode, self.tables) else {
+            return 0;
+        };
         self.tables
             .scheduling
             .priorities
             .iter()
-            .find(|p| p.categories.iter().any(|k| info.categories.contains(k)) && (p.start..=p.end).contains(&asap))
+            .find(|p| {
+                p.categories.iter().any(|k| info.categories.contains(k))
+                    && (p.start..=p.end).contains(&asap)
+            })
             .map_or(0, |p| p.priority)
     }
 }
@@ -76,7 +92,10 @@ impl<'t> SchedModel<'t> {
 /// The type an instruction computes on: its first result's, or (stores and other
 /// instructions without results) its first value operand's.
 pub fn data_type(f: &Function, inst: &Inst) -> Option<VtId> {
-    inst.defs.first().map(|d| f.value(*d).ty).or_else(|| inst.uses().next().map(|v| f.value(v).ty))
+    inst.defs
+        .first()
+        .map(|d| f.value(*d).ty)
+        .or_else(|| inst.uses().next().map(|v| f.value(v).ty))
 }
 
 /// How an instruction constrains the order of others beyond its registers.
@@ -95,10 +114,14 @@ pub enum Ordering {
 
 /// The ordering class of `inst`.
 pub fn ordering(inst: &Inst, tables: &TargetTables) -> Ordering {
-    let Some(info) = opcode_info(inst.opcode, tables) else { return Ordering::Barrier };
+    let Some(info) = opcode_info(inst.opcode, tables) else {
+        return Ordering::Barrier;
+    };
     let mut p = info.props;
     if info.name == "INTRINSIC" {
-        let Some(Operand::Symbol(name)) = inst.operands.first() else { return Ordering::Barrier };
+        let Some(Operand::Symbol(name)) = inst.operands.first() else {
+            return Ordering::Barrier;
+        };
         match tables.intrinsics.iter().find(|i| i.name == name) {
             Some(intrinsic) => p |= intrinsic.props,
             None => return Ordering::Barrier,
@@ -106,7 +129,9 @@ pub fn ordering(inst: &Inst, tables: &TargetTables) -> Ordering {
     }
     let pattern_flag = |flag: &str| matches!(inst.opcode, Opcode::Machine(m) if tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&flag)));
     let volatile = inst.has_flag("volatile") || pattern_flag("volatile");
-    if p & (props::SIDE_EFFECTS | props::CALL | props::CONVERGENT | props::TERMINATOR) != 0 || volatile {
+    if p & (props::SIDE_EFFECTS | props::CALL | props::CONVERGENT | props::TERMINATOR) != 0
+        || volatile
+    {
         return Ordering::Barrier;
     }
     if p & props::MAY_STORE != 0 {
@@ -125,7 +150,9 @@ pub fn ordering(inst: &Inst, tables: &TargetTables) -> Ordering {
 /// Whether `vt` is a pointer into memory nothing may write (kernel parameters,
 /// constants), by the description's `writable: false`.
 pub fn read_only_pointer(tables: &TargetTables, vt: u8) -> bool {
-    tables.type_info(VtId(vt)).is_some_and(|t| t.kind == TypeKind::Pointer && !t.writable)
+    tables
+        .type_info(VtId(vt))
+        .is_some_and(|t| t.kind == TypeKind::Pointer && !t.writable)
 }
 
 /// The generic opcode id named `name`, if the description has it.

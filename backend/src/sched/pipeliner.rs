@@ -93,12 +93,21 @@ impl PipelinerKnobs {
             register_pressure: flag("pipeliner-register-pressure", false),
             pressure_margin: int("pipeliner-register-pressure-margin", 5).min(100),
             copy_to_phi: flag("pipeliner-enable-copytophi", true),
-            issue_width: if width > 0 { width } else { u32::from(tables.scheduling.issue_width).max(1) },
+            issue_width: if width > 0 {
+                width
+            } else {
+                u32::from(tables.scheduling.issue_width).max(1)
+            },
         }
     }
 }
 
-pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> PipelinerStats {
+pub fn run(
+    module: &mut Module,
+    tables: &TargetTables,
+    sm: &SmTables,
+    options: &Options,
+) -> PipelinerStats {
     let model = SchedModel::new(tables, sm);
     let knobs = PipelinerKnobs::from(options, tables);
     let sets = PressureSets::new(tables, sm);
@@ -108,7 +117,11 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
             continue;
         }
         // Most functions have no single-block loop: skip the index for them.
-        let has_self_loop = f.blocks.iter().any(|bl| bl.insts.last().is_some_and(|t| t.block_operands().any(|n| n == bl.number)));
+        let has_self_loop = f.blocks.iter().any(|bl| {
+            bl.insts
+                .last()
+                .is_some_and(|t| t.block_operands().any(|n| n == bl.number))
+        });
         if !has_self_loop {
             continue;
         }
@@ -117,18 +130,35 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
         // stay valid) and the new blocks spliced in at the end, all at once.
         let mut replacements: Vec<(usize, Vec<Block>)> = Vec::new();
         for b in 0..f.blocks.len() {
-            let Some(shape) = loop_shape(f, b, tables, &index) else { continue };
+            let Some(shape) = loop_shape(f, b, tables, &index) else {
+                continue;
+            };
             stats.loops += 1;
             let label = f.blocks[b].label();
             let loc = f.blocks[b].loc;
             let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, &mut index);
             let message = match outcome {
-                Ok(Done::Pipelined { ii, mii, rec, res, stages, blocks, extra }) => {
+                Ok(Done::Pipelined {
+                    ii,
+                    mii,
+                    rec,
+                    res,
+                    stages,
+                    blocks,
+                    extra,
+                }) => {
                     stats.pipelined += 1;
                     replacements.push((b, blocks));
                     format!("{label}: Pipelined succesfully! II={ii}, MII={mii} (RecMII={rec}, ResMII={res}), stages={stages}{extra}")
                 }
-                Ok(Done::Annotated { ii, mii, rec, res, stages, lines }) => {
+                Ok(Done::Annotated {
+                    ii,
+                    mii,
+                    rec,
+                    res,
+                    stages,
+                    lines,
+                }) => {
                     stats.annotated += 1;
                     for (loc, line) in lines {
                         stats.remarks.push((f.name.clone(), loc, line));
@@ -144,7 +174,12 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
             let mut replacements = replacements.into_iter().peekable();
             for (b, block) in old.into_iter().enumerate() {
                 match replacements.peek() {
-                    Some((r, _)) if *r == b => f.blocks.extend(replacements.next().map(|(_, blocks)| blocks).unwrap_or_default()),
+                    Some((r, _)) if *r == b => f.blocks.extend(
+                        replacements
+                            .next()
+                            .map(|(_, blocks)| blocks)
+                            .unwrap_or_default(),
+                    ),
                     _ => f.blocks.push(block),
                 }
             }
@@ -187,7 +222,12 @@ impl FunctionIndex {
             p.dedup();
         }
         FunctionIndex {
-            index_of: f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect(),
+            index_of: f
+                .blocks
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (b.number, i))
+                .collect(),
             preds,
             reads,
             names: f.values.iter().map(|v| v.name.clone()).collect(),
@@ -204,12 +244,18 @@ struct Shape {
 }
 
 fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
-    opcode_info(inst.opcode, tables).is_some_and(|o| o.props & target_desc::tables::props::TERMINATOR != 0)
+    opcode_info(inst.opcode, tables)
+        .is_some_and(|o| o.props & target_desc::tables::props::TERMINATOR != 0)
 }
 
 /// `b` as a single-block loop: it ends in one terminator naming itself and one other
 /// block, and exactly one other block enters it.
-fn loop_shape(f: &Function, b: usize, tables: &TargetTables, index: &FunctionIndex) -> Option<Shape> {
+fn loop_shape(
+    f: &Function,
+    b: usize,
+    tables: &TargetTables,
+    index: &FunctionIndex,
+) -> Option<Shape> {
     let block = &f.blocks[b];
     let region = region(block, tables);
     if region.end + 1 != block.insts.len() {
@@ -222,15 +268,43 @@ fn loop_shape(f: &Function, b: usize, tables: &TargetTables, index: &FunctionInd
     }
     let exit_number = *targets.iter().find(|&&t| t != block.number)?;
     let exit = *index.index_of.get(&exit_number)?;
-    let preds: Vec<u32> = index.preds.get(&block.number)?.iter().copied().filter(|&p| p != block.number).collect();
-    let [preheader] = preds.as_slice() else { return None };
+    let preds: Vec<u32> = index
+        .preds
+        .get(&block.number)?
+        .iter()
+        .copied()
+        .filter(|&p| p != block.number)
+        .collect();
+    let [preheader] = preds.as_slice() else {
+        return None;
+    };
     let preheader = *index.index_of.get(preheader)?;
-    Some(Shape { block: b, preheader, exit, region })
+    Some(Shape {
+        block: b,
+        preheader,
+        exit,
+        region,
+    })
 }
 
 enum Done {
-    Pipelined { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, blocks: Vec<Block>, extra: String },
-    Annotated { ii: u32, mii: u32, rec: u32, res: u32, stages: u32, lines: Vec<(Loc, String)> },
+    Pipelined {
+        ii: u32,
+        mii: u32,
+        rec: u32,
+        res: u32,
+        stages: u32,
+        blocks: Vec<Block>,
+        extra: String,
+    },
+    Annotated {
+        ii: u32,
+        mii: u32,
+        rec: u32,
+        res: u32,
+        stages: u32,
+        lines: Vec<(Loc, String)>,
+    },
 }
 
 /// One edge of the loop's graph: `to` starts at least `latency - II * distance` cycles
@@ -255,14 +329,23 @@ fn phis_of(f: &Function, shape: &Shape, tables: &TargetTables) -> Result<Vec<Loo
     let b_number = f.blocks[shape.block].number;
     let p_number = f.blocks[shape.preheader].number;
     let mut phis = Vec::new();
-    for inst in f.blocks[shape.block].insts.iter().take_while(|i| i.is_phi(tables)) {
+    for inst in f.blocks[shape.block]
+        .insts
+        .iter()
+        .take_while(|i| i.is_phi(tables))
+    {
         let mut init = None;
         let mut latch = None;
         for pair in inst.operands.chunks(2) {
             match pair {
                 [Operand::Value(v), Operand::Block(p)] if *p == b_number => latch = Some(*v),
                 [Operand::Value(v), Operand::Block(p)] if *p == p_number => init = Some(*v),
-                _ => return Err("a PHI has an operand that is not a value from the preheader or the loop".into()),
+                _ => {
+                    return Err(
+                        "a PHI has an operand that is not a value from the preheader or the loop"
+                            .into(),
+                    )
+                }
             }
         }
         match (inst.defs.first(), init, latch) {
@@ -332,7 +415,17 @@ struct Node {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn try_ii(ii: u32, nodes: &[Node], edges: &[LoopEdge], preds: &[Vec<usize>], succs: &[Vec<usize>], order: &[usize], units: usize, issue_width: u32) -> Result<Schedule, &'static str> {
+fn try_ii(
+    ii: u32,
+    nodes: &[Node],
+    edges: &[LoopEdge],
+    preds: &[Vec<usize>],
+    succs: &[Vec<usize>],
+    order: &[usize],
+    units: usize,
+    issue_width: u32,
+    top_down: bool,
+) -> Result<Schedule, &'static str> {
     let n = nodes.len();
     let asap = longest_paths(n, edges, ii, &vec![0; n]).ok_or("unable to find schedule")?;
     let mut cycle: Vec<Option<i64>> = vec![None; n];
@@ -341,17 +434,35 @@ fn try_ii(ii: u32, nodes: &[Node], edges: &[LoopEdge], preds: &[Vec<usize>], suc
     let mut busy = vec![vec![0u32; slots]; units];
     let mut issued = vec![0u32; slots];
     for &v in order {
-        let early = preds[v].iter().filter_map(|&e| cycle[edges[e].from].map(|c| c + edges[e].latency - i64::from(ii) * edges[e].distance)).max();
-        let late = succs[v].iter().filter_map(|&e| cycle[edges[e].to].map(|c| c - edges[e].latency + i64::from(ii) * edges[e].distance)).min();
+        let early = preds[v]
+            .iter()
+            .filter_map(|&e| {
+                cycle[edges[e].from]
+                    .map(|c| c + edges[e].latency - i64::from(ii) * edges[e].distance)
+            })
+            .max();
+        let late = succs[v]
+            .iter()
+            .filter_map(|&e| {
+                cycle[edges[e].to].map(|c| c - edges[e].latency + i64::from(ii) * edges[e].distance)
+            })
+            .min();
         let span = i64::from(ii);
-        let candidates: Vec<i64> = match (early, late) {
+        let mut candidates: Vec<i64> = match (early, late) {
             (Some(e), None) => (e..e + span).collect(),
+            // Below successors only: as late as possible (short lifetimes), except
+            // top-down, or for the exit test's inputs, which want the first stage.
+            (None, Some(l)) if top_down || nodes[v].exit_input => {
+                (asap[v].min(l).max(l - span + 1)..=l).collect()
+            }
             (None, Some(l)) => (l - span + 1..=l).rev().collect(),
             (Some(e), Some(l)) => (e..=l.min(e + span - 1)).collect(),
             (None, None) => (asap[v]..asap[v] + span).collect(),
         };
+        if nodes[v].exit_input {
+            candidates.sort_unstable();
+        }
         let fits = |c: i64, busy: &Vec<Vec<u32>>, issued: &Vec<u32>| -> bool {
-
             let mut need_busy: HashMap<(usize, usize), u32> = HashMap::default();
             let mut need_issue: HashMap<usize, u32> = HashMap::default();
             for (k, &(unit, cycles)) in nodes[v].uses.iter().enumerate() {
@@ -360,12 +471,21 @@ fn try_ii(ii: u32, nodes: &[Node], edges: &[LoopEdge], preds: &[Vec<usize>], suc
                 }
                 *need_issue.entry(((c as usize) + k) % slots).or_default() += 1;
                 for j in 0..cycles as usize {
-                    *need_busy.entry((unit, ((c as usize) + k + j) % slots)).or_default() += 1;
+                    *need_busy
+                        .entry((unit, ((c as usize) + k + j) % slots))
+                        .or_default() += 1;
                 }
             }
-            need_busy.iter().all(|(&(u, s), &k)| busy[u][s] + k <= 1) && need_issue.iter().all(|(&s, &k)| issued[s] + k <= issue_width)
+            need_busy.iter().all(|(&(u, s), &k)| busy[u][s] + k <= 1)
+                && need_issue
+                    .iter()
+                    .all(|(&s, &k)| issued[s] + k <= issue_width)
         };
-        let Some(c) = candidates.iter().copied().find(|&c| fits(c, &busy, &issued)) else {
+        let Some(c) = candidates
+            .iter()
+            .copied()
+            .find(|&c| fits(c, &busy, &issued))
+        else {
             return Err("unable to find schedule");
         };
         for (k, &(unit, cycles)) in nodes[v].uses.iter().enumerate() {
@@ -379,21 +499,41 @@ fn try_ii(ii: u32, nodes: &[Node], edges: &[LoopEdge], preds: &[Vec<usize>], suc
     let cycle: Vec<i64> = cycle.into_iter().map(|c| c.unwrap_or(0)).collect();
     let first = cycle.iter().copied().min().unwrap_or(0);
     let cycle: Vec<i64> = cycle.iter().map(|c| c - first).collect();
-    if nodes.iter().zip(&cycle).any(|(n, c)| n.exit_input && *c >= i64::from(ii)) {
+    if nodes
+        .iter()
+        .zip(&cycle)
+        .any(|(n, c)| n.exit_input && *c >= i64::from(ii))
+    {
         return Err("unable to find schedule");
     }
     let last = cycle.iter().copied().max().unwrap_or(0);
-    Ok(Schedule { ii, stages: (last / i64::from(ii)) as u32, cycle, mask: busy })
+    Ok(Schedule {
+        ii,
+        stages: (last / i64::from(ii)) as u32,
+        cycle,
+        mask: busy,
+    })
 }
 
-fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: &PressureSets, options: &Options, knobs: &PipelinerKnobs, index: &mut FunctionIndex) -> Result<Done, String> {
+fn pipeline_loop(
+    f: &mut Function,
+    shape: &Shape,
+    model: &SchedModel<'_>,
+    sets: &PressureSets,
+    options: &Options,
+    knobs: &PipelinerKnobs,
+    index: &mut FunctionIndex,
+) -> Result<Done, String> {
     let tables = model.tables;
     let phis = phis_of(f, shape, tables)?;
     let body: Vec<Inst> = f.blocks[shape.block].insts[shape.region.clone()].to_vec();
     if body.is_empty() {
         return Err("Invalid Minimal Initiation Interval: 0".into());
     }
-    if body.iter().any(|i| ordering(i, tables) == Ordering::Barrier) {
+    if body
+        .iter()
+        .any(|i| ordering(i, tables) == Ordering::Barrier)
+    {
         return Err("unsupported instruction in the loop (call, barrier, fence, atomic, volatile access or warp-synchronous instruction)".into());
     }
     if body.len() > 1000 {
@@ -414,11 +554,20 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             def_unit.insert(d.0, unit_of_inst[i]);
         }
     }
-    let phi_index: HashMap<u32, usize> = phis.iter().enumerate().map(|(k, p)| (p.value.0, k)).collect();
+    let phi_index: HashMap<u32, usize> = phis
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (p.value.0, k))
+        .collect();
     let mut edges: Vec<LoopEdge> = Vec::new();
     for (from, succ) in dag.succs.iter().enumerate() {
         for e in succ {
-            edges.push(LoopEdge { from, to: e.other as usize, latency: i64::from(e.latency), distance: 0 });
+            edges.push(LoopEdge {
+                from,
+                to: e.other as usize,
+                latency: i64::from(e.latency),
+                distance: 0,
+            });
         }
     }
     // Loop-carried register edges: through a PHI (and chains of them) to its reader.
@@ -440,7 +589,12 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             if let Some(&k) = phi_index.get(&v.0) {
                 readers_of_phi[k].push(to);
                 if let Some((from, d)) = carried(v) {
-                    edges.push(LoopEdge { from, to, latency: i64::from(dag.latency[from]), distance: d });
+                    edges.push(LoopEdge {
+                        from,
+                        to,
+                        latency: i64::from(dag.latency[from]),
+                        distance: d,
+                    });
                 }
             }
         }
@@ -451,7 +605,12 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             if let Some(&from) = def_unit.get(&p.latch.0) {
                 for readers in &readers_of_phi {
                     for &to in readers {
-                        edges.push(LoopEdge { from, to, latency: 0, distance: 1 });
+                        edges.push(LoopEdge {
+                            from,
+                            to,
+                            latency: 0,
+                            distance: 1,
+                        });
                     }
                 }
             }
@@ -465,7 +624,12 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
                 if body[dag.units[m].start].is_copy(tables) {
                     for &r in &readers_of_phi[k] {
                         if r < m {
-                            edges.push(LoopEdge { from: r, to: m, latency: 0, distance: 0 });
+                            edges.push(LoopEdge {
+                                from: r,
+                                to: m,
+                                latency: 0,
+                                distance: 0,
+                            });
                         }
                     }
                 }
@@ -484,7 +648,9 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
                 Ordering::Load => Some((u, false, access(f, inst, tables))),
                 Ordering::Store => Some((u, true, access(f, inst, tables))),
                 // Unpruned, loads of memory nothing writes are ordered too.
-                Ordering::Pure if !knobs.prune_loop_carried => access(f, inst, tables).map(|a| (u, false, Some(a))),
+                Ordering::Pure if !knobs.prune_loop_carried => {
+                    access(f, inst, tables).map(|a| (u, false, Some(a)))
+                }
                 _ => None,
             }
         })
@@ -494,20 +660,39 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
     }
     for (i, a) in mem.iter().enumerate() {
         for b in &mem[i..] {
-            if (a.1 || b.1) && (!knobs.prune_loop_carried || memory.may_alias(a.2.as_ref(), b.2.as_ref(), tables)) {
-                edges.push(LoopEdge { from: b.0, to: a.0, latency: 0, distance: 1 });
+            if (a.1 || b.1)
+                && (!knobs.prune_loop_carried
+                    || memory.may_alias(a.2.as_ref(), b.2.as_ref(), tables))
+            {
+                edges.push(LoopEdge {
+                    from: b.0,
+                    to: a.0,
+                    latency: 0,
+                    distance: 1,
+                });
             }
         }
     }
     // Resources.
     let units = model.unit_count();
-    let term = f.blocks[shape.block].insts.last().cloned().ok_or("empty loop block")?;
-    let exit_inputs: HashSet<usize> = term.uses().filter_map(|v| def_unit.get(&v.0).copied()).collect();
+    let term = f.blocks[shape.block]
+        .insts
+        .last()
+        .cloned()
+        .ok_or("empty loop block")?;
+    let exit_inputs: HashSet<usize> = term
+        .uses()
+        .filter_map(|v| def_unit.get(&v.0).copied())
+        .collect();
     let nodes: Vec<Node> = dag
         .units
         .iter()
         .enumerate()
-        .map(|(u, r)| Node { insts: r.clone(), uses: body[r.clone()].iter().map(|i| model.unit(f, i)).collect(), exit_input: exit_inputs.contains(&u) })
+        .map(|(u, r)| Node {
+            insts: r.clone(),
+            uses: body[r.clone()].iter().map(|i| model.unit(f, i)).collect(),
+            exit_input: exit_inputs.contains(&u),
+        })
         .collect();
     let mut per_unit = vec![0u32; units];
     for node in &nodes {
@@ -515,7 +700,12 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             per_unit[u] += c;
         }
     }
-    let res_mii = per_unit.iter().copied().max().unwrap_or(0).max((body.len() as u32).div_ceil(knobs.issue_width));
+    let res_mii = per_unit
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max((body.len() as u32).div_ceil(knobs.issue_width));
     let rec = if knobs.ignore_recmii {
         0
     } else {
@@ -535,15 +725,29 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
         succs[e.from].push(k);
     }
     let in_recurrence = recurrences(n, &edges);
-    let candidates: Vec<u32> = if knobs.force_ii > 0 { vec![knobs.force_ii] } else { (mii..mii + knobs.search_range.max(1)).collect() };
+    let candidates: Vec<u32> = if knobs.force_ii > 0 {
+        vec![knobs.force_ii]
+    } else {
+        (mii..mii + knobs.search_range.max(1)).collect()
+    };
     let mut failure = String::from("Unable to find schedule");
     let mut found = None;
     for ii in candidates {
-        let Some(asap) = longest_paths(n, &edges, ii, &vec![0; n]) else { continue };
+        let Some(asap) = longest_paths(n, &edges, ii, &vec![0; n]) else {
+            continue;
+        };
         let top = asap.iter().copied().max().unwrap_or(0);
         let mut alap: Vec<i64> = vec![top; n];
         // ALAP: latest starts, by the same relaxation on reversed edges.
-        let reversed: Vec<LoopEdge> = edges.iter().map(|e| LoopEdge { from: e.to, to: e.from, latency: e.latency, distance: e.distance }).collect();
+        let reversed: Vec<LoopEdge> = edges
+            .iter()
+            .map(|e| LoopEdge {
+                from: e.to,
+                to: e.from,
+                latency: e.latency,
+                distance: e.distance,
+            })
+            .collect();
         if let Some(neg) = longest_paths(n, &reversed, ii, &vec![-top; n]) {
             alap = neg.iter().map(|t| -t).collect();
         }
@@ -551,10 +755,31 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
         // both sides, top-down in ASAP order (only predecessors within an iteration
         // are placed before a node; iterative modulo scheduling's order).
         let order = swing_order(n, &edges, &asap, &alap, &in_recurrence);
-        let attempt = try_ii(ii, &nodes, &edges, &preds, &succs, &order, units, knobs.issue_width).or_else(|_| {
+        let attempt = try_ii(
+            ii,
+            &nodes,
+            &edges,
+            &preds,
+            &succs,
+            &order,
+            units,
+            knobs.issue_width,
+            false,
+        )
+        .or_else(|_| {
             let mut top_down: Vec<usize> = (0..n).collect();
             top_down.sort_by_key(|&v| (asap[v], v));
-            try_ii(ii, &nodes, &edges, &preds, &succs, &top_down, units, knobs.issue_width)
+            try_ii(
+                ii,
+                &nodes,
+                &edges,
+                &preds,
+                &succs,
+                &top_down,
+                units,
+                knobs.issue_width,
+                true,
+            )
         });
         match attempt {
             Err(why) => failure = capitalize(why),
@@ -566,7 +791,8 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             }
             Ok(s) => {
                 if knobs.register_pressure {
-                    let estimate = kernel_pressure(f, &body, &dag.units, &s, &edges, &def_unit, sets);
+                    let estimate =
+                        kernel_pressure(f, &body, &dag.units, &s, &edges, &def_unit, sets);
                     let target = sets.targets(f, options)[0].max(0) as u64;
                     let limit = target * u64::from(100 - knobs.pressure_margin) / 100;
                     if u64::from(estimate) > limit {
@@ -579,18 +805,38 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             }
         }
     }
-    let Some(schedule) = found else { return Err(failure) };
+    let Some(schedule) = found else {
+        return Err(failure);
+    };
     let stages = schedule.stages + 1;
     // One iteration alone takes its critical path; pipelined, one starts every II.
-    let asap0 = longest_paths(n, &edges.iter().copied().filter(|e| e.distance == 0).collect::<Vec<_>>(), 0, &vec![0; n]).unwrap_or_else(|| vec![0; n]);
-    let critical = (0..n).map(|v| asap0[v] + i64::from(dag.latency[v])).max().unwrap_or(0);
+    let asap0 = longest_paths(
+        n,
+        &edges
+            .iter()
+            .copied()
+            .filter(|e| e.distance == 0)
+            .collect::<Vec<_>>(),
+        0,
+        &vec![0; n],
+    )
+    .unwrap_or_else(|| vec![0; n]);
+    let critical = (0..n)
+        .map(|v| asap0[v] + i64::from(dag.latency[v]))
+        .max()
+        .unwrap_or(0);
     let mut extra = format!(", iteration critical path {critical} cycles");
     if knobs.annotate || knobs.dbg_res {
         extra.push_str(&format!("; graph: {n} nodes, {} edges", edges.len()));
     }
     if knobs.dbg_res {
         let names = model.tables.scheduling.units;
-        let usage: Vec<String> = per_unit.iter().enumerate().filter(|(_, c)| **c > 0).map(|(u, c)| format!("{}={c}", names.get(u).unwrap_or(&"?"))).collect();
+        let usage: Vec<String> = per_unit
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(u, c)| format!("{}={c}", names.get(u).unwrap_or(&"?")))
+            .collect();
         extra.push_str(&format!("; resources per iteration: {}", usage.join(", ")));
     }
     if knobs.show_mask {
@@ -600,7 +846,15 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
             .iter()
             .enumerate()
             .filter(|(_, row)| row.iter().any(|&x| x > 0))
-            .map(|(u, row)| format!("{} [{}]", names.get(u).unwrap_or(&"?"), row.iter().map(|&x| if x > 0 { '#' } else { '.' }).collect::<String>()))
+            .map(|(u, row)| {
+                format!(
+                    "{} [{}]",
+                    names.get(u).unwrap_or(&"?"),
+                    row.iter()
+                        .map(|&x| if x > 0 { '#' } else { '.' })
+                        .collect::<String>()
+                )
+            })
             .collect();
         extra.push_str(&format!("; mask: {}", rows.join(" ")));
     }
@@ -609,16 +863,39 @@ fn pipeline_loop(f: &mut Function, shape: &Shape, model: &SchedModel<'_>, sets: 
         for (u, node) in nodes.iter().enumerate() {
             for i in node.insts.clone() {
                 let c = schedule.cycle[u];
-                lines.push((body[i].loc, format!("{}: stage {}, cycle {}", body[i].opcode.name(tables), c / i64::from(schedule.ii), c)));
+                lines.push((
+                    body[i].loc,
+                    format!(
+                        "{}: stage {}, cycle {}",
+                        body[i].opcode.name(tables),
+                        c / i64::from(schedule.ii),
+                        c
+                    ),
+                ));
             }
         }
         if let Some((_, l)) = lines.last_mut() {
             l.push_str(&extra);
         }
-        return Ok(Done::Annotated { ii: schedule.ii, mii, rec, res: res_mii, stages, lines });
+        return Ok(Done::Annotated {
+            ii: schedule.ii,
+            mii,
+            rec,
+            res: res_mii,
+            stages,
+            lines,
+        });
     }
     let blocks = expand(f, shape, &phis, &body, &dag.units, &schedule, model, index)?;
-    Ok(Done::Pipelined { ii: schedule.ii, mii, rec, res: res_mii, stages, blocks, extra })
+    Ok(Done::Pipelined {
+        ii: schedule.ii,
+        mii,
+        rec,
+        res: res_mii,
+        stages,
+        blocks,
+        extra,
+    })
 }
 
 fn capitalize(s: &str) -> String {
@@ -634,7 +911,13 @@ fn capitalize(s: &str) -> String {
 /// nodes already ordered (deepest first) and up towards them (earliest first), so that
 /// a node is placed next to neighbours on one side only wherever the graph allows.
 /// Ordering follows edges within one iteration.
-fn swing_order(n: usize, edges: &[LoopEdge], asap: &[i64], alap: &[i64], in_recurrence: &[(bool, usize)]) -> Vec<usize> {
+fn swing_order(
+    n: usize,
+    edges: &[LoopEdge],
+    asap: &[i64],
+    alap: &[i64],
+    in_recurrence: &[(bool, usize)],
+) -> Vec<usize> {
     let mut preds = vec![Vec::new(); n];
     let mut succs = vec![Vec::new(); n];
     for e in edges.iter().filter(|e| e.distance == 0 && e.from != e.to) {
@@ -646,12 +929,25 @@ fn swing_order(n: usize, edges: &[LoopEdge], asap: &[i64], alap: &[i64], in_recu
     let mobility: Vec<i64> = (0..n).map(|v| (alap[v] - asap[v]).max(0)).collect();
     // Sets: each recurrence (by component), most constrained first (least mobility,
     // then earliest), then everything else.
-    let mut comps: Vec<usize> = in_recurrence.iter().filter(|(r, _)| *r).map(|(_, c)| *c).collect();
+    let mut comps: Vec<usize> = in_recurrence
+        .iter()
+        .filter(|(r, _)| *r)
+        .map(|(_, c)| *c)
+        .collect();
     comps.sort_unstable();
     comps.dedup();
-    let key = |c: usize| (0..n).filter(|&v| in_recurrence[v] == (true, c)).map(|v| (mobility[v], asap[v])).min().unwrap_or((0, 0));
+    let key = |c: usize| {
+        (0..n)
+            .filter(|&v| in_recurrence[v] == (true, c))
+            .map(|v| (mobility[v], asap[v]))
+            .min()
+            .unwrap_or((0, 0))
+    };
     comps.sort_by_key(|&c| (key(c), c));
-    let mut sets: Vec<Vec<usize>> = comps.iter().map(|&c| (0..n).filter(|&v| in_recurrence[v] == (true, c)).collect()).collect();
+    let mut sets: Vec<Vec<usize>> = comps
+        .iter()
+        .map(|&c| (0..n).filter(|&v| in_recurrence[v] == (true, c)).collect())
+        .collect();
     sets.push((0..n).filter(|&v| !in_recurrence[v].0).collect());
     let mut ordered = vec![false; n];
     let mut order = Vec::with_capacity(n);
@@ -667,22 +963,45 @@ fn swing_order(n: usize, edges: &[LoopEdge], asap: &[i64], alap: &[i64], in_recu
             }
             // Start below ordered nodes (top-down), above them (bottom-up), or at the
             // set's deepest node.
-            let below: Vec<usize> = left.iter().copied().filter(|&v| preds[v].iter().any(|&p| ordered[p])).collect();
-            let above: Vec<usize> = left.iter().copied().filter(|&v| succs[v].iter().any(|&s| ordered[s])).collect();
+            let below: Vec<usize> = left
+                .iter()
+                .copied()
+                .filter(|&v| preds[v].iter().any(|&p| ordered[p]))
+                .collect();
+            let above: Vec<usize> = left
+                .iter()
+                .copied()
+                .filter(|&v| succs[v].iter().any(|&s| ordered[s]))
+                .collect();
             let (mut ready, mut top_down) = if !below.is_empty() {
                 (below, true)
             } else if !above.is_empty() {
                 (above, false)
             } else {
-                let v = *left.iter().max_by_key(|&&v| (asap[v], std::cmp::Reverse(v))).unwrap_or(&left[0]);
+                let v = *left
+                    .iter()
+                    .max_by_key(|&&v| (asap[v], std::cmp::Reverse(v)))
+                    .unwrap_or(&left[0]);
                 (vec![v], false)
             };
             while !ready.is_empty() {
                 while !ready.is_empty() {
                     let pick = if top_down {
-                        (0..ready.len()).max_by_key(|&i| (height[ready[i]], -mobility[ready[i]], std::cmp::Reverse(ready[i])))
+                        (0..ready.len()).max_by_key(|&i| {
+                            (
+                                height[ready[i]],
+                                -mobility[ready[i]],
+                                std::cmp::Reverse(ready[i]),
+                            )
+                        })
                     } else {
-                        (0..ready.len()).max_by_key(|&i| (asap[ready[i]], -mobility[ready[i]], std::cmp::Reverse(ready[i])))
+                        (0..ready.len()).max_by_key(|&i| {
+                            (
+                                asap[ready[i]],
+                                -mobility[ready[i]],
+                                std::cmp::Reverse(ready[i]),
+                            )
+                        })
                     }
                     .unwrap_or(0);
                     let v = ready.swap_remove(pick);
@@ -702,7 +1021,14 @@ fn swing_order(n: usize, edges: &[LoopEdge], asap: &[i64], alap: &[i64], in_recu
                 ready = set
                     .iter()
                     .copied()
-                    .filter(|&v| !ordered[v] && if top_down { preds[v].iter().any(|&p| ordered[p]) } else { succs[v].iter().any(|&s| ordered[s]) })
+                    .filter(|&v| {
+                        !ordered[v]
+                            && if top_down {
+                                preds[v].iter().any(|&p| ordered[p])
+                            } else {
+                                succs[v].iter().any(|&s| ordered[s])
+                            }
+                    })
                     .collect();
             }
         }
@@ -780,7 +1106,15 @@ fn recurrences(n: usize, edges: &[LoopEdge]) -> Vec<(bool, usize)> {
 
 /// Registers the kernel keeps live: each value for as many stages as its longest use
 /// reaches past its definition (at least one), by its pressure weight.
-fn kernel_pressure(f: &Function, body: &[Inst], units: &[std::ops::Range<usize>], s: &Schedule, edges: &[LoopEdge], def_unit: &HashMap<u32, usize>, sets: &PressureSets) -> u32 {
+fn kernel_pressure(
+    f: &Function,
+    body: &[Inst],
+    units: &[std::ops::Range<usize>],
+    s: &Schedule,
+    edges: &[LoopEdge],
+    def_unit: &HashMap<u32, usize>,
+    sets: &PressureSets,
+) -> u32 {
     let _ = edges;
     let mut reach: HashMap<u32, i64> = HashMap::default();
     let unit_of = |i: usize| units.iter().position(|r| r.contains(&i)).unwrap_or(0);
@@ -818,12 +1152,24 @@ struct Expander<'a> {
 
 impl Expander<'_> {
     /// `v` in absolute iteration `i`, in straight-line code whose values are `env`.
-    fn absolute(&self, env: &HashMap<(u32, i64), ValueId>, v: ValueId, i: i64) -> Result<ValueId, String> {
+    fn absolute(
+        &self,
+        env: &HashMap<(u32, i64), ValueId>,
+        v: ValueId,
+        i: i64,
+    ) -> Result<ValueId, String> {
         if let Some(&k) = self.phi_index.get(&v.0) {
-            return if i == 0 { Ok(self.phis[k].init) } else { self.absolute(env, self.phis[k].latch, i - 1) };
+            return if i == 0 {
+                Ok(self.phis[k].init)
+            } else {
+                self.absolute(env, self.phis[k].latch, i - 1)
+            };
         }
         if self.stage_of_value.contains_key(&v.0) {
-            return env.get(&(v.0, i)).copied().ok_or_else(|| format!("internal: value {} of iteration {i} not generated", v.0));
+            return env
+                .get(&(v.0, i))
+                .copied()
+                .ok_or_else(|| format!("internal: value {} of iteration {i} not generated", v.0));
         }
         Ok(v)
     }
@@ -842,7 +1188,14 @@ struct Kernel {
 impl Kernel {
     /// `v` of the iteration `r` steps relative to the one the kernel step starts
     /// (r <= 0), as the kernel reads it.
-    fn get(&mut self, x: &Expander<'_>, f: &mut Function, names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>, v: ValueId, r: i64) -> Result<ValueId, String> {
+    fn get(
+        &mut self,
+        x: &Expander<'_>,
+        f: &mut Function,
+        names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>,
+        v: ValueId,
+        r: i64,
+    ) -> Result<ValueId, String> {
         if let Some(&k) = x.phi_index.get(&v.0) {
             if r == -(x.stages - 1) {
                 return Ok(self.slot(f, names, v, r));
@@ -851,15 +1204,27 @@ impl Kernel {
         }
         if let Some(&s) = x.stage_of_value.get(&v.0) {
             return match r.cmp(&-s) {
-                std::cmp::Ordering::Equal => self.current.get(&v.0).copied().ok_or_else(|| "internal: kernel value read before its definition".to_string()),
+                std::cmp::Ordering::Equal => {
+                    self.current.get(&v.0).copied().ok_or_else(|| {
+                        "internal: kernel value read before its definition".to_string()
+                    })
+                }
                 std::cmp::Ordering::Less => Ok(self.slot(f, names, v, r)),
-                std::cmp::Ordering::Greater => Err("internal: kernel reads a value of a later step".to_string()),
+                std::cmp::Ordering::Greater => {
+                    Err("internal: kernel reads a value of a later step".to_string())
+                }
             };
         }
         Ok(v)
     }
 
-    fn slot(&mut self, f: &mut Function, names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>, v: ValueId, r: i64) -> ValueId {
+    fn slot(
+        &mut self,
+        f: &mut Function,
+        names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>,
+        v: ValueId,
+        r: i64,
+    ) -> ValueId {
         if let Some(&s) = self.slots.get(&(v.0, r)) {
             return s;
         }
@@ -876,7 +1241,13 @@ type Names = StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHash
 
 /// A copy of `inst` reading `operand(v)` for each value and defining fresh values,
 /// recorded by `record(old, new)`.
-fn copy_inst(f: &mut Function, names: &mut Names, inst: &Inst, mut operand: impl FnMut(&mut Function, &mut Names, ValueId) -> Result<ValueId, String>, mut record: impl FnMut(ValueId, ValueId)) -> Result<Inst, String> {
+fn copy_inst(
+    f: &mut Function,
+    names: &mut Names,
+    inst: &Inst,
+    mut operand: impl FnMut(&mut Function, &mut Names, ValueId) -> Result<ValueId, String>,
+    mut record: impl FnMut(ValueId, ValueId),
+) -> Result<Inst, String> {
     let mut new = inst.clone();
     for o in &mut new.operands {
         if let Operand::Value(v) = o {
@@ -895,7 +1266,16 @@ fn copy_inst(f: &mut Function, names: &mut Names, inst: &Inst, mut operand: impl
 /// Rewrites the loop into prologue, kernel and epilogues: the preheader and the exit
 /// block are changed in place, and the blocks that replace the loop's are returned.
 #[allow(clippy::too_many_arguments)]
-fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], units: &[std::ops::Range<usize>], schedule: &Schedule, model: &SchedModel<'_>, index: &mut FunctionIndex) -> Result<Vec<Block>, String> {
+fn expand(
+    f: &mut Function,
+    shape: &Shape,
+    phis: &[LoopPhi],
+    body: &[Inst],
+    units: &[std::ops::Range<usize>],
+    schedule: &Schedule,
+    model: &SchedModel<'_>,
+    index: &mut FunctionIndex,
+) -> Result<Vec<Block>, String> {
     let tables = model.tables;
     let stages = i64::from(schedule.stages) + 1;
     let ii = i64::from(schedule.ii);
@@ -914,27 +1294,59 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     order.sort_by_key(|&i| (offset[i], -stage[i], i));
     let x = Expander {
         phis,
-        phi_index: phis.iter().enumerate().map(|(k, p)| (p.value.0, k)).collect(),
-        stage_of_value: body.iter().enumerate().flat_map(|(i, inst)| inst.defs.iter().map(move |d| (d.0, i))).map(|(v, i)| (v, stage[i])).collect(),
+        phi_index: phis
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (p.value.0, k))
+            .collect(),
+        stage_of_value: body
+            .iter()
+            .enumerate()
+            .flat_map(|(i, inst)| inst.defs.iter().map(move |d| (d.0, i)))
+            .map(|(v, i)| (v, stage[i]))
+            .collect(),
         stages,
     };
     let names = &mut index.names;
     let b = shape.block;
     let b_number = f.blocks[b].number;
     let exit_number = f.blocks[shape.exit].number;
-    let term = f.blocks[b].insts.last().cloned().ok_or("empty loop block")?;
+    let term = f.blocks[b]
+        .insts
+        .last()
+        .cloned()
+        .ok_or("empty loop block")?;
     let loc = f.blocks[b].loc;
     let base_name = f.blocks[b].name.clone().unwrap_or_else(|| "loop".into());
     let mut next_number = f.blocks.iter().map(|bl| bl.number).max().unwrap_or(0) + 1;
     let mut fresh_block = |suffix: String| {
         let n = next_number;
         next_number += 1;
-        Block { number: n, name: Some(format!("{base_name}.{suffix}")), insts: Vec::new(), loc }
+        Block {
+            number: n,
+            name: Some(format!("{base_name}.{suffix}")),
+            insts: Vec::new(),
+            loc,
+        }
     };
     let br_opcode = tables.opcode("BR").ok_or("no BR opcode")?;
-    let sm_index = tables.sms.iter().position(|s| s.name == model.sm.name).unwrap_or(0);
-    let br = tables.patterns.iter().position(|p| p.opcode == br_opcode.0 && p.sms >> sm_index & 1 == 1).ok_or("no branch pattern")?;
-    let branch_to = |target: u32| Inst { defs: Vec::new(), opcode: Opcode::Machine(br as u16), flags: Vec::new(), operands: vec![Operand::Block(target)], loc };
+    let sm_index = tables
+        .sms
+        .iter()
+        .position(|s| s.name == model.sm.name)
+        .unwrap_or(0);
+    let br = tables
+        .patterns
+        .iter()
+        .position(|p| p.opcode == br_opcode.0 && p.sms >> sm_index & 1 == 1)
+        .ok_or("no branch pattern")?;
+    let branch_to = |target: u32| Inst {
+        defs: Vec::new(),
+        opcode: Opcode::Machine(br as u16),
+        flags: Vec::new(),
+        operands: vec![Operand::Block(target)],
+        loc,
+    };
     let retarget = |inst: &Inst, stay: u32, leave: u32| {
         let mut t = inst.clone();
         for o in &mut t.operands {
@@ -945,18 +1357,38 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
         t
     };
     // Blocks: prologue steps, kernel, kernel epilogue, prologue epilogues.
-    let prologue: Vec<Block> = (0..stages - 1).map(|t| fresh_block(format!("prolog{t}"))).collect();
+    let prologue: Vec<Block> = (0..stages - 1)
+        .map(|t| fresh_block(format!("prolog{t}")))
+        .collect();
     let mut kernel_block = fresh_block("kernel".into());
     let mut kernel_epilogue = fresh_block("epilog".into());
-    let mut early_epilogues: Vec<Block> = (0..stages - 1).map(|t| fresh_block(format!("epilog.after{t}"))).collect();
+    let mut early_epilogues: Vec<Block> = (0..stages - 1)
+        .map(|t| fresh_block(format!("epilog.after{t}")))
+        .collect();
     let mut prologue = prologue;
     // Live-out values: loop values read outside the loop (exit PHIs included).
-    let loop_values: Vec<ValueId> = phis.iter().map(|p| p.value).chain(body.iter().flat_map(|i| i.defs.iter().copied())).collect();
-    let mut live_out: Vec<ValueId> = loop_values.iter().copied().filter(|v| index.reads.get(&v.0).is_some_and(|r| r.iter().any(|&(bi, _)| bi != b))).collect();
+    let loop_values: Vec<ValueId> = phis
+        .iter()
+        .map(|p| p.value)
+        .chain(body.iter().flat_map(|i| i.defs.iter().copied()))
+        .collect();
+    let mut live_out: Vec<ValueId> = loop_values
+        .iter()
+        .copied()
+        .filter(|v| {
+            index
+                .reads
+                .get(&v.0)
+                .is_some_and(|r| r.iter().any(|&(bi, _)| bi != b))
+        })
+        .collect();
     live_out.sort_by_key(|v| v.0);
     // Exit block: other predecessors besides the loop make new PHIs there unsound for
     // values read outside its PHIs.
-    let exit_has_other_preds = index.preds.get(&exit_number).is_some_and(|p| p.iter().any(|&n| n != b_number));
+    let exit_has_other_preds = index
+        .preds
+        .get(&exit_number)
+        .is_some_and(|p| p.iter().any(|&n| n != b_number));
     // ---- prologue ----
     let mut env: HashMap<(u32, i64), ValueId> = HashMap::default();
     let mut snapshots: Vec<HashMap<(u32, i64), ValueId>> = Vec::new();
@@ -969,7 +1401,13 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
             }
             let iter = t - s;
             let mut defs = Vec::new();
-            let copy = copy_inst(f, names, &body[i], |_, _, v| x.absolute(&env, v, iter), |old, new| defs.push((old, new)))?;
+            let copy = copy_inst(
+                f,
+                names,
+                &body[i],
+                |_, _, v| x.absolute(&env, v, iter),
+                |old, new| defs.push((old, new)),
+            )?;
             for (old, new) in defs {
                 env.insert((old.0, iter), new);
             }
@@ -981,18 +1419,32 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
                 *v = x.absolute(&env, *v, t)?;
             }
         }
-        let stay = if t + 1 < stages - 1 { prologue[(t + 1) as usize].number } else { kernel_block.number };
+        let stay = if t + 1 < stages - 1 {
+            prologue[(t + 1) as usize].number
+        } else {
+            kernel_block.number
+        };
         insts.push(retarget(&branch, stay, early_epilogues[t as usize].number));
         prologue[t as usize].insts = insts;
         snapshots.push(env.clone());
     }
     // ---- kernel ----
-    let mut k = Kernel { current: HashMap::default(), slots: HashMap::default(), slot_list: Vec::new() };
+    let mut k = Kernel {
+        current: HashMap::default(),
+        slots: HashMap::default(),
+        slot_list: Vec::new(),
+    };
     let mut kernel_insts = Vec::new();
     for &i in &order {
         let r = -stage[i];
         let mut defs = Vec::new();
-        let copy = copy_inst(f, names, &body[i], |f, names, v| k.get(&x, f, names, v, r), |old, new| defs.push((old, new)))?;
+        let copy = copy_inst(
+            f,
+            names,
+            &body[i],
+            |f, names, v| k.get(&x, f, names, v, r),
+            |old, new| defs.push((old, new)),
+        )?;
         for (old, new) in defs {
             k.current.insert(old.0, new);
         }
@@ -1007,13 +1459,29 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     let kernel_branch = retarget(&branch, kernel_block.number, kernel_epilogue.number);
     // ---- epilogue after the kernel: steps 1..S-1 relative to the last iteration ----
     let mut denv: HashMap<(u32, i64), ValueId> = HashMap::default();
-    fn drain_get(x: &Expander<'_>, k: &mut Kernel, denv: &HashMap<(u32, i64), ValueId>, f: &mut Function, names: &mut Names, v: ValueId, r: i64) -> Result<ValueId, String> {
+    fn drain_get(
+        x: &Expander<'_>,
+        k: &mut Kernel,
+        denv: &HashMap<(u32, i64), ValueId>,
+        f: &mut Function,
+        names: &mut Names,
+        v: ValueId,
+        r: i64,
+    ) -> Result<ValueId, String> {
         if let Some(&p) = x.phi_index.get(&v.0) {
+            // As far back as the kernel's oldest step, the kernel's own view (its slots)
+            // answers; this also ends chains of PHIs that carry themselves.
+            if r <= -(x.stages - 1) {
+                return k.get(x, f, names, v, r);
+            }
             return drain_get(x, k, denv, f, names, x.phis[p].latch, r - 1);
         }
         if let Some(&s) = x.stage_of_value.get(&v.0) {
             if r + s >= 1 {
-                return denv.get(&(v.0, r)).copied().ok_or_else(|| "internal: epilogue value not generated".to_string());
+                return denv
+                    .get(&(v.0, r))
+                    .copied()
+                    .ok_or_else(|| "internal: epilogue value not generated".to_string());
             }
             return k.get(x, f, names, v, r);
         }
@@ -1028,7 +1496,13 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
             }
             let r = step - s;
             let mut defs = Vec::new();
-            let copy = copy_inst(f, names, &body[i], |f, names, v| drain_get(&x, &mut k, &denv, f, names, v, r), |old, new| defs.push((old, new)))?;
+            let copy = copy_inst(
+                f,
+                names,
+                &body[i],
+                |f, names, v| drain_get(&x, &mut k, &denv, f, names, v, r),
+                |old, new| defs.push((old, new)),
+            )?;
             for (old, new) in defs {
                 denv.insert((old.0, r), new);
             }
@@ -1054,7 +1528,13 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
                     continue;
                 }
                 let mut defs = Vec::new();
-                let copy = copy_inst(f, names, &body[i], |_, _, v| x.absolute(&penv, v, iter), |old, new| defs.push((old, new)))?;
+                let copy = copy_inst(
+                    f,
+                    names,
+                    &body[i],
+                    |_, _, v| x.absolute(&penv, v, iter),
+                    |old, new| defs.push((old, new)),
+                )?;
                 for (old, new) in defs {
                     penv.insert((old.0, iter), new);
                 }
@@ -1079,12 +1559,21 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
         let (v, r, s) = k.slot_list[done];
         done += 1;
         let entry = x.absolute(&full_env, v, stages - 1 + r)?;
-        let back = if let Some(&p) = x.phi_index.get(&v.0) { k.get(&x, f, names, phis[p].latch, r)? } else { k.get(&x, f, names, v, r + 1)? };
+        let back = if let Some(&p) = x.phi_index.get(&v.0) {
+            k.get(&x, f, names, phis[p].latch, r)?
+        } else {
+            k.get(&x, f, names, v, r + 1)?
+        };
         phi_insts.push(Inst {
             defs: vec![s],
             opcode: Opcode::Generic(phi_opcode),
             flags: Vec::new(),
-            operands: vec![Operand::Value(entry), Operand::Block(last_prologue), Operand::Value(back), Operand::Block(kernel_block.number)],
+            operands: vec![
+                Operand::Value(entry),
+                Operand::Block(last_prologue),
+                Operand::Value(back),
+                Operand::Block(kernel_block.number),
+            ],
             loc,
         });
     }
@@ -1092,7 +1581,11 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     phi_insts.push(kernel_branch);
     kernel_block.insts = phi_insts;
     // ---- the exit block: PHIs joining the epilogues ----
-    let exits: Vec<u32> = early_epilogues.iter().map(|bl| bl.number).chain(std::iter::once(kernel_epilogue.number)).collect();
+    let exits: Vec<u32> = early_epilogues
+        .iter()
+        .map(|bl| bl.number)
+        .chain(std::iter::once(kernel_epilogue.number))
+        .collect();
     let value_in = |exit_k: usize, v: ValueId| -> ValueId {
         match live_out.iter().position(|l| *l == v) {
             Some(j) if exit_k < early_exit_values.len() => early_exit_values[exit_k][j],
@@ -1103,7 +1596,11 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     let exit = shape.exit;
     let mut replaced: HashMap<u32, ValueId> = HashMap::default();
     // Existing PHIs of the exit block: the loop's entry becomes one entry per epilogue.
-    for inst in f.blocks[exit].insts.iter_mut().take_while(|i| i.is_phi(tables)) {
+    for inst in f.blocks[exit]
+        .insts
+        .iter_mut()
+        .take_while(|i| i.is_phi(tables))
+    {
         let mut operands = Vec::new();
         for pair in inst.operands.chunks(2) {
             match pair {
@@ -1120,9 +1617,20 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
     }
     // Other reads of loop values after the loop read a new PHI of the exit block.
     let mut new_phis = Vec::new();
-    let read_elsewhere: Vec<ValueId> = live_out.iter().copied().filter(|v| index.reads.get(&v.0).is_some_and(|r| r.iter().any(|&(bi, phi)| bi != b && !(bi == exit && phi)))).collect();
+    let read_elsewhere: Vec<ValueId> = live_out
+        .iter()
+        .copied()
+        .filter(|v| {
+            index
+                .reads
+                .get(&v.0)
+                .is_some_and(|r| r.iter().any(|&(bi, phi)| bi != b && !(bi == exit && phi)))
+        })
+        .collect();
     if !read_elsewhere.is_empty() && exit_has_other_preds {
-        return Err("internal: loop values read after an exit block with other predecessors".into());
+        return Err(
+            "internal: loop values read after an exit block with other predecessors".into(),
+        );
     }
     for v in read_elsewhere {
         let info = f.value(v).clone();
@@ -1132,14 +1640,28 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
             operands.push(Operand::Value(value_in(e, v)));
             operands.push(Operand::Block(num));
         }
-        new_phis.push(Inst { defs: vec![merged], opcode: Opcode::Generic(phi_opcode), flags: Vec::new(), operands, loc });
+        new_phis.push(Inst {
+            defs: vec![merged],
+            opcode: Opcode::Generic(phi_opcode),
+            flags: Vec::new(),
+            operands,
+            loc,
+        });
         replaced.insert(v.0, merged);
     }
-    let mut touched: Vec<usize> = replaced.keys().flat_map(|v| index.reads.get(v).into_iter().flatten().map(|&(bi, _)| bi)).filter(|&bi| bi != b).collect();
+    let mut touched: Vec<usize> = replaced
+        .keys()
+        .flat_map(|v| index.reads.get(v).into_iter().flatten().map(|&(bi, _)| bi))
+        .filter(|&bi| bi != b)
+        .collect();
     touched.sort_unstable();
     touched.dedup();
     for bi in touched {
-        for inst in f.blocks[bi].insts.iter_mut().filter(|i| !(bi == exit && i.is_phi(tables))) {
+        for inst in f.blocks[bi]
+            .insts
+            .iter_mut()
+            .filter(|i| !(bi == exit && i.is_phi(tables)))
+        {
             for o in &mut inst.operands {
                 if let Operand::Value(v) = o {
                     if let Some(&m) = replaced.get(&v.0) {
@@ -1149,11 +1671,19 @@ fn expand(f: &mut Function, shape: &Shape, phis: &[LoopPhi], body: &[Inst], unit
             }
         }
     }
-    let phi_count = f.blocks[exit].insts.iter().take_while(|i| i.is_phi(tables)).count();
+    let phi_count = f.blocks[exit]
+        .insts
+        .iter()
+        .take_while(|i| i.is_phi(tables))
+        .count();
     f.blocks[exit].insts.splice(phi_count..phi_count, new_phis);
     // The preheader enters the first prologue step.
     let first = prologue[0].number;
-    for inst in f.blocks[shape.preheader].insts.iter_mut().filter(|i| is_terminator(i, tables)) {
+    for inst in f.blocks[shape.preheader]
+        .insts
+        .iter_mut()
+        .filter(|i| is_terminator(i, tables))
+    {
         for o in &mut inst.operands {
             if *o == Operand::Block(b_number) {
                 *o = Operand::Block(first);
