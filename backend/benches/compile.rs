@@ -11,15 +11,8 @@ fn bench(c: &mut Criterion) {
     // `cargo test --all-targets` runs benchmarks once as a smoke test (no `--bench`
     // argument); only `cargo bench` measures the large sizes.
     let measuring = std::env::args().any(|a| a == "--bench");
-    let sizes: &[usize] = if measuring {
-        &[1_000, 10_000, 100_000, 1_000_000]
-    } else {
-        &[1_000]
-    };
-    for (shape, generate) in [
-        ("straight", synth::straight_line as fn(usize) -> String),
-        ("looped", synth::looped),
-    ] {
+    let sizes: &[usize] = if measuring { &[1_000, 10_000, 100_000, 1_000_000] } else { &[1_000] };
+    for (shape, generate) in [("straight", synth::straight_line as fn(usize) -> String), ("looped", synth::looped)] {
         let mut group = c.benchmark_group(format!("compile/{shape}"));
         for &n in sizes {
             let text = generate(n);

@@ -14,22 +14,14 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("saxpy_end_to_end");
     group.bench_function("ptxc", |b| {
         b.iter(|| {
-            let out = Command::new(ptxc)
-                .args(["compile", "--sm", "80"])
-                .arg(data.join("saxpy.mir"))
-                .output()
-                .unwrap();
+            let out = Command::new(ptxc).args(["compile", "--sm", "80"]).arg(data.join("saxpy.mir")).output().unwrap();
             assert!(out.status.success());
         })
     });
     if Command::new("llc").arg("--version").output().is_ok() {
         group.bench_function("llc", |b| {
             b.iter(|| {
-                let out = Command::new("llc")
-                    .args(["-march=nvptx64", "-mcpu=sm_80", "-o", "-"])
-                    .arg(data.join("saxpy.ll"))
-                    .output()
-                    .unwrap();
+                let out = Command::new("llc").args(["-march=nvptx64", "-mcpu=sm_80", "-o", "-"]).arg(data.join("saxpy.ll")).output().unwrap();
                 assert!(out.status.success());
             })
         });

@@ -9,103 +9,49 @@
 use std::time::Instant;
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     // Shape names among the arguments select shapes (all by default).
-    let wanted: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a.parse::<usize>().is_err() && !a.contains('='))
-        .collect();
-    let knobs: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a.contains('='))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![10_000, 100_000]
-    } else {
-        sizes
-    };
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| a.parse::<usize>().is_err() && !a.contains('=')).collect();
+    let knobs: Vec<String> = std::env::args().skip(1).filter(|a| a.contains('=')).collect();
+    let sizes = if sizes.is_empty() { vec![10_000, 100_000] } else { sizes };
     let tables = tables::nvptx();
     let sm = tables.find_sm("80").expect("sm_80");
     let shapes = [
-        (
-            "straight",
-            backend::synth::straight_line as fn(usize) -> String,
-        ),
+        ("straight", backend::synth::straight_line as fn(usize) -> String),
         ("looped", backend::synth::looped),
         ("phis", backend::synth::many_phis),
         ("diamonds", backend::synth::diamonds),
     ];
-    for (shape, generate) in shapes
-        .into_iter()
-        .filter(|(s, _)| wanted.is_empty() || wanted.iter().any(|w| w == s))
-    {
+    for (shape, generate) in shapes.into_iter().filter(|(s, _)| wanted.is_empty() || wanted.iter().any(|w| w == s)) {
         for &n in &sizes {
             let text = generate(n);
             let start = Instant::now();
-            let mut module = backend::mir::parser::parse_module(&text, "generated.mir", tables)
-                .expect("generated MIR parses");
-            println!(
-                "{shape:8} {n:>8} {:>12} {:>9.1} ms",
-                "parse",
-                start.elapsed().as_secs_f64() * 1e3
-            );
-            let source = backend::mir::verifier::Source {
-                file: "generated.mir",
-                text: &text,
-            };
+            let mut module = backend::mir::parser::parse_module(&text, "generated.mir", tables).expect("generated MIR parses");
+            println!("{shape:8} {n:>8} {:>12} {:>9.1} ms", "parse", start.elapsed().as_secs_f64() * 1e3);
+            let source = backend::mir::verifier::Source { file: "generated.mir", text: &text };
             let mut cx = backend::passes::PassContext::new(tables, Some(sm), source);
             cx.checks = false;
             for k in &knobs {
                 match k.strip_prefix("maxreg=") {
-                    Some(n) => {
-                        cx.options.maxreg = Some(n.parse().expect("maxreg=N takes a number"))
-                    }
-                    None => cx
-                        .options
-                        .set(k)
-                        .unwrap_or_else(|e| panic!("{}", e.render())),
+                    Some(n) => cx.options.maxreg = Some(n.parse().expect("maxreg=N takes a number")),
+                    None => cx.options.set(k).unwrap_or_else(|e| panic!("{}", e.render())),
                 }
             }
             backend::passes::apply_maxreg(&mut module, &cx.options);
             let mut total = start.elapsed();
-            for pass in backend::passes::PASSES
-                .iter()
-                .filter(|p| p.enabled(&cx.options))
-            {
+            for pass in backend::passes::PASSES.iter().filter(|p| p.enabled(&cx.options)) {
                 let t = Instant::now();
                 (pass.run)(&mut module, &cx).expect("the pass succeeds");
                 let dt = t.elapsed();
                 total += dt;
-                let insts: usize = module
-                    .functions
-                    .iter()
-                    .flat_map(|f| &f.blocks)
-                    .map(|b| b.insts.len())
-                    .sum();
-                println!(
-                    "{shape:8} {n:>8} {:>12} {:>9.1} ms  ({insts} instructions after)",
-                    pass.name,
-                    dt.as_secs_f64() * 1e3
-                );
+                let insts: usize = module.functions.iter().flat_map(|f| &f.blocks).map(|b| b.insts.len()).sum();
+                println!("{shape:8} {n:>8} {:>12} {:>9.1} ms  ({insts} instructions after)", pass.name, dt.as_secs_f64() * 1e3);
             }
             let t = Instant::now();
-            let ptx =
-                backend::emit::emit_module(&module, tables, sm, "generated.mir").expect("emits");
+            let ptx = backend::emit::emit_module(&module, tables, sm, "generated.mir").expect("emits");
             total += t.elapsed();
-            println!(
-                "{shape:8} {n:>8} {:>12} {:>9.1} ms  ({} PTX lines)",
-                "emit",
-                t.elapsed().as_secs_f64() * 1e3,
-                ptx.lines().count()
-            );
-            println!(
-                "{shape:8} {n:>8} {:>12} {:>9.1} ms",
-                "total",
-                total.as_secs_f64() * 1e3
-            );
+            println!("{shape:8} {n:>8} {:>12} {:>9.1} ms  ({} PTX lines)", "emit", t.elapsed().as_secs_f64() * 1e3, ptx.lines().count());
+            println!("{shape:8} {n:>8} {:>12} {:>9.1} ms", "total", total.as_secs_f64() * 1e3);
         }
     }
 }

@@ -14,11 +14,7 @@ use thiserror::Error;
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum AuditError {
     #[error("unknown {what} `{name}`{}", hint(.suggestions))]
-    Unknown {
-        what: &'static str,
-        name: String,
-        suggestions: Vec<String>,
-    },
+    Unknown { what: &'static str, name: String, suggestions: Vec<String> },
     #[error("{0}")]
     Usage(String),
 }
@@ -32,47 +28,31 @@ fn hint(suggestions: &[String]) -> String {
 }
 
 pub fn find_sm<'t>(tables: &'t TargetTables, name: &str) -> Result<&'t SmTables, AuditError> {
-    tables::find_sm(tables, name).map_err(|e| AuditError::Unknown {
-        what: "SM",
-        name: e.name,
-        suggestions: e.suggestions,
-    })
+    tables::find_sm(tables, name).map_err(|e| AuditError::Unknown { what: "SM", name: e.name, suggestions: e.suggestions })
 }
 
 pub fn find_opcode(tables: &TargetTables, name: &str) -> Result<OpcodeId, AuditError> {
-    tables
-        .opcode(name)
-        .or_else(|| tables.opcode(&name.to_ascii_uppercase()))
-        .ok_or_else(|| AuditError::Unknown {
-            what: "opcode",
-            name: name.to_string(),
-            suggestions: target_desc::error::closest(name, tables.opcodes.iter().map(|o| o.name)),
-        })
+    tables.opcode(name).or_else(|| tables.opcode(&name.to_ascii_uppercase())).ok_or_else(|| AuditError::Unknown {
+        what: "opcode",
+        name: name.to_string(),
+        suggestions: target_desc::error::closest(name, tables.opcodes.iter().map(|o| o.name)),
+    })
 }
 
 pub fn find_vt(tables: &TargetTables, name: &str) -> Result<VtId, AuditError> {
-    tables
-        .vt(name)
-        .or_else(|| tables.vt(&name.to_ascii_lowercase()))
-        .ok_or_else(|| AuditError::Unknown {
-            what: "value type",
-            name: name.to_string(),
-            suggestions: target_desc::error::closest(name, tables.types.iter().map(|t| t.name)),
-        })
+    tables.vt(name).or_else(|| tables.vt(&name.to_ascii_lowercase())).ok_or_else(|| AuditError::Unknown {
+        what: "value type",
+        name: name.to_string(),
+        suggestions: target_desc::error::closest(name, tables.types.iter().map(|t| t.name)),
+    })
 }
 
 pub fn find_cc(tables: &TargetTables, name: &str) -> Result<CondCodeId, AuditError> {
-    tables
-        .cond_code(name)
-        .or_else(|| tables.cond_code(&name.to_ascii_lowercase()))
-        .ok_or_else(|| AuditError::Unknown {
-            what: "condition code",
-            name: name.to_string(),
-            suggestions: target_desc::error::closest(
-                name,
-                tables.cond_codes.iter().map(|c| c.name),
-            ),
-        })
+    tables.cond_code(name).or_else(|| tables.cond_code(&name.to_ascii_lowercase())).ok_or_else(|| AuditError::Unknown {
+        what: "condition code",
+        name: name.to_string(),
+        suggestions: target_desc::error::closest(name, tables.cond_codes.iter().map(|c| c.name)),
+    })
 }
 
 fn opcode_name(tables: &TargetTables, op: OpcodeId) -> &'static str {
@@ -129,10 +109,7 @@ pub fn type_query(tables: &TargetTables, sm: &SmTables, vt: VtId) -> Value {
             "source": rule.source.to_string(),
         }),
         None => {
-            let gate = tables
-                .sms
-                .iter()
-                .find_map(|other| tables.register_type(other, vt).map(|(_, rule)| rule));
+            let gate = tables.sms.iter().find_map(|other| tables.register_type(other, vt).map(|(_, rule)| rule));
             json!({
                 "sm": sm.name,
                 "vt": vt_name(tables, vt),
@@ -160,23 +137,13 @@ pub fn cc_query(tables: &TargetTables, sm: &SmTables, cc: CondCodeId, vt: VtId) 
 /// A summary of one SM: PTX version, features, implied SMs, register types, occupancy
 /// data (with the profile's source line).
 pub fn sm_summary(tables: &TargetTables, sm: &SmTables) -> Value {
-    let features: Vec<&str> = sm
-        .features
-        .iter()
-        .map(|&f| tables.features[f as usize].name)
-        .collect();
-    let implies: Vec<&str> = sm
-        .implies
-        .iter()
-        .map(|&s| tables.sms[s as usize].name)
-        .collect();
+    let features: Vec<&str> = sm.features.iter().map(|&f| tables.features[f as usize].name).collect();
+    let implies: Vec<&str> = sm.implies.iter().map(|&s| tables.sms[s as usize].name).collect();
     let register_types: Vec<Value> = tables
         .types
         .iter()
         .filter_map(|t| {
-            tables
-                .register_type(sm, VtId(t.id))
-                .map(|(c, _)| json!({ "vt": t.name, "register_class": c.name }))
+            tables.register_type(sm, VtId(t.id)).map(|(c, _)| json!({ "vt": t.name, "register_class": c.name }))
         })
         .collect();
     json!({
@@ -224,13 +191,7 @@ pub fn entries(tables: &TargetTables, sm: &SmTables) -> Vec<Entry> {
             Some((class, rule)) => (format!("supported {}", class.name), rule.source.to_string()),
             None => ("unsupported".to_string(), String::new()),
         };
-        out.push(Entry {
-            kind: "type",
-            key: "",
-            vt: t.name,
-            value,
-            source,
-        });
+        out.push(Entry { kind: "type", key: "", vt: t.name, value, source });
     }
     for op in tables.opcodes {
         if !has_table_row(op) {
@@ -239,38 +200,20 @@ pub fn entries(tables: &TargetTables, sm: &SmTables) -> Vec<Entry> {
         for t in tables.types {
             let d = tables.decide(sm, OpcodeId(op.id), VtId(t.id));
             let value = format!("{}{}", d.action.name(), detail_text(tables, d.detail));
-            out.push(Entry {
-                kind: "action",
-                key: op.name,
-                vt: t.name,
-                value,
-                source: d.rule.source.to_string(),
-            });
+            out.push(Entry { kind: "action", key: op.name, vt: t.name, value, source: d.rule.source.to_string() });
         }
     }
     for cc in tables.cond_codes {
         for t in tables.types {
             let d = tables.decide_cc(sm, CondCodeId(cc.id), VtId(t.id));
-            out.push(Entry {
-                kind: "condcode",
-                key: cc.name,
-                vt: t.name,
-                value: d.action.name().to_string(),
-                source: d.rule.source.to_string(),
-            });
+            out.push(Entry { kind: "condcode", key: cc.name, vt: t.name, value: d.action.name().to_string(), source: d.rule.source.to_string() });
         }
     }
     for (kind, fsincos) in [("promotion", false), ("fsincos", true)] {
         for op in tables.opcodes {
             let d = tables.decide_one_dim(sm, fsincos, OpcodeId(op.id));
             if !d.is_default {
-                out.push(Entry {
-                    kind,
-                    key: op.name,
-                    vt: "",
-                    value: d.action.name().to_string(),
-                    source: d.rule.source.to_string(),
-                });
+                out.push(Entry { kind, key: op.name, vt: "", value: d.action.name().to_string(), source: d.rule.source.to_string() });
             }
         }
     }
@@ -280,9 +223,7 @@ pub fn entries(tables: &TargetTables, sm: &SmTables) -> Vec<Entry> {
 /// Opcodes whose signature has a typed value to select a row: a result, or the named
 /// type operand. Branches, returns and calls are not in the table.
 pub fn has_table_row(op: &OpcodeInfo) -> bool {
-    let typed = |o: &SigOperand| {
-        matches!(o.kind, OperandKind::TypeVar(_) | OperandKind::Fixed(_)) && !o.variadic
-    };
+    let typed = |o: &SigOperand| matches!(o.kind, OperandKind::TypeVar(_) | OperandKind::Fixed(_)) && !o.variadic;
     match op.type_operand {
         Some(i) => op.signature.operands.get(i as usize).is_some_and(typed),
         None => op.signature.results.first().is_some_and(typed),
@@ -296,10 +237,7 @@ pub fn entry_json(sm: &str, e: &Entry) -> Value {
 pub fn dump_text(sm: &SmTables, entries: &[Entry]) -> String {
     let mut out = format!("# {}: kind key vt value source\n", sm.name);
     for e in entries {
-        out.push_str(&format!(
-            "{:<9} {:<20} {:<7} {:<30} {}\n",
-            e.kind, e.key, e.vt, e.value, e.source
-        ));
+        out.push_str(&format!("{:<9} {:<20} {:<7} {:<30} {}\n", e.kind, e.key, e.vt, e.value, e.source));
     }
     out
 }
@@ -307,15 +245,7 @@ pub fn dump_text(sm: &SmTables, entries: &[Entry]) -> String {
 pub fn dump_csv(sm: &SmTables, entries: &[Entry]) -> String {
     let mut out = String::from("sm,kind,key,vt,value,source\n");
     for e in entries {
-        out.push_str(&format!(
-            "{},{},{},{},{},{}\n",
-            sm.name,
-            e.kind,
-            e.key,
-            e.vt,
-            csv_field(&e.value),
-            csv_field(&e.source)
-        ));
+        out.push_str(&format!("{},{},{},{},{},{}\n", sm.name, e.kind, e.key, e.vt, csv_field(&e.value), csv_field(&e.source)));
     }
     out
 }
@@ -332,17 +262,12 @@ fn csv_field(s: &str) -> String {
 pub fn diff(tables: &TargetTables, from: &SmTables, to: &SmTables) -> Vec<(Entry, Entry)> {
     let a = entries(tables, from);
     let b = entries(tables, to);
-    let mut by_key: std::collections::HashMap<(&str, &str, &str), &Entry> =
-        std::collections::HashMap::new();
+    let mut by_key: std::collections::HashMap<(&str, &str, &str), &Entry> = std::collections::HashMap::new();
     for e in &b {
         by_key.insert((e.kind, e.key, e.vt), e);
     }
     let mut out = Vec::new();
-    let empty = |e: &Entry| Entry {
-        value: "(none)".into(),
-        source: String::new(),
-        ..e.clone()
-    };
+    let empty = |e: &Entry| Entry { value: "(none)".into(), source: String::new(), ..e.clone() };
     for e in &a {
         match by_key.remove(&(e.kind, e.key, e.vt)) {
             Some(other) if other.value != e.value => out.push((e.clone(), other.clone())),
@@ -374,12 +299,7 @@ pub fn diff_json(from: &SmTables, to: &SmTables, rows: &[(Entry, Entry)]) -> Val
 }
 
 pub fn diff_text(from: &SmTables, to: &SmTables, rows: &[(Entry, Entry)]) -> String {
-    let mut out = format!(
-        "# {} -> {}: {} differences\n",
-        from.name,
-        to.name,
-        rows.len()
-    );
+    let mut out = format!("# {} -> {}: {} differences\n", from.name, to.name, rows.len());
     for (a, b) in rows {
         out.push_str(&format!(
             "{:<9} {:<20} {:<7} {:<24} -> {:<24} [{} -> {}]\n",
@@ -400,46 +320,17 @@ pub fn query_text(v: &Value) -> String {
     let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     if v.get("type_supported").is_some() {
         let supported = v["type_supported"].as_bool().unwrap_or(false);
-        let class = if supported {
-            format!("register type in {} ({})", s("register_class"), s("prefix"))
-        } else {
-            "not a register type".into()
-        };
-        let source = if s("source").is_empty() {
-            String::new()
-        } else {
-            format!("  [{}]", s("source"))
-        };
+        let class = if supported { format!("register type in {} ({})", s("register_class"), s("prefix")) } else { "not a register type".into() };
+        let source = if s("source").is_empty() { String::new() } else { format!("  [{}]", s("source")) };
         format!("{} {}: {class}{source}\n", s("sm"), s("vt"))
     } else if v.get("cc").is_some() {
-        format!(
-            "{} condcode {} on {}: {}  [{}] {}\n",
-            s("sm"),
-            s("cc"),
-            s("vt"),
-            s("action"),
-            s("source"),
-            s("rule")
-        )
+        format!("{} condcode {} on {}: {}  [{}] {}\n", s("sm"), s("cc"), s("vt"), s("action"), s("source"), s("rule"))
     } else {
         let detail = match v.get("detail") {
-            Some(Value::Object(m)) => m
-                .values()
-                .next()
-                .and_then(Value::as_str)
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default(),
+            Some(Value::Object(m)) => m.values().next().and_then(Value::as_str).map(|d| format!(" ({d})")).unwrap_or_default(),
             _ => String::new(),
         };
-        format!(
-            "{} {} on {}: {}{detail}  [{}] {}\n",
-            s("sm"),
-            s("op"),
-            s("vt"),
-            s("action"),
-            s("source"),
-            s("rule")
-        )
+        format!("{} {} on {}: {}{detail}  [{}] {}\n", s("sm"), s("op"), s("vt"), s("action"), s("source"), s("rule"))
     }
 }
 
@@ -451,42 +342,25 @@ mod tests {
     fn unknown_names_suggest_close_ones() {
         let t = tables::nvptx();
         match find_opcode(t, "FAD").unwrap_err() {
-            AuditError::Unknown { suggestions, .. } => {
-                assert!(suggestions.contains(&"FADD".to_string()), "{suggestions:?}")
-            }
+            AuditError::Unknown { suggestions, .. } => assert!(suggestions.contains(&"FADD".to_string()), "{suggestions:?}"),
             other => panic!("{other:?}"),
         }
         match find_vt(t, "v2bf61").unwrap_err() {
-            AuditError::Unknown { suggestions, .. } => assert!(
-                suggestions.contains(&"v2bf16".to_string()),
-                "{suggestions:?}"
-            ),
+            AuditError::Unknown { suggestions, .. } => assert!(suggestions.contains(&"v2bf16".to_string()), "{suggestions:?}"),
             other => panic!("{other:?}"),
         }
-        assert!(find_sm(t, "sm_81")
-            .unwrap_err()
-            .to_string()
-            .contains("sm_8"));
+        assert!(find_sm(t, "sm_81").unwrap_err().to_string().contains("sm_8"));
     }
 
     #[test]
     fn diff_between_75_and_80_shows_bf16_appearing() {
         let t = tables::nvptx();
         let rows = diff(t, find_sm(t, "75").unwrap(), find_sm(t, "80").unwrap());
-        assert!(rows.iter().any(|(a, b)| a.kind == "type"
-            && a.vt == "bf16"
-            && a.value == "unsupported"
-            && b.value.starts_with("supported")));
-        assert!(rows.iter().any(|(a, b)| a.kind == "action"
-            && a.key == "FMA"
-            && a.vt == "v2bf16"
-            && b.value == "Legal"
-            && a.value != "Legal"));
+        assert!(rows.iter().any(|(a, b)| a.kind == "type" && a.vt == "bf16" && a.value == "unsupported" && b.value.starts_with("supported")));
+        assert!(rows.iter().any(|(a, b)| a.kind == "action" && a.key == "FMA" && a.vt == "v2bf16" && b.value == "Legal" && a.value != "Legal"));
         // Nothing that is the same on both SMs is listed.
         assert!(rows.iter().all(|(a, b)| a.value != b.value));
-        assert!(!rows
-            .iter()
-            .any(|(a, _)| a.kind == "action" && a.key == "ADD" && a.vt == "i32"));
+        assert!(!rows.iter().any(|(a, _)| a.kind == "action" && a.key == "ADD" && a.vt == "i32"));
     }
 
     #[test]

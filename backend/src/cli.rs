@@ -104,12 +104,8 @@ struct OptArgs {
 }
 
 impl OptArgs {
-    fn options(
-        &self,
-        tables: &target_desc::TargetTables,
-    ) -> Result<crate::options::Options, String> {
-        let level = crate::options::OptLevel::parse(&self.opt_level)
-            .map_err(|e| format!("error: {e}\n"))?;
+    fn options(&self, tables: &target_desc::TargetTables) -> Result<crate::options::Options, String> {
+        let level = crate::options::OptLevel::parse(&self.opt_level).map_err(|e| format!("error: {e}\n"))?;
         let mut options = crate::options::Options::new(tables, level);
         for k in &self.knobs {
             options.set(k).map_err(|e| e.render())?;
@@ -313,18 +309,7 @@ where
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let text = e.render().to_string();
-            return if code == 0 {
-                Output {
-                    stdout: text,
-                    ..Output::default()
-                }
-            } else {
-                Output {
-                    stderr: text,
-                    code,
-                    ..Output::default()
-                }
-            };
+            return if code == 0 { Output { stdout: text, ..Output::default() } } else { Output { stderr: text, code, ..Output::default() } };
         }
     };
     match cli.command {
@@ -345,9 +330,7 @@ fn parse_dims(text: &str, what: &str) -> Result<[u32; 3], String> {
     }
     let mut dims = [1u32; 3];
     for (d, part) in dims.iter_mut().zip(&parts) {
-        *d = part.parse().map_err(|_| {
-            format!("expected --{what} X[,Y[,Z]] with positive numbers, found `{text}`")
-        })?;
+        *d = part.parse().map_err(|_| format!("expected --{what} X[,Y[,Z]] with positive numbers, found `{text}`"))?;
     }
     Ok(dims)
 }
@@ -366,74 +349,38 @@ fn interp(args: InterpArgs) -> Output {
         Ok(m) => m,
         Err(e) => return failure(e.render()),
     };
-    let source = crate::mir::verifier::Source {
-        file: &file,
-        text: &text,
-    };
+    let source = crate::mir::verifier::Source { file: &file, text: &text };
     let errors = crate::mir::verifier::verify_module(&module, tables, source);
     if !errors.is_empty() {
         return failure(render_all(&errors, &file));
     }
     let Some(function) = crate::interp::find_function(&module, &args.entry) else {
-        let kernels: Vec<&str> = module
-            .functions
-            .iter()
-            .filter(|f| f.kind == crate::mir::FunctionKind::Kernel)
-            .map(|f| f.name.as_str())
-            .collect();
-        return failure(format!(
-            "error: no function @{} in {file} (kernels: {})\n",
-            args.entry,
-            kernels.join(", ")
-        ));
+        let kernels: Vec<&str> = module.functions.iter().filter(|f| f.kind == crate::mir::FunctionKind::Kernel).map(|f| f.name.as_str()).collect();
+        return failure(format!("error: no function @{} in {file} (kernels: {})\n", args.entry, kernels.join(", ")));
     };
-    let launch = match (
-        parse_dims(&args.grid, "grid"),
-        parse_dims(&args.block, "block"),
-    ) {
+    let launch = match (parse_dims(&args.grid, "grid"), parse_dims(&args.block, "block")) {
         (Ok(grid), Ok(block)) => crate::interp::Launch { grid, block },
         (Err(e), _) | (_, Err(e)) => return failure(format!("error: {e}\n")),
     };
-    let view = match args
-        .view
-        .as_deref()
-        .map(|v| crate::interp::spec::element_type(tables, v))
-        .transpose()
-    {
+    let view = match args.view.as_deref().map(|v| crate::interp::spec::element_type(tables, v)).transpose() {
         Ok(v) => v,
         Err(e) => return failure(format!("error: --view: {e}\n")),
     };
     let parsed: Vec<crate::interp::spec::ParsedArg> = if args.args.is_empty() {
         crate::interp::random_args(function, tables, args.seed)
             .into_iter()
-            .map(|value| crate::interp::spec::ParsedArg {
-                value,
-                view: None,
-                view_name: None,
-            })
+            .map(|value| crate::interp::spec::ParsedArg { value, view: None, view_name: None })
             .collect()
     } else {
         if args.args.len() != function.params.len() {
-            return failure(format!(
-                "error: @{} takes {} arguments, {} --arg given\n",
-                function.name,
-                function.params.len(),
-                args.args.len()
-            ));
+            return failure(format!("error: @{} takes {} arguments, {} --arg given\n", function.name, function.params.len(), args.args.len()));
         }
         let mut parsed = Vec::with_capacity(args.args.len());
         for (k, (spec, param)) in args.args.iter().zip(&function.params).enumerate() {
             let ty = crate::interp::spec::param_type(tables, param.ty);
             match crate::interp::spec::parse_arg(spec, ty, tables, args.seed, k) {
                 Ok(p) => parsed.push(p),
-                Err(e) => {
-                    return failure(format!(
-                        "error: --arg {} (`{}`, parameter `{}`): {e}\n",
-                        k + 1,
-                        spec,
-                        param.name
-                    ))
-                }
+                Err(e) => return failure(format!("error: --arg {} (`{}`, parameter `{}`): {e}\n", k + 1, spec, param.name)),
             }
         }
         parsed
@@ -441,22 +388,8 @@ fn interp(args: InterpArgs) -> Output {
     let values: Vec<crate::interp::ArgValue> = parsed.iter().map(|p| p.value.clone()).collect();
     match crate::interp::run_kernel(&module, tables, &args.entry, &launch, &values, args.fuel) {
         Ok(result) => {
-            let report = crate::interp::spec::result_json(
-                function,
-                tables,
-                &module.globals,
-                &parsed,
-                view,
-                args.view.as_deref(),
-                &result,
-            );
-            Output {
-                stdout: format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&report).unwrap_or_default()
-                ),
-                ..Output::default()
-            }
+            let report = crate::interp::spec::result_json(function, tables, &module.globals, &parsed, view, args.view.as_deref(), &result);
+            Output { stdout: format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()), ..Output::default() }
         }
         Err(e) => failure(render_interp_error(&e, &module, &file, &text)),
     }
@@ -474,12 +407,7 @@ fn sim(args: SimArgs) -> Output {
         Ok(t) => t,
         Err(e) => return failure(e),
     };
-    let sm = match args
-        .sm
-        .as_deref()
-        .map(|s| audit::find_sm(tables, s))
-        .transpose()
-    {
+    let sm = match args.sm.as_deref().map(|s| audit::find_sm(tables, s)).transpose() {
         Ok(sm) => sm.map(|s| s.name),
         Err(e) => return failure(format!("error: {e}\n")),
     };
@@ -488,77 +416,38 @@ fn sim(args: SimArgs) -> Output {
         Err(e) => return failure(e.render(&file, &text)),
     };
     let Some(params) = simulator.kernel_params(&args.entry) else {
-        return failure(format!(
-            "error: no kernel `{}` in {file} (kernels: {})\n",
-            args.entry,
-            simulator.kernels().join(", ")
-        ));
+        return failure(format!("error: no kernel `{}` in {file} (kernels: {})\n", args.entry, simulator.kernels().join(", ")));
     };
-    let launch = match (
-        parse_dims(&args.grid, "grid"),
-        parse_dims(&args.block, "block"),
-    ) {
+    let launch = match (parse_dims(&args.grid, "grid"), parse_dims(&args.block, "block")) {
         (Ok(grid), Ok(block)) => crate::interp::Launch { grid, block },
         (Err(e), _) | (_, Err(e)) => return failure(format!("error: {e}\n")),
     };
-    let view = match args
-        .view
-        .as_deref()
-        .map(|v| crate::interp::spec::element_type(tables, v))
-        .transpose()
-    {
+    let view = match args.view.as_deref().map(|v| crate::interp::spec::element_type(tables, v)).transpose() {
         Ok(v) => v,
         Err(e) => return failure(format!("error: --view: {e}\n")),
     };
     let parsed: Vec<ParsedArg> = if args.args.is_empty() {
-        crate::sim::random_args(&params, args.seed)
-            .into_iter()
-            .map(|value| ParsedArg {
-                value,
-                view: None,
-                view_name: None,
-            })
-            .collect()
+        crate::sim::random_args(&params, args.seed).into_iter().map(|value| ParsedArg { value, view: None, view_name: None }).collect()
     } else {
         if args.args.len() != params.len() {
-            return failure(format!(
-                "error: `{}` takes {} arguments, {} --arg given\n",
-                args.entry,
-                params.len(),
-                args.args.len()
-            ));
+            return failure(format!("error: `{}` takes {} arguments, {} --arg given\n", args.entry, params.len(), args.args.len()));
         }
         let mut parsed = Vec::with_capacity(params.len());
         for (k, (spec, param)) in args.args.iter().zip(&params).enumerate() {
             match parse_arg(spec, param.ty, tables, args.seed, k) {
                 Ok(p) => parsed.push(p),
-                Err(e) => {
-                    return failure(format!(
-                        "error: --arg {} (`{spec}`, parameter `{}`): {e}\n",
-                        k + 1,
-                        param.name
-                    ))
-                }
+                Err(e) => return failure(format!("error: --arg {} (`{spec}`, parameter `{}`): {e}\n", k + 1, param.name)),
             }
         }
         parsed
     };
     let values: Vec<crate::interp::ArgValue> = parsed.iter().map(|p| p.value.clone()).collect();
-    let options = crate::sim::Options {
-        fuel: args.fuel,
-        dynamic_shared_bytes: args.dynamic_shared,
-    };
+    let options = crate::sim::Options { fuel: args.fuel, dynamic_shared_bytes: args.dynamic_shared };
     match simulator.run(&args.entry, &launch, &values, &options) {
         Ok(result) => {
             let view = view.zip(args.view.as_deref());
             let report = simulator.result_json(&args.entry, &parsed, view, &result);
-            Output {
-                stdout: format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&report).unwrap_or_default()
-                ),
-                ..Output::default()
-            }
+            Output { stdout: format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()), ..Output::default() }
         }
         Err(e) => failure(e.render(&file, &text)),
     }
@@ -577,10 +466,7 @@ pub fn read_source(path: &std::path::Path) -> Result<String, String> {
             file: file.to_string(),
             line: prefix.matches('\n').count() + 1,
             column: prefix[line_start..].chars().count() + 1,
-            message: format!(
-                "the file is not UTF-8: expected a UTF-8 character, found the byte {:#04x}",
-                bytes[valid]
-            ),
+            message: format!("the file is not UTF-8: expected a UTF-8 character, found the byte {:#04x}", bytes[valid]),
             context: None,
             source_line: Some(format!("{}\u{fffd}", &prefix[line_start..])),
         };
@@ -589,63 +475,35 @@ pub fn read_source(path: &std::path::Path) -> Result<String, String> {
 }
 
 /// An interpreter error at its instruction's source line, like the verifier's errors.
-fn render_interp_error(
-    e: &crate::interp::InterpError,
-    module: &crate::mir::Module,
-    file: &str,
-    text: &str,
-) -> String {
+fn render_interp_error(e: &crate::interp::InterpError, module: &crate::mir::Module, file: &str, text: &str) -> String {
     use crate::interp::InterpError as E;
     let message = match e {
         E::Undefined { what, thread, .. } => format!("undefined behaviour in {thread}: {what}"),
-        E::OutOfFuel { steps, .. } => {
-            format!("out of fuel after {steps} instructions (raise --fuel)")
-        }
+        E::OutOfFuel { steps, .. } => format!("out of fuel after {steps} instructions (raise --fuel)"),
         E::Unsupported { what, .. } => format!("not supported by the interpreter: {what}"),
         E::Malformed { what, .. } => format!("malformed MIR: {what}"),
         E::BadArguments(what) => return format!("error: {what}\n"),
     };
-    let Some((function, block, inst)) = e.location() else {
-        return format!("error: {message}\n");
-    };
+    let Some((function, block, inst)) = e.location() else { return format!("error: {message}\n") };
     let loc = module
         .functions
         .iter()
         .find(|f| f.name == function)
         .and_then(|f| f.blocks.iter().find(|b| b.label() == block))
         .and_then(|b| b.insts.get(inst).map(|i| i.loc).or(Some(b.loc)));
-    let Some(loc) = loc else {
-        return format!("error: {e}\n");
-    };
-    let mut error = crate::diagnostics::MirError::at(
-        file,
-        text,
-        loc.line as usize,
-        loc.column as usize,
-        message,
-    );
-    error.context = Some(format!(
-        "function @{function}, {block}, instruction {}",
-        inst + 1
-    ));
+    let Some(loc) = loc else { return format!("error: {e}\n") };
+    let mut error = crate::diagnostics::MirError::at(file, text, loc.line as usize, loc.column as usize, message);
+    error.context = Some(format!("function @{function}, {block}, instruction {}", inst + 1));
     error.render()
 }
 
 fn failure(stderr: String) -> Output {
-    Output {
-        stderr,
-        code: 1,
-        ..Output::default()
-    }
+    Output { stderr, code: 1, ..Output::default() }
 }
 
 fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
     let mut out: String = errors.iter().map(|e| e.render()).collect();
-    out.push_str(&format!(
-        "{} error{} in {file}\n",
-        errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
-    ));
+    out.push_str(&format!("{} error{} in {file}\n", errors.len(), if errors.len() == 1 { "" } else { "s" }));
     out
 }
 
@@ -653,15 +511,10 @@ fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
 /// total (the stages in pipeline order, as llc's report lists its passes).
 fn time_report(times: &[(&str, std::time::Duration)]) -> String {
     let total: f64 = times.iter().map(|(_, d)| d.as_secs_f64()).sum();
-    let mut out = String::from(
-        "===== ptxc pass execution timing report =====\n   wall time (s)   share  stage\n",
-    );
+    let mut out = String::from("===== ptxc pass execution timing report =====\n   wall time (s)   share  stage\n");
     for (name, d) in times {
         let t = d.as_secs_f64();
-        out.push_str(&format!(
-            "  {t:>13.6}  {:>5.1}%  {name}\n",
-            if total > 0.0 { 100.0 * t / total } else { 0.0 }
-        ));
+        out.push_str(&format!("  {t:>13.6}  {:>5.1}%  {name}\n", if total > 0.0 { 100.0 * t / total } else { 0.0 }));
     }
     out.push_str(&format!("  {total:>13.6}  100.0%  total\n"));
     out
@@ -708,10 +561,7 @@ fn compile(args: CompileArgs) -> Output {
     for name in args.print_after.iter().chain(args.stop_after.iter()) {
         if crate::passes::find(name).is_none() {
             let names: Vec<&str> = crate::passes::PASSES.iter().map(|p| p.name).collect();
-            return failure(format!(
-                "error: unknown pass `{name}` (passes: {})\n",
-                names.join(", ")
-            ));
+            return failure(format!("error: unknown pass `{name}` (passes: {})\n", names.join(", ")));
         }
     }
     let file = args.input.to_string_lossy().to_string();
@@ -727,20 +577,10 @@ fn compile(args: CompileArgs) -> Output {
     let mut times: Vec<(&str, std::time::Duration)> = vec![("parse", started.elapsed())];
     if let Some(pass) = args.remarks.as_deref() {
         if !REMARK_PASSES.contains(&pass) {
-            return failure(format!(
-                "error: --remarks supports {}, found `{pass}`\n",
-                REMARK_PASSES
-                    .iter()
-                    .map(|p| format!("`{p}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            return failure(format!("error: --remarks supports {}, found `{pass}`\n", REMARK_PASSES.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")));
         }
     }
-    let source = crate::mir::verifier::Source {
-        file: &file,
-        text: &text,
-    };
+    let source = crate::mir::verifier::Source { file: &file, text: &text };
     let remarks = std::cell::RefCell::new(Vec::new());
     let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
     cx.options = match args.opt.options(tables) {
@@ -749,10 +589,7 @@ fn compile(args: CompileArgs) -> Output {
     };
     cx.checks = args.verify;
     // `nv-dump-remat-block` prints the pass's decisions as its remarks.
-    let remarks_pass = args.remarks.clone().or_else(|| {
-        (cx.options.flag("nv-dump-remat-block") == Some(true))
-            .then(|| "nvptx-remat-block".to_string())
-    });
+    let remarks_pass = args.remarks.clone().or_else(|| (cx.options.flag("nv-dump-remat-block") == Some(true)).then(|| "nvptx-remat-block".to_string()));
     let verify_each = args.verify || cx.options.flag("verify-machineinstrs") == Some(true);
     if remarks_pass.is_some() {
         cx.remarks = Some(&remarks);
@@ -766,11 +603,7 @@ fn compile(args: CompileArgs) -> Output {
         }
         if !pass.enabled(&cx.options) {
             if args.stop_after.as_deref() == Some(pass.name) {
-                return finish(
-                    crate::mir::printer::print_module(&module, tables),
-                    args.output.as_deref(),
-                    stderr,
-                );
+                return finish(crate::mir::printer::print_module(&module, tables), args.output.as_deref(), stderr);
             }
             continue;
         }
@@ -779,10 +612,7 @@ fn compile(args: CompileArgs) -> Output {
         times.push((pass.name, pass_started.elapsed()));
         let wanted = remarks_wanted(remarks_pass.as_deref(), pass.name);
         for r in remarks.borrow_mut().drain(..).filter(|_| wanted) {
-            stderr.push_str(&format!(
-                "{file}:{}:{}: remark: @{}: {}\n",
-                r.loc.line, r.loc.column, r.function, r.message
-            ));
+            stderr.push_str(&format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message));
         }
         if let Err(errors) = result {
             stderr.push_str(&render_all(&errors, &file));
@@ -791,10 +621,7 @@ fn compile(args: CompileArgs) -> Output {
         if verify_each && pass.name != "verify" {
             let errors = crate::mir::verifier::verify_module(&module, tables, source);
             if !errors.is_empty() {
-                stderr.push_str(&format!(
-                    "error: the MIR after `{}` does not verify (a compiler bug)\n",
-                    pass.name
-                ));
+                stderr.push_str(&format!("error: the MIR after `{}` does not verify (a compiler bug)\n", pass.name));
                 stderr.push_str(&render_all(&errors, &file));
                 return failure(stderr);
             }
@@ -808,18 +635,9 @@ fn compile(args: CompileArgs) -> Output {
         }
     }
     if args.stats {
-        let stats = crate::machine::stats::collect(
-            &module,
-            before_allocation.as_deref(),
-            tables,
-            sm,
-            &cx.options,
-        );
+        let stats = crate::machine::stats::collect(&module, before_allocation.as_deref(), tables, sm, &cx.options);
         if args.json {
-            stderr.push_str(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&stats).unwrap_or_default()
-            ));
+            stderr.push_str(&format!("{}\n", serde_json::to_string_pretty(&stats).unwrap_or_default()));
         } else {
             stderr.push_str(&crate::machine::stats::render(&stats));
         }
@@ -844,13 +662,7 @@ fn knobs(args: KnobsArgs) -> Output {
         Ok(t) => t,
         Err(e) => return failure(render_desc_error(&e)),
     };
-    let rows = tables.knobs.iter().map(|k| {
-        (
-            k,
-            crate::options::type_name(k),
-            crate::passes::knob_reader(k.name),
-        )
-    });
+    let rows = tables.knobs.iter().map(|k| (k, crate::options::type_name(k), crate::passes::knob_reader(k.name)));
     if args.json {
         let list: Vec<serde_json::Value> = rows
             .map(|(k, ty, reader)| {
@@ -860,53 +672,24 @@ fn knobs(args: KnobsArgs) -> Output {
                 })
             })
             .collect();
-        return Output {
-            stdout: format!(
-                "{}\n",
-                serde_json::to_string_pretty(&list).unwrap_or_default()
-            ),
-            ..Output::default()
-        };
+        return Output { stdout: format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()), ..Output::default() };
     }
     let mut out = String::new();
     for (k, ty, reader) in rows {
-        let ty = if k.choices.is_empty() {
-            ty.to_string()
-        } else {
-            format!("enum({})", k.choices.join("|"))
-        };
-        let reader = reader.map_or_else(
-            || format!("{} (not read: no such pass yet)", k.component),
-            |r| format!("read by {r}"),
-        );
-        out.push_str(&format!(
-            "{} : {ty} = {}    [{reader}]\n    {}\n    ({})\n",
-            k.name, k.default, k.help, k.source
-        ));
+        let ty = if k.choices.is_empty() { ty.to_string() } else { format!("enum({})", k.choices.join("|")) };
+        let reader = reader.map_or_else(|| format!("{} (not read: no such pass yet)", k.component), |r| format!("read by {r}"));
+        out.push_str(&format!("{} : {ty} = {}    [{reader}]\n    {}\n    ({})\n", k.name, k.default, k.help, k.source));
     }
-    Output {
-        stdout: out,
-        ..Output::default()
-    }
+    Output { stdout: out, ..Output::default() }
 }
 
 /// Writes `text` to `output`, or returns it as stdout.
 fn finish(text: String, output: Option<&std::path::Path>, stderr: String) -> Output {
     match output {
-        None => Output {
-            stdout: text,
-            stderr,
-            code: 0,
-        },
+        None => Output { stdout: text, stderr, code: 0 },
         Some(path) => match std::fs::write(path, text) {
-            Ok(()) => Output {
-                stderr,
-                ..Output::default()
-            },
-            Err(e) => failure(format!(
-                "{stderr}error: cannot write {}: {e}\n",
-                path.display()
-            )),
+            Ok(()) => Output { stderr, ..Output::default() },
+            Err(e) => failure(format!("{stderr}error: cannot write {}: {e}\n", path.display())),
         },
     }
 }
@@ -914,118 +697,43 @@ fn finish(text: String, output: Option<&std::path::Path>, stderr: String) -> Out
 fn run_pass(args: RunPassArgs) -> Output {
     let tables = match crate::load_tables(args.target_desc.as_deref()) {
         Ok(t) => t,
-        Err(e) => {
-            return Output {
-                stderr: render_desc_error(&e),
-                code: 1,
-                ..Output::default()
-            }
-        }
+        Err(e) => return Output { stderr: render_desc_error(&e), code: 1, ..Output::default() },
     };
     let Some(pass) = crate::passes::find(&args.pass) else {
         let names: Vec<&str> = crate::passes::PASSES.iter().map(|p| p.name).collect();
-        return Output {
-            stderr: format!(
-                "error: unknown pass `{}` (passes: {})\n",
-                args.pass,
-                names.join(", ")
-            ),
-            code: 1,
-            ..Output::default()
-        };
+        return Output { stderr: format!("error: unknown pass `{}` (passes: {})\n", args.pass, names.join(", ")), code: 1, ..Output::default() };
     };
     let file = args.input.to_string_lossy().to_string();
     let text = match read_source(&args.input) {
         Ok(t) => t,
-        Err(e) => {
-            return Output {
-                stderr: e,
-                code: 1,
-                ..Output::default()
-            }
-        }
+        Err(e) => return Output { stderr: e, code: 1, ..Output::default() },
     };
     let mut module = match crate::mir::parser::parse_module(&text, &file, tables) {
         Ok(m) => m,
-        Err(e) => {
-            return Output {
-                stderr: e.render(),
-                code: 1,
-                ..Output::default()
-            }
-        }
+        Err(e) => return Output { stderr: e.render(), code: 1, ..Output::default() },
     };
-    let sm = match args
-        .sm
-        .as_deref()
-        .map(|s| audit::find_sm(tables, s))
-        .transpose()
-    {
+    let sm = match args.sm.as_deref().map(|s| audit::find_sm(tables, s)).transpose() {
         Ok(sm) => sm,
-        Err(e) => {
-            return Output {
-                stderr: format!("error: {e}\n"),
-                code: 1,
-                ..Output::default()
-            }
-        }
+        Err(e) => return Output { stderr: format!("error: {e}\n"), code: 1, ..Output::default() },
     };
-    let mut cx = crate::passes::PassContext::new(
-        tables,
-        sm,
-        crate::mir::verifier::Source {
-            file: &file,
-            text: &text,
-        },
-    );
+    let mut cx = crate::passes::PassContext::new(tables, sm, crate::mir::verifier::Source { file: &file, text: &text });
     cx.options = match args.opt.options(tables) {
         Ok(o) => o,
-        Err(e) => {
-            return Output {
-                stderr: e,
-                code: 1,
-                ..Output::default()
-            }
-        }
+        Err(e) => return Output { stderr: e, code: 1, ..Output::default() },
     };
     let remarks = std::cell::RefCell::new(Vec::new());
     if args.remarks {
         cx.remarks = Some(&remarks);
     }
     // A pass its level or knob switches off leaves the MIR as it is, as in the pipeline.
-    let result = if pass.enabled(&cx.options) {
-        (pass.run)(&mut module, &cx)
-    } else {
-        Ok(())
-    };
-    let remarks: String = remarks
-        .take()
-        .into_iter()
-        .map(|r| {
-            format!(
-                "{file}:{}:{}: remark: @{}: {}\n",
-                r.loc.line, r.loc.column, r.function, r.message
-            )
-        })
-        .collect();
+    let result = if pass.enabled(&cx.options) { (pass.run)(&mut module, &cx) } else { Ok(()) };
+    let remarks: String = remarks.take().into_iter().map(|r| format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message)).collect();
     match result {
-        Ok(()) => Output {
-            stdout: crate::mir::printer::print_module(&module, tables),
-            stderr: remarks,
-            ..Output::default()
-        },
+        Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), stderr: remarks, ..Output::default() },
         Err(errors) => {
             let mut stderr: String = errors.iter().map(|e| e.render()).collect();
-            stderr.push_str(&format!(
-                "{} error{} in {file}\n",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
-            ));
-            Output {
-                stderr,
-                code: 1,
-                ..Output::default()
-            }
+            stderr.push_str(&format!("{} error{} in {file}\n", errors.len(), if errors.len() == 1 { "" } else { "s" }));
+            Output { stderr, code: 1, ..Output::default() }
         }
     }
 }
@@ -1033,43 +741,21 @@ fn run_pass(args: RunPassArgs) -> Output {
 fn run_audit(args: AuditArgs) -> Output {
     let tables = match crate::load_tables(args.target_desc.as_deref()) {
         Ok(t) => t,
-        Err(e) => {
-            return Output {
-                stderr: render_desc_error(&e),
-                code: 1,
-                ..Output::default()
-            }
-        }
+        Err(e) => return Output { stderr: render_desc_error(&e), code: 1, ..Output::default() },
     };
     if args.verify {
         return run_verify(tables, &args);
     }
     match audit_output(tables, &args) {
-        Ok(text) => Output {
-            stdout: text,
-            ..Output::default()
-        },
-        Err(e) => Output {
-            stderr: format!("error: {e}\n"),
-            code: 1,
-            ..Output::default()
-        },
+        Ok(text) => Output { stdout: text, ..Output::default() },
+        Err(e) => Output { stderr: format!("error: {e}\n"), code: 1, ..Output::default() },
     }
 }
 
 /// `ptxc audit --verify`: exit code 1 when a cell fails or the request is bad.
 fn run_verify(tables: &'static target_desc::TargetTables, args: &AuditArgs) -> Output {
-    if args.dump
-        || args.diff.is_some()
-        || args.op.is_some()
-        || args.vt.is_some()
-        || args.cc.is_some()
-        || args.csv
-    {
-        return failure(
-            "error: --verify checks whole SMs; drop --dump, --diff, --op, --vt, --cc and --csv\n"
-                .into(),
-        );
+    if args.dump || args.diff.is_some() || args.op.is_some() || args.vt.is_some() || args.cc.is_some() || args.csv {
+        return failure("error: --verify checks whole SMs; drop --dump, --diff, --op, --vt, --cc and --csv\n".into());
     }
     let sms: Vec<&target_desc::tables::SmTables> = match (&args.sm, args.all_sms) {
         (_, true) => tables.sms.iter().collect(),
@@ -1089,37 +775,20 @@ fn run_verify(tables: &'static target_desc::TargetTables, args: &AuditArgs) -> O
         }
     };
     let reports = crate::selfcheck::verify_sms(tables, &sms, ptxas.as_deref());
-    let failed = reports
-        .iter()
-        .any(|r| r.failed() > 0 || r.patterns_failed() > 0 || r.patterns_unprobed() > 0);
+    let failed = reports.iter().any(|r| r.failed() > 0 || r.patterns_failed() > 0 || r.patterns_unprobed() > 0);
     let stdout = if args.json {
-        let value = if args.all_sms {
-            crate::selfcheck::report_json(&reports)
-        } else {
-            reports
-                .first()
-                .map(crate::selfcheck::sm_json)
-                .unwrap_or_default()
-        };
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        )
+        let value = if args.all_sms { crate::selfcheck::report_json(&reports) } else { reports.first().map(crate::selfcheck::sm_json).unwrap_or_default() };
+        format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
     } else {
         crate::selfcheck::report_text(&reports)
     };
-    Output {
-        stdout,
-        stderr: String::new(),
-        code: i32::from(failed),
-    }
+    Output { stdout, stderr: String::new(), code: i32::from(failed) }
 }
 
 /// A description error with its source line, as miette draws it (no colours, so the
 /// text is the same on a terminal and in a log).
 pub fn render_desc_error(e: &target_desc::DescError) -> String {
-    let handler =
-        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
     let mut out = String::new();
     let diagnostic = e.to_diagnostic();
     if handler.render_report(&mut out, &diagnostic).is_err() {
@@ -1129,45 +798,28 @@ pub fn render_desc_error(e: &target_desc::DescError) -> String {
     out
 }
 
-fn audit_output(
-    tables: &'static target_desc::TargetTables,
-    args: &AuditArgs,
-) -> Result<String, AuditError> {
-    let json = |v: serde_json::Value| {
-        format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
-    };
+fn audit_output(tables: &'static target_desc::TargetTables, args: &AuditArgs) -> Result<String, AuditError> {
+    let json = |v: serde_json::Value| format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default());
     if let Some(pair) = &args.diff {
         if args.sm.is_some() || args.dump || args.op.is_some() || args.vt.is_some() {
-            return Err(AuditError::Usage(
-                "--diff takes two SMs and no --sm, --dump, --op or --vt".into(),
-            ));
+            return Err(AuditError::Usage("--diff takes two SMs and no --sm, --dump, --op or --vt".into()));
         }
         let from = audit::find_sm(tables, &pair[0])?;
         let to = audit::find_sm(tables, &pair[1])?;
         let rows = audit::diff(tables, from, to);
-        return Ok(if args.json {
-            json(audit::diff_json(from, to, &rows))
-        } else {
-            audit::diff_text(from, to, &rows)
-        });
+        return Ok(if args.json { json(audit::diff_json(from, to, &rows)) } else { audit::diff_text(from, to, &rows) });
     }
     let Some(sm_name) = &args.sm else {
-        return Err(AuditError::Usage(
-            "give --sm SM (or --diff FROM TO); see `ptxc audit --help`".into(),
-        ));
+        return Err(AuditError::Usage("give --sm SM (or --diff FROM TO); see `ptxc audit --help`".into()));
     };
     let sm = audit::find_sm(tables, sm_name)?;
     if args.dump {
         if args.op.is_some() || args.vt.is_some() || args.cc.is_some() {
-            return Err(AuditError::Usage(
-                "--dump lists everything; drop --op, --vt and --cc".into(),
-            ));
+            return Err(AuditError::Usage("--dump lists everything; drop --op, --vt and --cc".into()));
         }
         let rows = audit::entries(tables, sm);
         return Ok(if args.json {
-            json(serde_json::Value::Array(
-                rows.iter().map(|e| audit::entry_json(sm.name, e)).collect(),
-            ))
+            json(serde_json::Value::Array(rows.iter().map(|e| audit::entry_json(sm.name, e)).collect()))
         } else if args.csv {
             audit::dump_csv(sm, &rows)
         } else {
@@ -1175,21 +827,11 @@ fn audit_output(
         });
     }
     let value = match (&args.op, &args.cc, &args.vt) {
-        (Some(_), Some(_), _) => {
-            return Err(AuditError::Usage("give --op or --cc, not both".into()))
+        (Some(_), Some(_), _) => return Err(AuditError::Usage("give --op or --cc, not both".into())),
+        (Some(op), None, Some(vt)) => {
+            audit::action_query(tables, sm, audit::find_opcode(tables, op)?, audit::find_vt(tables, vt)?)
         }
-        (Some(op), None, Some(vt)) => audit::action_query(
-            tables,
-            sm,
-            audit::find_opcode(tables, op)?,
-            audit::find_vt(tables, vt)?,
-        ),
-        (None, Some(cc), Some(vt)) => audit::cc_query(
-            tables,
-            sm,
-            audit::find_cc(tables, cc)?,
-            audit::find_vt(tables, vt)?,
-        ),
+        (None, Some(cc), Some(vt)) => audit::cc_query(tables, sm, audit::find_cc(tables, cc)?, audit::find_vt(tables, vt)?),
         (Some(_), None, None) | (None, Some(_), None) => {
             return Err(AuditError::Usage("--op and --cc need --vt TYPE".into()))
         }

@@ -20,13 +20,7 @@ pub struct MirError {
 
 impl MirError {
     /// An error at `line`/`column` of `text` (the whole file).
-    pub fn at(
-        file: &str,
-        text: &str,
-        line: usize,
-        column: usize,
-        message: impl Into<String>,
-    ) -> MirError {
+    pub fn at(file: &str, text: &str, line: usize, column: usize, message: impl Into<String>) -> MirError {
         let line = line.max(1);
         MirError {
             file: file.to_string(),
@@ -48,14 +42,8 @@ impl MirError {
         if let Some(source) = &self.source_line {
             let number = self.line.to_string();
             let pad = " ".repeat(number.len());
-            let caret_at: String = source
-                .chars()
-                .take(self.column.saturating_sub(1))
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
-            out.push_str(&format!(
-                "{pad} |\n{number} | {source}\n{pad} | {caret_at}^\n"
-            ));
+            let caret_at: String = source.chars().take(self.column.saturating_sub(1)).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+            out.push_str(&format!("{pad} |\n{number} | {source}\n{pad} | {caret_at}^\n"));
         }
         out
     }
@@ -63,11 +51,7 @@ impl MirError {
 
 impl fmt::Display for MirError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: error: {}",
-            self.file, self.line, self.column, self.message
-        )
+        write!(f, "{}:{}:{}: error: {}", self.file, self.line, self.column, self.message)
     }
 }
 

@@ -27,9 +27,7 @@ pub struct Tally {
 /// 0 or 1), and random bits for wider parameters (i128, vectors).
 fn arguments(kernel: &GeneratedKernel, tables: &TargetTables, seed: u64) -> Vec<ArgValue> {
     let mut rng = SeededRandom::new(seed);
-    let input: Vec<u8> = (0..kernel.required_input_bytes(THREADS))
-        .map(|_| rng.next_u64() as u8)
-        .collect();
+    let input: Vec<u8> = (0..kernel.required_input_bytes(THREADS)).map(|_| rng.next_u64() as u8).collect();
     let output = vec![0u8; kernel.required_output_bytes(THREADS)];
     let mut args = vec![ArgValue::Buffer(input), ArgValue::Buffer(output)];
     for name in &kernel.scalar_params {
@@ -41,11 +39,7 @@ fn arguments(kernel: &GeneratedKernel, tables: &TargetTables, seed: u64) -> Vec<
             _ if scalar && bits <= 64 => u128::from(rng.next_u64() % 64),
             _ => {
                 let wide = u128::from(rng.next_u64()) | (u128::from(rng.next_u64()) << 64);
-                if bits >= 128 {
-                    wide
-                } else {
-                    wide & ((1u128 << bits) - 1)
-                }
+                if bits >= 128 { wide } else { wide & ((1u128 << bits) - 1) }
             }
         };
         args.push(ArgValue::Scalar(value));
@@ -55,43 +49,20 @@ fn arguments(kernel: &GeneratedKernel, tables: &TargetTables, seed: u64) -> Vec<
 
 /// Runs `kernel` on `inputs` random inputs before legalization and after legalization
 /// for each of `sms`; an error names the kernel, SM and input that disagree.
-pub fn check_kernel(
-    kernel: &GeneratedKernel,
-    tables: &TargetTables,
-    sms: &[&SmTables],
-    inputs: u64,
-    seed: u64,
-) -> Result<Tally, String> {
+pub fn check_kernel(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
     check_generic(kernel, tables, sms, inputs, seed, false)
 }
 
 /// As [`check_kernel`], with the combiner ([`crate::combine`]) run after legalization:
 /// the interpreter on the combined MIR must agree with it on the input.
-pub fn check_kernel_combined(
-    kernel: &GeneratedKernel,
-    tables: &TargetTables,
-    sms: &[&SmTables],
-    inputs: u64,
-    seed: u64,
-) -> Result<Tally, String> {
+pub fn check_kernel_combined(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
     check_generic(kernel, tables, sms, inputs, seed, true)
 }
 
-fn check_generic(
-    kernel: &GeneratedKernel,
-    tables: &TargetTables,
-    sms: &[&SmTables],
-    inputs: u64,
-    seed: u64,
-    combine: bool,
-) -> Result<Tally, String> {
+fn check_generic(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64, combine: bool) -> Result<Tally, String> {
     let file = format!("<random kernel {}>", kernel.name);
-    let module =
-        crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
-    let launch = Launch {
-        grid: [1, 1, 1],
-        block: [THREADS as u32, 1, 1],
-    };
+    let module = crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
+    let launch = Launch { grid: [1, 1, 1], block: [THREADS as u32, 1, 1] };
     let mut tally = Tally::default();
     let mut baseline = Vec::new();
     for i in 0..inputs {
@@ -101,22 +72,11 @@ fn check_generic(
             Err(_) => tally.discarded += 1,
         }
     }
-    let source = crate::mir::verifier::Source {
-        file: &file,
-        text: &kernel.text,
-    };
+    let source = crate::mir::verifier::Source { file: &file, text: &kernel.text };
     for sm in sms {
         let mut legal = module.clone();
-        crate::legalize::legalize_module(&mut legal, tables, sm, source, true).map_err(
-            |errors| {
-                format!(
-                    "legalizing for {} failed:\n{}\n{}",
-                    sm.name,
-                    errors.iter().map(|e| e.render()).collect::<String>(),
-                    kernel.text
-                )
-            },
-        )?;
+        crate::legalize::legalize_module(&mut legal, tables, sm, source, true)
+            .map_err(|errors| format!("legalizing for {} failed:\n{}\n{}", sm.name, errors.iter().map(|e| e.render()).collect::<String>(), kernel.text))?;
         let mut stage = "legalization";
         if combine {
             crate::combine::run(&mut legal, tables, sm)?;
@@ -124,30 +84,14 @@ fn check_generic(
         }
         let errors = crate::mir::verifier::verify_module(&legal, tables, source);
         if !errors.is_empty() {
-            return Err(format!(
-                "the MIR after {stage} for {} does not verify:\n{}",
-                sm.name,
-                errors.iter().map(|e| e.render()).collect::<String>()
-            ));
+            return Err(format!("the MIR after {stage} for {} does not verify:\n{}", sm.name, errors.iter().map(|e| e.render()).collect::<String>()));
         }
         for (args, expected) in &baseline {
             let after = interp::run_kernel(&legal, tables, &kernel.name, &launch, args, FUEL * 8)
-                .map_err(|e| {
-                format!(
-                    "after {stage} for {} the kernel fails where the original ran: {e}\n{}",
-                    sm.name, kernel.text
-                )
-            })?;
+                .map_err(|e| format!("after {stage} for {} the kernel fails where the original ran: {e}\n{}", sm.name, kernel.text))?;
             kernel
                 .compare_outputs(expected, &after.buffers[1])
-                .map_err(|d| {
-                    format!(
-                        "{stage} for {} changes the result: {d}\n{}\n--- after ---\n{}",
-                        sm.name,
-                        kernel.text,
-                        crate::mir::printer::print_module(&legal, tables)
-                    )
-                })?;
+                .map_err(|d| format!("{stage} for {} changes the result: {d}\n{}\n--- after ---\n{}", sm.name, kernel.text, crate::mir::printer::print_module(&legal, tables)))?;
             tally.compared += 1;
         }
     }
@@ -162,12 +106,7 @@ pub fn low_limit_options(tables: &TargetTables) -> crate::options::Options {
     o.maxreg = Some(16);
     // The machine verifier after every pass too (`--verify`): rematerialization and
     // spilling insert instructions, and must not split a carry pair.
-    for k in [
-        "nv-remat-block=15",
-        "nv-remat-threshold-for-spec-reg=0",
-        "nv-remat-block-loop-cost-factor=1",
-        "verify-machineinstrs=true",
-    ] {
+    for k in ["nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0", "nv-remat-block-loop-cost-factor=1", "verify-machineinstrs=true"] {
         o.set(k).expect("a knob of the registry");
     }
     o
@@ -180,20 +119,10 @@ pub fn low_limit_options(tables: &TargetTables) -> crate::options::Options {
 /// ([`low_limit_options`]), so rematerialization, spilling (with stack slot coloring)
 /// and the allocation checker run on random code too. Returns the runs compared and the inputs discarded (undefined in
 /// the interpreter).
-pub fn check_kernel_end_to_end(
-    kernel: &GeneratedKernel,
-    tables: &TargetTables,
-    sms: &[&SmTables],
-    inputs: u64,
-    seed: u64,
-) -> Result<Tally, String> {
+pub fn check_kernel_end_to_end(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
     let file = format!("<random kernel {}>", kernel.name);
-    let module =
-        crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
-    let launch = Launch {
-        grid: [1, 1, 1],
-        block: [THREADS as u32, 1, 1],
-    };
+    let module = crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
+    let launch = Launch { grid: [1, 1, 1], block: [THREADS as u32, 1, 1] };
     let program = interp::Program::new(&module, tables);
     let mut tally = Tally::default();
     let mut baseline = Vec::new();
@@ -204,57 +133,20 @@ pub fn check_kernel_end_to_end(
             Err(_) => tally.discarded += 1,
         }
     }
-    let options = crate::sim::Options {
-        fuel: FUEL * 64,
-        ..crate::sim::Options::default()
-    };
+    let options = crate::sim::Options { fuel: FUEL * 64, ..crate::sim::Options::default() };
     for sm in sms {
-        let compile_options = if seed % 2 == 1 {
-            low_limit_options(tables)
-        } else {
-            crate::options::Options::new(tables, crate::options::OptLevel::O3)
-        };
-        let ptx =
-            end_to_end::compile_with(&module, &kernel.text, &file, tables, sm, compile_options)
-                .map_err(|e| {
-                    format!(
-                        "compiling for {} failed (seed {seed}):\n{e}\n{}",
-                        sm.name, kernel.text
-                    )
-                })?;
+        let compile_options = if seed % 2 == 1 { low_limit_options(tables) } else { crate::options::Options::new(tables, crate::options::OptLevel::O3) };
+        let ptx = end_to_end::compile_with(&module, &kernel.text, &file, tables, sm, compile_options).map_err(|e| format!("compiling for {} failed (seed {seed}):\n{e}\n{}", sm.name, kernel.text))?;
         let ptx_file = format!("{}.{}.ptx", kernel.name, sm.name);
-        let simulator = crate::sim::Simulator::new(&ptx, &ptx_file, tables, None).map_err(|e| {
-            format!(
-                "the simulator rejects the PTX for {}:\n{}\n{}\n--- PTX ---\n{ptx}",
-                sm.name,
-                e.render(&ptx_file, &ptx),
-                kernel.text
-            )
-        })?;
+        let simulator = crate::sim::Simulator::new(&ptx, &ptx_file, tables, None)
+            .map_err(|e| format!("the simulator rejects the PTX for {}:\n{}\n{}\n--- PTX ---\n{ptx}", sm.name, e.render(&ptx_file, &ptx), kernel.text))?;
         for (args, expected) in &baseline {
             let got = simulator
-                .run(
-                    &crate::emit::sanitize(&kernel.name),
-                    &launch,
-                    args,
-                    &options,
-                )
-                .map_err(|e| {
-                    format!(
-                        "on {} the PTX fails where the MIR runs:\n{}\n{}\n--- PTX ---\n{ptx}",
-                        sm.name,
-                        simulator.render_error(&e),
-                        kernel.text
-                    )
-                })?;
+                .run(&crate::emit::sanitize(&kernel.name), &launch, args, &options)
+                .map_err(|e| format!("on {} the PTX fails where the MIR runs:\n{}\n{}\n--- PTX ---\n{ptx}", sm.name, simulator.render_error(&e), kernel.text))?;
             kernel
                 .compare_outputs(expected, &got.buffers[1])
-                .map_err(|d| {
-                    format!(
-                        "on {} the PTX computes something else: {d}\n{}\n--- PTX ---\n{ptx}",
-                        sm.name, kernel.text
-                    )
-                })?;
+                .map_err(|d| format!("on {} the PTX computes something else: {d}\n{}\n--- PTX ---\n{ptx}", sm.name, kernel.text))?;
             tally.compared += 1;
         }
     }
@@ -273,9 +165,7 @@ pub mod end_to_end {
 
     /// Opcodes whose results are approximate (mir-spec §3.4): kernels using them are
     /// compared within [`TOLERANCE_ULPS`].
-    pub const APPROXIMATE: &[&str] = &[
-        "FSIN", "FCOS", "FEXP2", "FLOG2", "FEXP", "FLOG", "FPOW", "FSINCOS",
-    ];
+    pub const APPROXIMATE: &[&str] = &["FSIN", "FCOS", "FEXP2", "FLOG2", "FEXP", "FLOG", "FPOW", "FSINCOS"];
 
     /// The tolerance of approximate operations, in units in the last place of the
     /// buffer's float type (the library's functions are within 2).
@@ -283,38 +173,17 @@ pub mod end_to_end {
 
     /// Compiles `module` (a parsed copy of `text`) for `sm` through the default
     /// pipeline, with the verifier's and the legalizer's checks on; returns the PTX.
-    pub fn compile(
-        module: &Module,
-        text: &str,
-        file: &str,
-        tables: &TargetTables,
-        sm: &SmTables,
-    ) -> Result<String, String> {
-        compile_with(
-            module,
-            text,
-            file,
-            tables,
-            sm,
-            crate::options::Options::new(tables, crate::options::OptLevel::O3),
-        )
+    pub fn compile(module: &Module, text: &str, file: &str, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
+        compile_with(module, text, file, tables, sm, crate::options::Options::new(tables, crate::options::OptLevel::O3))
     }
 
     /// [`compile`] with the given optimization level, knobs and skipped passes.
-    pub fn compile_with(
-        module: &Module,
-        text: &str,
-        file: &str,
-        tables: &TargetTables,
-        sm: &SmTables,
-        options: crate::options::Options,
-    ) -> Result<String, String> {
+    pub fn compile_with(module: &Module, text: &str, file: &str, tables: &TargetTables, sm: &SmTables, options: crate::options::Options) -> Result<String, String> {
         let mut module = module.clone();
         let source = crate::mir::verifier::Source { file, text };
         let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
         cx.options = options;
-        crate::passes::compile_module(&mut module, &cx)
-            .map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
+        crate::passes::compile_module(&mut module, &cx).map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
     }
 
     /// How the outputs of one kernel are compared.
@@ -333,35 +202,17 @@ pub mod end_to_end {
                 .params
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| {
-                    tables
-                        .type_info(p.ty)
-                        .is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)
-                })
+                .filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer))
                 .map(|(k, _)| stored.get(k).copied().flatten())
                 .collect();
             let globals = module
                 .globals
                 .iter()
                 .filter(|g| g.space == crate::mir::AddressSpace::Global)
-                .map(|g| {
-                    (
-                        g.name.clone(),
-                        crate::emit::sanitize(&g.name),
-                        Ty::from_vt(tables, g.ty).map(|t| Ty { lanes: 1, ..t }),
-                    )
-                })
+                .map(|g| (g.name.clone(), crate::emit::sanitize(&g.name), Ty::from_vt(tables, g.ty).map(|t| Ty { lanes: 1, ..t })))
                 .collect();
-            let approximate = module
-                .functions
-                .iter()
-                .flat_map(|f| f.blocks.iter().flat_map(|b| b.insts.iter()))
-                .any(|i| APPROXIMATE.contains(&i.opcode.name(tables)));
-            Comparison {
-                element,
-                globals,
-                approximate,
-            }
+            let approximate = module.functions.iter().flat_map(|f| f.blocks.iter().flat_map(|b| b.insts.iter())).any(|i| APPROXIMATE.contains(&i.opcode.name(tables)));
+            Comparison { element, globals, approximate }
         }
 
         /// Whether the kernel uses approximate operations.
@@ -375,46 +226,26 @@ pub mod end_to_end {
         /// names the first difference.
         pub fn check(&self, expected: &RunResult, got: &RunResult) -> Result<(), String> {
             if expected.buffers.len() != got.buffers.len() {
-                return Err(format!(
-                    "{} buffers expected, the simulator returned {}",
-                    expected.buffers.len(),
-                    got.buffers.len()
-                ));
+                return Err(format!("{} buffers expected, the simulator returned {}", expected.buffers.len(), got.buffers.len()));
             }
             for (k, (e, g)) in expected.buffers.iter().zip(&got.buffers).enumerate() {
-                self.compare_bytes(e, g, self.element.get(k).copied().flatten())
-                    .map_err(|d| format!("buffer {k}: {d}"))?;
+                self.compare_bytes(e, g, self.element.get(k).copied().flatten()).map_err(|d| format!("buffer {k}: {d}"))?;
             }
-            for ((mir_name, ptx_name, ty), (name, e)) in self.globals.iter().zip(&expected.globals)
-            {
+            for ((mir_name, ptx_name, ty), (name, e)) in self.globals.iter().zip(&expected.globals) {
                 debug_assert_eq!(mir_name, name);
                 let Some((_, g)) = got.globals.iter().find(|(n, _)| n == ptx_name) else {
-                    return Err(format!(
-                        "global @{mir_name} is missing from the PTX (as `{ptx_name}`)"
-                    ));
+                    return Err(format!("global @{mir_name} is missing from the PTX (as `{ptx_name}`)"));
                 };
-                self.compare_bytes(e, g, *ty)
-                    .map_err(|d| format!("global @{mir_name}: {d}"))?;
+                self.compare_bytes(e, g, *ty).map_err(|d| format!("global @{mir_name}: {d}"))?;
             }
             Ok(())
         }
 
-        fn compare_bytes(
-            &self,
-            expected: &[u8],
-            got: &[u8],
-            element: Option<Ty>,
-        ) -> Result<(), String> {
+        fn compare_bytes(&self, expected: &[u8], got: &[u8], element: Option<Ty>) -> Result<(), String> {
             if expected.len() != got.len() {
-                return Err(format!(
-                    "{} bytes expected, {} found",
-                    expected.len(),
-                    got.len()
-                ));
+                return Err(format!("{} bytes expected, {} found", expected.len(), got.len()));
             }
-            let format = element
-                .and_then(|t| t.format())
-                .filter(|f| *f != FloatFormat::F128);
+            let format = element.and_then(|t| t.format()).filter(|f| *f != FloatFormat::F128);
             let Some(format) = format else {
                 return compare_untyped(expected, got);
             };
@@ -432,35 +263,19 @@ pub mod end_to_end {
                     u128::from_le_bytes(raw)
                 };
                 let (eb, gb) = (bits(e), bits(g));
-                let (en, gn) = (
-                    interp::float::is_nan(format, eb),
-                    interp::float::is_nan(format, gb),
-                );
+                let (en, gn) = (interp::float::is_nan(format, eb), interp::float::is_nan(format, gb));
                 if en && gn {
                     continue;
                 }
                 let ordinal = |b: u128| -> i128 {
                     let sign = 1u128 << (format.bits() - 1);
-                    if b & sign != 0 {
-                        -((b & !sign) as i128)
-                    } else {
-                        b as i128
-                    }
+                    if b & sign != 0 { -((b & !sign) as i128) } else { b as i128 }
                 };
-                if self.approximate
-                    && !en
-                    && !gn
-                    && (ordinal(eb) - ordinal(gb)).abs() <= TOLERANCE_ULPS
-                {
+                if self.approximate && !en && !gn && (ordinal(eb) - ordinal(gb)).abs() <= TOLERANCE_ULPS {
                     continue;
                 }
                 let show = |b: u128| format!("{:#x} ({})", b, interp::float::to_f64(format, b));
-                return Err(format!(
-                    "{} element {i} differs: expected {}, found {}",
-                    format.name(),
-                    show(eb),
-                    show(gb)
-                ));
+                return Err(format!("{} element {i} differs: expected {}, found {}", format.name(), show(eb), show(gb)));
             }
             Ok(())
         }
@@ -476,14 +291,7 @@ pub mod end_to_end {
                 i += 1;
                 continue;
             }
-            let both_nan = [
-                (8, FloatFormat::F64),
-                (4, FloatFormat::F32),
-                (2, FloatFormat::F16),
-                (2, FloatFormat::BF16),
-            ]
-            .into_iter()
-            .find_map(|(size, format)| {
+            let both_nan = [(8, FloatFormat::F64), (4, FloatFormat::F32), (2, FloatFormat::F16), (2, FloatFormat::BF16)].into_iter().find_map(|(size, format)| {
                 let start = i - i % size;
                 let end = start + size;
                 if end > expected.len() {
@@ -499,12 +307,7 @@ pub mod end_to_end {
             });
             match both_nan {
                 Some(end) => i = end,
-                None => {
-                    return Err(format!(
-                        "differs at byte {i}: expected {:#04x}, found {:#04x}",
-                        expected[i], got[i]
-                    ))
-                }
+                None => return Err(format!("differs at byte {i}: expected {:#04x}, found {:#04x}", expected[i], got[i])),
             }
         }
         Ok(())
@@ -536,26 +339,14 @@ pub mod end_to_end {
     ) -> Result<Tally, String> {
         let program = interp::Program::new(module, tables);
         let mut tally = Tally::default();
-        let options = crate::sim::Options {
-            fuel: fuel.saturating_mul(64),
-            ..crate::sim::Options::default()
-        };
+        let options = crate::sim::Options { fuel: fuel.saturating_mul(64), ..crate::sim::Options::default() };
         for (k, args) in inputs.iter().enumerate() {
             let Ok(expected) = program.run(entry, launch, args, fuel) else {
                 tally.discarded += 1;
                 continue;
             };
-            let got = simulator
-                .run(&crate::emit::sanitize(entry), launch, args, &options)
-                .map_err(|e| {
-                    format!(
-                        "input {k}: the interpreter runs, the simulator stops:\n{}",
-                        simulator.render_error(&e)
-                    )
-                })?;
-            comparison
-                .check(&expected, &got)
-                .map_err(|d| format!("input {k}: {d}"))?;
+            let got = simulator.run(&crate::emit::sanitize(entry), launch, args, &options).map_err(|e| format!("input {k}: the interpreter runs, the simulator stops:\n{}", simulator.render_error(&e)))?;
+            comparison.check(&expected, &got).map_err(|d| format!("input {k}: {d}"))?;
             tally.agreed += 1;
         }
         Ok(tally)

@@ -26,9 +26,7 @@ impl OptLevel {
             "1" => Ok(OptLevel::O1),
             "2" => Ok(OptLevel::O2),
             "3" => Ok(OptLevel::O3),
-            _ => Err(format!(
-                "invalid optimization level `-O{text}`: expected -O0, -O1, -O2 or -O3"
-            )),
+            _ => Err(format!("invalid optimization level `-O{text}`: expected -O0, -O1, -O2 or -O3")),
         }
     }
 }
@@ -70,10 +68,7 @@ impl KnobError {
     pub fn render(&self) -> String {
         let prefix = "--knob ";
         let start = prefix.len() + self.argument[..self.span.0].chars().count();
-        let width = self.argument[self.span.0..self.span.1]
-            .chars()
-            .count()
-            .max(1);
+        let width = self.argument[self.span.0..self.span.1].chars().count().max(1);
         let mut out = format!(
             "error: {}\n  --> command line: --knob {}, column {}\n   |\n   | {prefix}{}\n   | {}{}\n",
             self.message,
@@ -93,14 +88,7 @@ impl KnobError {
 impl Options {
     /// Every knob at its registry default, at `level`.
     pub fn new(tables: &TargetTables, opt_level: OptLevel) -> Options {
-        Options {
-            opt_level,
-            knobs: tables.knobs,
-            values: tables.knobs.iter().map(|k| k.default.clone()).collect(),
-            explicit: vec![false; tables.knobs.len()],
-            skip: Vec::new(),
-            maxreg: None,
-        }
+        Options { opt_level, knobs: tables.knobs, values: tables.knobs.iter().map(|k| k.default.clone()).collect(), explicit: vec![false; tables.knobs.len()], skip: Vec::new(), maxreg: None }
     }
 
     /// The registry the values are typed by.
@@ -110,41 +98,20 @@ impl Options {
 
     /// Applies one `NAME=VALUE` assignment, typed by the registry.
     pub fn set(&mut self, argument: &str) -> Result<(), KnobError> {
-        let err = |span: (usize, usize), message: String, help: Option<String>| KnobError {
-            argument: argument.to_string(),
-            span,
-            message,
-            help,
-        };
+        let err = |span: (usize, usize), message: String, help: Option<String>| KnobError { argument: argument.to_string(), span, message, help };
         let Some((name, value)) = argument.split_once('=') else {
             let help = Some("write --knob NAME=VALUE; `ptxc knobs` lists the names".to_string());
-            return Err(err(
-                (argument.len(), argument.len()),
-                format!(
-                    "expected `=` and a value after the knob name, found the end of `{argument}`"
-                ),
-                help,
-            ));
+            return Err(err((argument.len(), argument.len()), format!("expected `=` and a value after the knob name, found the end of `{argument}`"), help));
         };
         let name_span = (0, name.len());
         let value_span = (name.len() + 1, argument.len());
         let Some(index) = self.knobs.iter().position(|k| k.name == name) else {
             let close = target_desc::error::closest(name, self.knobs.iter().map(|k| k.name));
-            let help = if close.is_empty() {
-                "`ptxc knobs` lists every knob".to_string()
-            } else {
-                format!("the closest knobs are {}", close.join(", "))
-            };
+            let help = if close.is_empty() { "`ptxc knobs` lists every knob".to_string() } else { format!("the closest knobs are {}", close.join(", ")) };
             return Err(err(name_span, format!("unknown knob `{name}`"), Some(help)));
         };
         let knob = &self.knobs[index];
-        let parsed = parse_value(knob, value).map_err(|expected| {
-            err(
-                value_span,
-                format!("knob `{name}` takes {expected}, found `{value}`"),
-                Some(format!("default: {}; {}", knob.default, knob.help)),
-            )
-        })?;
+        let parsed = parse_value(knob, value).map_err(|expected| err(value_span, format!("knob `{name}` takes {expected}, found `{value}`"), Some(format!("default: {}; {}", knob.default, knob.help))))?;
         self.values[index] = parsed;
         self.explicit[index] = true;
         Ok(())
@@ -189,10 +156,7 @@ impl Options {
 
     /// Whether `--knob` set this knob (as opposed to its default).
     pub fn is_set(&self, name: &str) -> bool {
-        self.knobs
-            .iter()
-            .position(|k| k.name == name)
-            .is_some_and(|i| self.explicit[i])
+        self.knobs.iter().position(|k| k.name == name).is_some_and(|i| self.explicit[i])
     }
 }
 
@@ -204,10 +168,7 @@ fn parse_value(knob: &KnobInfo, text: &str) -> Result<KnobValue, String> {
             "false" | "0" | "off" => Ok(KnobValue::Bool(false)),
             _ => Err("a boolean (true, false, 1, 0)".into()),
         },
-        KnobValue::Int(_) => text
-            .parse::<i64>()
-            .map(KnobValue::Int)
-            .map_err(|_| "an integer".into()),
+        KnobValue::Int(_) => text.parse::<i64>().map(KnobValue::Int).map_err(|_| "an integer".into()),
         KnobValue::Str(_) if !knob.choices.is_empty() => {
             if knob.choices.contains(&text) {
                 Ok(KnobValue::Str(leak(text)))
@@ -216,12 +177,7 @@ fn parse_value(knob: &KnobInfo, text: &str) -> Result<KnobValue, String> {
             }
         }
         KnobValue::Str(_) => Ok(KnobValue::Str(leak(text))),
-        KnobValue::List(_) => Ok(KnobValue::List(leak_list(
-            text.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .collect(),
-        ))),
+        KnobValue::List(_) => Ok(KnobValue::List(leak_list(text.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()))),
     }
 }
 
@@ -232,13 +188,7 @@ fn leak(text: &str) -> &'static str {
 }
 
 fn leak_list(items: Vec<&str>) -> &'static [&'static str] {
-    Box::leak(
-        items
-            .into_iter()
-            .map(leak)
-            .collect::<Vec<_>>()
-            .into_boxed_slice(),
-    )
+    Box::leak(items.into_iter().map(leak).collect::<Vec<_>>().into_boxed_slice())
 }
 
 /// The type a knob's default has, as `ptxc knobs` shows it.
@@ -271,22 +221,11 @@ mod tests {
         assert_eq!(&e.argument[e.span.0..e.span.1], "many");
 
         let e = o.set("disable-machine-cze=1").unwrap_err();
-        assert!(
-            e.help.as_deref().unwrap().contains("disable-machine-cse"),
-            "{e:?}"
-        );
+        assert!(e.help.as_deref().unwrap().contains("disable-machine-cse"), "{e:?}");
         assert_eq!(&e.argument[e.span.0..e.span.1], "disable-machine-cze");
         assert!(e.render().contains("^^^^^^^^^^^^^^^^^^^"), "{}", e.render());
 
-        assert!(o
-            .set("enable-machine-outliner=sometimes")
-            .unwrap_err()
-            .message
-            .contains("one of disable, enable"));
-        assert!(o
-            .set("disable-machine-cse")
-            .unwrap_err()
-            .message
-            .contains("expected `=`"));
+        assert!(o.set("enable-machine-outliner=sometimes").unwrap_err().message.contains("one of disable, enable"));
+        assert!(o.set("disable-machine-cse").unwrap_err().message.contains("expected `=`"));
     }
 }

@@ -32,19 +32,8 @@ pub struct PassContext<'a> {
 
 impl<'a> PassContext<'a> {
     /// A context with checks on, no remarks, at -O3 with every knob at its default.
-    pub fn new(
-        tables: &'a TargetTables,
-        sm: Option<&'a SmTables>,
-        source: Source<'a>,
-    ) -> PassContext<'a> {
-        PassContext {
-            tables,
-            sm,
-            source,
-            checks: true,
-            remarks: None,
-            options: Options::new(tables, OptLevel::O3),
-        }
+    pub fn new(tables: &'a TargetTables, sm: Option<&'a SmTables>, source: Source<'a>) -> PassContext<'a> {
+        PassContext { tables, sm, source, checks: true, remarks: None, options: Options::new(tables, OptLevel::O3) }
     }
 }
 
@@ -54,31 +43,13 @@ impl PassContext<'_> {
     fn report(&self, remarks: Vec<(String, crate::mir::Loc, String)>, summary: String) {
         if let Some(sink) = self.remarks {
             let mut sink = sink.borrow_mut();
-            sink.extend(remarks.into_iter().map(|(function, loc, message)| {
-                crate::legalize::Remark {
-                    function,
-                    loc,
-                    message,
-                }
-            }));
-            sink.push(crate::legalize::Remark {
-                function: "*".into(),
-                loc: Default::default(),
-                message: summary,
-            });
+            sink.extend(remarks.into_iter().map(|(function, loc, message)| crate::legalize::Remark { function, loc, message }));
+            sink.push(crate::legalize::Remark { function: "*".into(), loc: Default::default(), message: summary });
         }
     }
 
     fn sm(&self, pass: &str) -> Result<&SmTables, Vec<MirError>> {
-        self.sm.ok_or_else(|| {
-            vec![MirError::at(
-                self.source.file,
-                self.source.text,
-                1,
-                1,
-                format!("pass `{pass}` needs a target SM: add --sm SM"),
-            )]
-        })
+        self.sm.ok_or_else(|| vec![MirError::at(self.source.file, self.source.text, 1, 1, format!("pass `{pass}` needs a target SM: add --sm SM"))])
     }
 }
 
@@ -125,8 +96,7 @@ fn verify(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>
 
 fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let checks = cx.checks || cx.options.flag("enable-legalize-types-checking") == Some(true);
-    let remarks =
-        crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, checks)?;
+    let remarks = crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, checks)?;
     if let Some(sink) = cx.remarks {
         sink.borrow_mut().extend(remarks);
     }
@@ -134,8 +104,7 @@ fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
 }
 
 fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    let stats = crate::combine::run(module, cx.tables, cx.sm("combine")?)
-        .map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    let stats = crate::combine::run(module, cx.tables, cx.sm("combine")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
     let summary = format!(
         "folded {}, simplified {}, strength-reduced {}, re-associated {}, vector chains {}, contracted {}, cse {}",
         stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted, stats.cse
@@ -149,8 +118,7 @@ fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> 
 }
 
 fn machine_cse(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    let stats = crate::machine::cse::run(module, cx.tables, cx.sm("machine-cse")?, &cx.options)
-        .map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    let stats = crate::machine::cse::run(module, cx.tables, cx.sm("machine-cse")?, &cx.options).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
     let summary = format!(
         "eliminated {}, suppressed by pressure {}, incremental pressure updates {}, full recomputations {}, verified updates {}",
         stats.eliminated, stats.suppressed_by_pressure, stats.incremental_updates, stats.full_recomputations, stats.verified_updates
@@ -176,30 +144,14 @@ fn dce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
 
 /// With checks on, proves with [`crate::machine::checker`] that every function of
 /// `module` reads what it read before (`before`, the module as the pass got it).
-fn check_allocation(
-    before: Option<Module>,
-    module: &Module,
-    cx: &PassContext<'_>,
-    pass: &str,
-) -> Result<(), Vec<MirError>> {
+fn check_allocation(before: Option<Module>, module: &Module, cx: &PassContext<'_>, pass: &str) -> Result<(), Vec<MirError>> {
     let Some(before) = before else { return Ok(()) };
     let mut errors = Vec::new();
     for (input, output) in before.functions.iter().zip(&module.functions) {
         if let Err(e) = crate::machine::checker::check(input, output, cx.tables) {
-            let at = output
-                .blocks
-                .iter()
-                .find(|b| e.first().is_some_and(|e| e.block == b.label()));
-            let loc = at
-                .and_then(|b| e.first().and_then(|e| b.insts.get(e.inst)).map(|i| i.loc))
-                .unwrap_or(output.loc);
-            errors.push(MirError::at(
-                cx.source.file,
-                cx.source.text,
-                loc.line.max(1) as usize,
-                loc.column.max(1) as usize,
-                format!("after `{pass}` (a compiler bug): {}", e[0]),
-            ));
+            let at = output.blocks.iter().find(|b| e.first().is_some_and(|e| e.block == b.label()));
+            let loc = at.and_then(|b| e.first().and_then(|e| b.insts.get(e.inst)).map(|i| i.loc)).unwrap_or(output.loc);
+            errors.push(MirError::at(cx.source.file, cx.source.text, loc.line.max(1) as usize, loc.column.max(1) as usize, format!("after `{pass}` (a compiler bug): {}", e[0])));
         }
     }
     if errors.is_empty() {
@@ -211,8 +163,7 @@ fn check_allocation(
 
 fn remat_block(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let before = cx.checks.then(|| module.clone());
-    let stats =
-        crate::machine::remat::run(module, cx.tables, cx.sm("nvptx-remat-block")?, &cx.options);
+    let stats = crate::machine::remat::run(module, cx.tables, cx.sm("nvptx-remat-block")?, &cx.options);
     check_allocation(before, module, cx, "nvptx-remat-block")?;
     let summary = format!(
         "pulled {}, cloned {}, removed {}, from second chance {}, iterations {}, functions skipped {}",
@@ -224,21 +175,10 @@ fn remat_block(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirE
 
 fn phi_elim(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     // Coalescing is an optimization: -O0 keeps every copy unless the knob is given.
-    let coalesce = if cx.options.opt_level == OptLevel::O0 && !cx.options.is_set("cssa-coalesce") {
-        0
-    } else {
-        cx.options.int("cssa-coalesce").unwrap_or(1)
-    };
+    let coalesce = if cx.options.opt_level == OptLevel::O0 && !cx.options.is_set("cssa-coalesce") { 0 } else { cx.options.int("cssa-coalesce").unwrap_or(1) };
     let verbosity = cx.options.int("cssa-verbosity").unwrap_or(0);
     let before = cx.checks.then(|| module.clone());
-    let stats = crate::machine::phi_elimination::eliminate_phis(
-        module,
-        cx.tables,
-        cx.sm("phi-elim")?,
-        cx.source,
-        coalesce,
-        verbosity,
-    )?;
+    let stats = crate::machine::phi_elimination::eliminate_phis(module, cx.tables, cx.sm("phi-elim")?, cx.source, coalesce, verbosity)?;
     check_allocation(before, module, cx, "phi-elim")?;
     let summary = format!(
         "phis {}, copies {} before coalescing, coalesced {}, left {}, cycles broken {}",
@@ -270,11 +210,7 @@ fn spill(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>>
     Ok(())
 }
 
-fn list_scheduler(
-    module: &mut Module,
-    cx: &PassContext<'_>,
-    pass: &str,
-) -> Result<(), Vec<MirError>> {
+fn list_scheduler(module: &mut Module, cx: &PassContext<'_>, pass: &str) -> Result<(), Vec<MirError>> {
     let stats = crate::sched::run_list_scheduler(module, cx.tables, cx.sm(pass)?, &cx.options);
     let summary = format!(
         "blocks {}, reordered {}, kept in input order (no gain or pressure) {}, in pressure mode {}, units {}, edges {}",
@@ -288,10 +224,7 @@ fn list_scheduler(
 /// simple one (1).
 fn machine_scheduler(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     if cx.options.int("usedessa") == Some(1) {
-        cx.report(
-            Vec::new(),
-            "skipped: usedessa=1 selects the simple pipeline (post-RA scheduling only)".into(),
-        );
+        cx.report(Vec::new(), "skipped: usedessa=1 selects the simple pipeline (post-RA scheduling only)".into());
         return Ok(());
     }
     list_scheduler(module, cx, "machine-scheduler")
@@ -308,12 +241,8 @@ fn post_ra_scheduler(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Ve
 }
 
 fn pipeliner(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    let stats =
-        crate::sched::pipeliner::run(module, cx.tables, cx.sm("machine-pipeliner")?, &cx.options);
-    let summary = format!(
-        "loops {}, pipelined {}, annotated {}",
-        stats.loops, stats.pipelined, stats.annotated
-    );
+    let stats = crate::sched::pipeliner::run(module, cx.tables, cx.sm("machine-pipeliner")?, &cx.options);
+    let summary = format!("loops {}, pipelined {}, annotated {}", stats.loops, stats.pipelined, stats.annotated);
     cx.report(stats.remarks, summary);
     Ok(())
 }
@@ -440,11 +369,7 @@ pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<Strin
 /// smaller `maxnreg` stays), like nvcc's `-maxrregcount`.
 pub fn apply_maxreg(module: &mut Module, options: &Options) {
     if let Some(n) = options.maxreg {
-        for f in module
-            .functions
-            .iter_mut()
-            .filter(|f| f.kind == crate::mir::FunctionKind::Kernel)
-        {
+        for f in module.functions.iter_mut().filter(|f| f.kind == crate::mir::FunctionKind::Kernel) {
             f.attributes.maxnreg = Some(f.attributes.maxnreg.map_or(n, |m| m.min(n)));
         }
     }
@@ -514,11 +439,7 @@ pub const KNOBS_READ: &[(&str, &str)] = &[
 pub fn knob_reader(name: &str) -> Option<&'static str> {
     PASSES
         .iter()
-        .find(|p| {
-            p.switches
-                .iter()
-                .any(|s| matches!(*s, Switch::DisabledBy(k) | Switch::EnabledBy(k) if k == name))
-        })
+        .find(|p| p.switches.iter().any(|s| matches!(*s, Switch::DisabledBy(k) | Switch::EnabledBy(k) if k == name)))
         .map(|p| p.name)
         .or_else(|| KNOBS_READ.iter().find(|(k, _)| *k == name).map(|(_, p)| *p))
 }

@@ -65,9 +65,8 @@ use target_desc::tables::{TargetTables, TypeKind, VtId};
 
 /// Every type the generator can work with, in the order the coverage tests list them.
 pub const ALL_TYPES: [&str; 26] = [
-    "i1", "i8", "i16", "i32", "i64", "i128", "f16", "bf16", "f32", "f64", "v2i8", "v3i8", "v4i8",
-    "v2i16", "v4i16", "v2i32", "v4i32", "v2i64", "v2f16", "v4f16", "v8f16", "v2bf16", "v4bf16",
-    "v2f32", "v4f32", "v2f64",
+    "i1", "i8", "i16", "i32", "i64", "i128", "f16", "bf16", "f32", "f64", "v2i8", "v3i8", "v4i8", "v2i16", "v4i16",
+    "v2i32", "v4i32", "v2i64", "v2f16", "v4f16", "v8f16", "v2bf16", "v4bf16", "v2f32", "v4f32", "v2f64",
 ];
 
 /// What kernels to generate.
@@ -131,11 +130,7 @@ impl GeneratorConfig {
 
     /// Everything on: every optional opcode and condition code (for coverage).
     pub fn everything() -> GeneratorConfig {
-        GeneratorConfig {
-            approximate_functions: true,
-            nan_unspecified_float_codes: true,
-            ..GeneratorConfig::default()
-        }
+        GeneratorConfig { approximate_functions: true, nan_unspecified_float_codes: true, ..GeneratorConfig::default() }
     }
 }
 
@@ -203,26 +198,16 @@ impl GeneratedKernel {
     /// The error names the first difference: thread, store and bytes.
     pub fn compare_outputs(&self, expected: &[u8], actual: &[u8]) -> Result<(), String> {
         if expected.len() != actual.len() {
-            return Err(format!(
-                "output sizes differ: {} bytes expected, {} found",
-                expected.len(),
-                actual.len()
-            ));
+            return Err(format!("output sizes differ: {} bytes expected, {} found", expected.len(), actual.len()));
         }
         let (mut expected, mut actual) = (expected.to_vec(), actual.to_vec());
         let stride = self.output_stride.max(1);
         for base in (0..expected.len()).step_by(stride) {
             for slot in &self.outputs {
-                let Some(bytes) = float_bytes(slot.element) else {
-                    continue;
-                };
+                let Some(bytes) = float_bytes(slot.element) else { continue };
                 for lane in 0..slot.lanes {
                     let at = base + slot.offset + lane * bytes;
-                    let (Some(e), Some(a)) =
-                        (expected.get(at..at + bytes), actual.get(at..at + bytes))
-                    else {
-                        continue;
-                    };
+                    let (Some(e), Some(a)) = (expected.get(at..at + bytes), actual.get(at..at + bytes)) else { continue };
                     if is_nan(slot.element, e) && is_nan(slot.element, a) {
                         expected[at..at + bytes].fill(0);
                         actual[at..at + bytes].fill(0);
@@ -230,15 +215,9 @@ impl GeneratedKernel {
                 }
             }
         }
-        let Some(at) = expected.iter().zip(&actual).position(|(e, a)| e != a) else {
-            return Ok(());
-        };
+        let Some(at) = expected.iter().zip(&actual).position(|(e, a)| e != a) else { return Ok(()) };
         let (thread, within) = (at / stride, at % stride);
-        let what = match self
-            .outputs
-            .iter()
-            .find(|s| (s.offset..s.offset + s.size).contains(&within))
-        {
+        let what = match self.outputs.iter().find(|s| (s.offset..s.offset + s.size).contains(&within)) {
             Some(s) => {
                 let start = thread * stride + s.offset;
                 format!(
@@ -249,14 +228,9 @@ impl GeneratedKernel {
                     &actual[start..start + s.size]
                 )
             }
-            None => format!(
-                "a byte no store writes (expected {:#04x}, found {:#04x})",
-                expected[at], actual[at]
-            ),
+            None => format!("a byte no store writes (expected {:#04x}, found {:#04x})", expected[at], actual[at]),
         };
-        Err(format!(
-            "thread {thread}: output differs at byte {within} of its region: {what}"
-        ))
+        Err(format!("thread {thread}: output differs at byte {within} of its region: {what}"))
     }
 }
 
@@ -272,13 +246,8 @@ fn float_bytes(element: &str) -> Option<usize> {
 
 /// Whether little-endian `bytes` hold a NaN of the float type `element`.
 fn is_nan(element: &str, bytes: &[u8]) -> bool {
-    let bits = bytes
-        .iter()
-        .rev()
-        .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-    let Some(format) = FloatFormat::of(element) else {
-        return false;
-    };
+    let bits = bytes.iter().rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+    let Some(format) = FloatFormat::of(element) else { return false };
     let exponent = (bits >> format.mantissa_bits) & ((1 << format.exponent_bits) - 1);
     let mantissa = bits & ((1 << format.mantissa_bits) - 1);
     exponent == (1 << format.exponent_bits) - 1 && mantissa != 0
@@ -311,9 +280,7 @@ impl SeededRandom {
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
         };
-        SeededRandom {
-            state: [next(), next(), next(), next()],
-        }
+        SeededRandom { state: [next(), next(), next(), next()] }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -378,29 +345,16 @@ impl RandomSource for ByteRandom<'_> {
 }
 
 /// One kernel from `seed`.
-pub fn generate(
-    seed: u64,
-    config: &GeneratorConfig,
-    tables: &TargetTables,
-) -> Result<GeneratedKernel, ConfigError> {
+pub fn generate(seed: u64, config: &GeneratorConfig, tables: &TargetTables) -> Result<GeneratedKernel, ConfigError> {
     let mut random = SeededRandom::new(seed);
     generate_with(&mut random, config, tables, &format!("seed {seed}"))
 }
 
 /// One kernel with `bytes` as the random stream (for fuzzing: any bytes give a kernel
 /// that parses and verifies).
-pub fn generate_from_bytes(
-    bytes: &[u8],
-    config: &GeneratorConfig,
-    tables: &TargetTables,
-) -> Result<GeneratedKernel, ConfigError> {
+pub fn generate_from_bytes(bytes: &[u8], config: &GeneratorConfig, tables: &TargetTables) -> Result<GeneratedKernel, ConfigError> {
     let mut random = ByteRandom::new(bytes);
-    generate_with(
-        &mut random,
-        config,
-        tables,
-        &format!("{} fuzzer bytes", bytes.len()),
-    )
+    generate_with(&mut random, config, tables, &format!("{} fuzzer bytes", bytes.len()))
 }
 
 /// One kernel from any random source; `origin` is written into the text's header
@@ -476,9 +430,7 @@ fn resolve(tables: &TargetTables, name: &str) -> Option<Ty> {
     let (class, element, element_bits, lanes) = match info.kind {
         TypeKind::Int if info.bits == 1 => (Class::Bool, info.name, 1, 1),
         TypeKind::Int if info.bits % 8 == 0 => (Class::Int, info.name, u32::from(info.bits), 1),
-        TypeKind::Float if FloatFormat::of(info.name).is_some() => {
-            (Class::Float, info.name, u32::from(info.bits), 1)
-        }
+        TypeKind::Float if FloatFormat::of(info.name).is_some() => (Class::Float, info.name, u32::from(info.bits), 1),
         TypeKind::Vector => {
             let e = tables.type_info(VtId(info.elem))?;
             let class = match e.kind {
@@ -490,14 +442,7 @@ fn resolve(tables: &TargetTables, name: &str) -> Option<Ty> {
         }
         _ => return None,
     };
-    Some(Ty {
-        vt,
-        name: info.name,
-        class,
-        element,
-        element_bits,
-        lanes,
-    })
+    Some(Ty { vt, name: info.name, class, element, element_bits, lanes })
 }
 
 fn resolve_types(config: &GeneratorConfig, tables: &TargetTables) -> Result<Vec<Ty>, ConfigError> {
@@ -506,10 +451,7 @@ fn resolve_types(config: &GeneratorConfig, tables: &TargetTables) -> Result<Vec<
         let ty = match resolve(tables, name) {
             Some(t) => t,
             None if tables.vt(name).is_some() => {
-                return Err(ConfigError(format!(
-                    "type `{name}` is not one the generator can compute with (supported: {})",
-                    ALL_TYPES.join(" ")
-                )))
+                return Err(ConfigError(format!("type `{name}` is not one the generator can compute with (supported: {})", ALL_TYPES.join(" "))))
             }
             None => return Err(ConfigError(format!("unknown type `{name}`"))),
         };
@@ -540,11 +482,7 @@ impl FloatFormat {
             "f64" => (64, 11, 52),
             _ => return None,
         };
-        Some(FloatFormat {
-            bits,
-            exponent_bits,
-            mantissa_bits,
-        })
+        Some(FloatFormat { bits, exponent_bits, mantissa_bits })
     }
 
     /// Significand bits including the implicit one.
@@ -591,9 +529,7 @@ enum Shape {
     /// The second operand is an amount, masked below the width.
     Shift,
     /// The divisor is made non-zero (and never -1 for signed division).
-    Division {
-        signed: bool,
-    },
+    Division { signed: bool },
     /// `(T, T) -> (T, i1)`
     Overflow,
 }
@@ -635,11 +571,7 @@ const SCALAR_INTEGER_OPS: &[(&str, Shape)] = &[
     ("USUBO", Shape::Overflow),
 ];
 
-const BOOL_OPS: &[(&str, Shape)] = &[
-    ("AND", Shape::Binary),
-    ("OR", Shape::Binary),
-    ("XOR", Shape::Binary),
-];
+const BOOL_OPS: &[(&str, Shape)] = &[("AND", Shape::Binary), ("OR", Shape::Binary), ("XOR", Shape::Binary)];
 
 const FLOAT_OPS: &[(&str, Shape)] = &[
     ("FADD", Shape::Binary),
@@ -660,12 +592,8 @@ const FLOAT_OPS: &[(&str, Shape)] = &[
 
 const FLOAT_REMAINDER_OPS: &[(&str, Shape)] = &[("FREM", Shape::Binary)];
 
-const APPROXIMATE_OPS: &[(&str, Shape)] = &[
-    ("FSIN", Shape::Unary),
-    ("FCOS", Shape::Unary),
-    ("FEXP2", Shape::Unary),
-    ("FLOG2", Shape::Unary),
-];
+const APPROXIMATE_OPS: &[(&str, Shape)] =
+    &[("FSIN", Shape::Unary), ("FCOS", Shape::Unary), ("FEXP2", Shape::Unary), ("FLOG2", Shape::Unary)];
 
 /// Operations that fold a loop accumulator with a new value.
 const INTEGER_ACCUMULATE: &[&str] = &["ADD", "SUB", "XOR", "MUL", "UMAX", "SMIN"];
@@ -674,19 +602,8 @@ const FLOAT_ACCUMULATE: &[&str] = &["FADD", "FMUL", "FSUB", "FMINNUM", "FMAXNUM"
 
 /// Operations that move bits without computing on floats: a NaN keeps its payload.
 const BIT_EXACT_OPS: &[&str] = &[
-    "COPY",
-    "SELECT",
-    "SELECT_CC",
-    "FNEG",
-    "FABS",
-    "BITCAST",
-    "BUILD_VECTOR",
-    "EXTRACT_VECTOR_ELT",
-    "INSERT_VECTOR_ELT",
-    "VECTOR_SHUFFLE",
-    "CONCAT_VECTORS",
-    "EXTRACT_SUBVECTOR",
-    "UNDEF",
+    "COPY", "SELECT", "SELECT_CC", "FNEG", "FABS", "BITCAST", "BUILD_VECTOR", "EXTRACT_VECTOR_ELT", "INSERT_VECTOR_ELT",
+    "VECTOR_SHUFFLE", "CONCAT_VECTORS", "EXTRACT_SUBVECTOR", "UNDEF",
 ];
 
 /// Float condition codes whose result on a NaN operand ISD leaves unspecified.
@@ -780,13 +697,9 @@ impl<'a> Generator<'a> {
         tables: &'a TargetTables,
         universe: Vec<Ty>,
     ) -> Result<Generator<'a>, ConfigError> {
-        let i32_type = resolve(tables, "i32")
-            .ok_or_else(|| ConfigError("the description has no i32 type".into()))?;
+        let i32_type = resolve(tables, "i32").ok_or_else(|| ConfigError("the description has no i32 type".into()))?;
         let defined = |ops: &[(&'static str, Shape)]| -> Vec<(&'static str, Shape)> {
-            ops.iter()
-                .copied()
-                .filter(|(name, _)| tables.opcode(name).is_some())
-                .collect()
+            ops.iter().copied().filter(|(name, _)| tables.opcode(name).is_some()).collect()
         };
         let mut float_ops = defined(FLOAT_OPS);
         if config.float_remainder {
@@ -795,19 +708,12 @@ impl<'a> Generator<'a> {
         if config.approximate_functions {
             float_ops.extend(defined(APPROXIMATE_OPS));
         }
-        let integer_codes = tables
-            .cond_codes
-            .iter()
-            .filter(|c| c.int_form.is_some())
-            .map(|c| c.name)
-            .collect();
+        let integer_codes = tables.cond_codes.iter().filter(|c| c.int_form.is_some()).map(|c| c.name).collect();
         let float_codes = tables
             .cond_codes
             .iter()
             .filter(|c| c.float_form.is_some())
-            .filter(|c| {
-                config.nan_unspecified_float_codes || !NAN_UNSPECIFIED_CODES.contains(&c.name)
-            })
+            .filter(|c| config.nan_unspecified_float_codes || !NAN_UNSPECIFIED_CODES.contains(&c.name))
             .map(|c| c.name)
             .collect();
         let mut generator = Generator {
@@ -822,10 +728,7 @@ impl<'a> Generator<'a> {
             integer_codes,
             float_codes,
             values: Vec::new(),
-            blocks: vec![BlockText {
-                name: "entry",
-                lines: Vec::new(),
-            }],
+            blocks: vec![BlockText { name: "entry", lines: Vec::new() }],
             current: 0,
             constants: Vec::new(),
             constant_cache: HashMap::new(),
@@ -876,14 +779,7 @@ impl<'a> Generator<'a> {
 
     fn push_value(&mut self, name: String, ty: Ty, pooled: bool) -> usize {
         let scope = self.scope_stack.last().copied().unwrap_or(0);
-        self.values.push(Value {
-            name,
-            ty,
-            scope,
-            uses: 0,
-            pooled,
-            exact: true,
-        });
+        self.values.push(Value { name, ty, scope, uses: 0, pooled, exact: true });
         self.values.len() - 1
     }
 
@@ -927,19 +823,12 @@ impl<'a> Generator<'a> {
     /// Emits `%new:ty = OPCODE args` in the current block.
     fn op(&mut self, ty: Ty, opcode: &str, args: &[Arg], pooled: bool) -> usize {
         let exact = !ty.is_float()
-            || BIT_EXACT_OPS.contains(&opcode)
-                && args
-                    .iter()
-                    .all(|a| !matches!(a, Arg::Value(v) if !self.values[*v].exact));
+            || BIT_EXACT_OPS.contains(&opcode) && args.iter().all(|a| !matches!(a, Arg::Value(v) if !self.values[*v].exact));
         let v = self.new_value("v", ty, pooled);
         self.values[v].exact = exact;
         let args = self.args_text(args);
         let def = self.def_text(v);
-        self.line(if args.is_empty() {
-            format!("{def} = {opcode}")
-        } else {
-            format!("{def} = {opcode} {args}")
-        });
+        self.line(if args.is_empty() { format!("{def} = {opcode}") } else { format!("{def} = {opcode} {args}") });
         v
     }
 
@@ -959,38 +848,24 @@ impl<'a> Generator<'a> {
     fn int_vector_constant(&mut self, ty: Ty, lanes: &[i128]) -> usize {
         let bits = ty.element_bits;
         let lanes: Vec<i128> = lanes.iter().map(|v| wrap_signed(*v, bits)).collect();
-        let key = (
-            ty.vt,
-            lanes
-                .iter()
-                .map(i128::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        );
+        let key = (ty.vt, lanes.iter().map(i128::to_string).collect::<Vec<_>>().join(","));
         if let Some(&v) = self.constant_cache.get(&key) {
             return v;
         }
         let v = if ty.is_vector() {
-            let Some(element) = self.element_type(ty) else {
-                return self.tid;
-            };
+            let Some(element) = self.element_type(ty) else { return self.tid };
             let mut parts = Vec::with_capacity(lanes.len());
             for lane in &lanes {
                 let k = self.int_constant(element, *lane);
                 parts.push(format!("%{}", self.values[k].name));
             }
             let v = self.constant_value(ty);
-            self.constants.push(format!(
-                "{} = BUILD_VECTOR {}",
-                self.def_text(v),
-                parts.join(", ")
-            ));
+            self.constants.push(format!("{} = BUILD_VECTOR {}", self.def_text(v), parts.join(", ")));
             v
         } else {
             let v = self.constant_value(ty);
             let value = lanes.first().copied().unwrap_or(0);
-            self.constants
-                .push(format!("{} = CONSTANT {value}", self.def_text(v)));
+            self.constants.push(format!("{} = CONSTANT {value}", self.def_text(v)));
             v
         };
         self.constant_cache.insert(key, v);
@@ -1004,22 +879,15 @@ impl<'a> Generator<'a> {
             return v;
         }
         let v = if ty.is_vector() {
-            let Some(element) = self.element_type(ty) else {
-                return self.tid;
-            };
+            let Some(element) = self.element_type(ty) else { return self.tid };
             let lane = self.float_constant(element, literal);
             let parts = vec![format!("%{}", self.values[lane].name); ty.lanes as usize];
             let v = self.constant_value(ty);
-            self.constants.push(format!(
-                "{} = BUILD_VECTOR {}",
-                self.def_text(v),
-                parts.join(", ")
-            ));
+            self.constants.push(format!("{} = BUILD_VECTOR {}", self.def_text(v), parts.join(", ")));
             v
         } else {
             let v = self.constant_value(ty);
-            self.constants
-                .push(format!("{} = FCONSTANT {literal}", self.def_text(v)));
+            self.constants.push(format!("{} = FCONSTANT {literal}", self.def_text(v)));
             v
         };
         self.constant_cache.insert(key, v);
@@ -1029,14 +897,7 @@ impl<'a> Generator<'a> {
     /// A value for a constant: defined in the entry block, visible everywhere.
     fn constant_value(&mut self, ty: Ty) -> usize {
         let name = self.fresh_name("k");
-        self.values.push(Value {
-            name,
-            ty,
-            scope: 0,
-            uses: 0,
-            pooled: false,
-            exact: true,
-        });
+        self.values.push(Value { name, ty, scope: 0, uses: 0, pooled: false, exact: true });
         self.values.len() - 1
     }
 
@@ -1050,52 +911,21 @@ impl<'a> Generator<'a> {
 
     /// An interesting integer for a `bits`-wide type.
     fn interesting_int(&mut self, bits: u32) -> i128 {
-        let signed_min = if bits >= 128 {
-            i128::MIN
-        } else {
-            -(1i128 << (bits - 1))
-        };
+        let signed_min = if bits >= 128 { i128::MIN } else { -(1i128 << (bits - 1)) };
         let random = (i128::from(self.random_u64()) << 64) | i128::from(self.random_u64());
-        let choices = [
-            0,
-            1,
-            2,
-            3,
-            -1,
-            -2,
-            7,
-            100,
-            signed_min,
-            !signed_min,
-            1i128 << (bits / 2),
-            random,
-            random,
-            random,
-        ];
+        let choices = [0, 1, 2, 3, -1, -2, 7, 100, signed_min, !signed_min, 1i128 << (bits / 2), random, random, random];
         self.pick(&choices).unwrap_or(0)
     }
 
     fn interesting_float(&mut self, ty: Ty) -> String {
-        const LITERALS: [&str; 10] = [
-            "0.5", "1.0", "1.5", "2.0", "-3.0", "0.25", "10.0", "100.0", "-0.0", "inf",
-        ];
-        let Some(format) = FloatFormat::of(ty.element) else {
-            return "1.0".into();
-        };
+        const LITERALS: [&str; 10] = ["0.5", "1.0", "1.5", "2.0", "-3.0", "0.25", "10.0", "100.0", "-0.0", "inf"];
+        let Some(format) = FloatFormat::of(ty.element) else { return "1.0".into() };
         if self.chance(1, 2) {
             return self.pick(&LITERALS).unwrap_or("1.0").to_string();
         }
-        let mask = if format.bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << format.bits) - 1
-        };
+        let mask = if format.bits >= 64 { u64::MAX } else { (1u64 << format.bits) - 1 };
         let random = self.random_u64() & mask;
-        let bits = if self.chance(1, 5) {
-            random
-        } else {
-            self.pick(&format.interesting_bits()).unwrap_or(0)
-        };
+        let bits = if self.chance(1, 5) { random } else { self.pick(&format.interesting_bits()).unwrap_or(0) };
         format!("0x{bits:X}")
     }
 
@@ -1112,9 +942,7 @@ impl<'a> Generator<'a> {
         if offset == 0 {
             return format!("%{base}");
         }
-        let Some(i64_type) = self.type_named("i64") else {
-            return format!("%{base}");
-        };
+        let Some(i64_type) = self.type_named("i64") else { return format!("%{base}") };
         let k = self.int_constant(i64_type, offset as i128);
         let name = self.fresh_name(if base == "input.base" { "in." } else { "out." });
         let k_name = self.values[k].name.clone();
@@ -1138,27 +966,15 @@ impl<'a> Generator<'a> {
         let flags = if self.chance(1, 4) { ".invariant" } else { "" };
         let v = self.new_value("ld", ty, true);
         let def = self.def_text(v);
-        self.line(format!(
-            "{def} = LOAD{flags} {address}{}",
-            Self::align_suffix(ty)
-        ));
+        self.line(format!("{def} = LOAD{flags} {address}{}", Self::align_suffix(ty)));
         v
     }
 
     /// An extending load into the scalar integer `ty` from a narrower memory type.
     fn extending_load(&mut self, ty: Ty) -> usize {
-        let widths: Vec<u32> = [8, 16, 32]
-            .into_iter()
-            .filter(|w| *w < ty.element_bits)
-            .collect();
-        let Some(bits) = self.pick(&widths) else {
-            return self.load(ty);
-        };
-        let offset = Self::reserve(
-            &mut self.input_bytes,
-            (bits / 8) as usize,
-            (bits / 8) as usize,
-        );
+        let widths: Vec<u32> = [8, 16, 32].into_iter().filter(|w| *w < ty.element_bits).collect();
+        let Some(bits) = self.pick(&widths) else { return self.load(ty) };
+        let offset = Self::reserve(&mut self.input_bytes, (bits / 8) as usize, (bits / 8) as usize);
         let address = self.address("input.base", offset);
         let extension = self.pick(&["sext", "zext", "anyext"]).unwrap_or("zext");
         let masked = extension == "anyext";
@@ -1176,9 +992,7 @@ impl<'a> Generator<'a> {
     /// time stored twice, so machine mem2reg must leave the cell in local memory.
     fn through_frame(&mut self, v: usize) -> usize {
         let ty = self.values[v].ty;
-        let Some(i64_type) = self.type_named("i64") else {
-            return v;
-        };
+        let Some(i64_type) = self.type_named("i64") else { return v };
         if ty.element_bits == 1 {
             return v; // predicates are not memory values the generator loads
         }
@@ -1196,10 +1010,7 @@ impl<'a> Generator<'a> {
         let value = self.args_text(&[Arg::Value(v)]);
         let times = if self.chance(1, 2) { 2 } else { 1 };
         for _ in 0..times {
-            self.line(format!(
-                "STORE {value}, {address}{}",
-                Self::align_suffix(ty)
-            ));
+            self.line(format!("STORE {value}, {address}{}", Self::align_suffix(ty)));
         }
         // Not pooled: the frame round trip may sit in a block later code does not see.
         let r = self.new_value("fl", ty, false);
@@ -1211,34 +1022,16 @@ impl<'a> Generator<'a> {
     /// Stores `v` to a fresh slot of the output region (and sometimes also a truncated
     /// copy of a scalar integer); now and then by way of the frame.
     fn store(&mut self, v: usize) {
-        let v = if self.chance(1, 6) {
-            self.through_frame(v)
-        } else {
-            v
-        };
+        let v = if self.chance(1, 6) { self.through_frame(v) } else { v };
         let ty = self.values[v].ty;
         let offset = Self::reserve(&mut self.output_bytes, ty.store_bytes(), ty.slot_align());
         let address = self.address("output.base", offset);
         let value = self.args_text(&[Arg::Value(v)]);
-        self.line(format!(
-            "STORE {value}, {address}{}",
-            Self::align_suffix(ty)
-        ));
-        self.outputs.push(OutputSlot {
-            offset,
-            size: ty.store_bytes(),
-            ty: ty.name,
-            element: ty.element,
-            lanes: ty.lanes as usize,
-        });
+        self.line(format!("STORE {value}, {address}{}", Self::align_suffix(ty)));
+        self.outputs.push(OutputSlot { offset, size: ty.store_bytes(), ty: ty.name, element: ty.element, lanes: ty.lanes as usize });
         if ty.class == Class::Int && ty.element_bits > 8 && self.chance(1, 4) {
-            let widths: Vec<u32> = [8, 16, 32]
-                .into_iter()
-                .filter(|w| *w < ty.element_bits)
-                .collect();
-            let Some(bits) = self.pick(&widths) else {
-                return;
-            };
+            let widths: Vec<u32> = [8, 16, 32].into_iter().filter(|w| *w < ty.element_bits).collect();
+            let Some(bits) = self.pick(&widths) else { return };
             let bytes = (bits / 8) as usize;
             let offset = Self::reserve(&mut self.output_bytes, bytes, bytes);
             let address = self.address("output.base", offset);
@@ -1249,23 +1042,14 @@ impl<'a> Generator<'a> {
                 16 => "i16",
                 _ => "i32",
             };
-            self.outputs.push(OutputSlot {
-                offset,
-                size: bytes,
-                ty: memory,
-                element: memory,
-                lanes: 1,
-            });
+            self.outputs.push(OutputSlot { offset, size: bytes, ty: memory, element: memory, lanes: 1 });
         }
     }
 
     /// Stores every pooled value of `scope` that nothing uses.
     fn store_unused(&mut self, scope: usize) {
-        let unused: Vec<usize> = (0..self.values.len())
-            .filter(|&v| {
-                self.values[v].scope == scope && self.values[v].pooled && self.values[v].uses == 0
-            })
-            .collect();
+        let unused: Vec<usize> =
+            (0..self.values.len()).filter(|&v| self.values[v].scope == scope && self.values[v].pooled && self.values[v].uses == 0).collect();
         for v in unused {
             self.store(v);
         }
@@ -1284,11 +1068,7 @@ impl<'a> Generator<'a> {
     fn operands<const N: usize>(&mut self, ty: Ty) -> [usize; N] {
         let mut chosen = [0; N];
         for i in 0..N {
-            let avoid = if self.chance(1, 10) {
-                &[][..]
-            } else {
-                &chosen[..i]
-            };
+            let avoid = if self.chance(1, 10) { &[][..] } else { &chosen[..i] };
             let avoid = avoid.to_vec();
             chosen[i] = self.operand_where(ty, false, &avoid);
         }
@@ -1301,19 +1081,11 @@ impl<'a> Generator<'a> {
         let visible: Vec<usize> = (0..self.values.len())
             .filter(|&v| {
                 let value = &self.values[v];
-                value.pooled
-                    && value.ty == ty
-                    && self.visible(value.scope)
-                    && (value.exact || !exact_only)
-                    && !avoid.contains(&v)
+                value.pooled && value.ty == ty && self.visible(value.scope) && (value.exact || !exact_only) && !avoid.contains(&v)
             })
             .collect();
         if !visible.is_empty() && !self.chance(1, 4) {
-            let unused: Vec<usize> = visible
-                .iter()
-                .copied()
-                .filter(|&v| self.values[v].uses == 0)
-                .collect();
+            let unused: Vec<usize> = visible.iter().copied().filter(|&v| self.values[v].uses == 0).collect();
             if !unused.is_empty() && self.chance(2, 3) {
                 return self.pick(&unused).unwrap_or(visible[0]);
             }
@@ -1326,12 +1098,7 @@ impl<'a> Generator<'a> {
     /// (for `i1`) a comparison of loads. Never recurses back into itself.
     fn leaf(&mut self, ty: Ty) -> usize {
         if ty.class == Class::Bool {
-            let compared: Vec<Ty> = self
-                .focus
-                .iter()
-                .copied()
-                .filter(|t| matches!(t.class, Class::Int | Class::Float))
-                .collect();
+            let compared: Vec<Ty> = self.focus.iter().copied().filter(|t| matches!(t.class, Class::Int | Class::Float)).collect();
             if self.chance(1, 6) {
                 let value = self.below(2) as i128;
                 return self.int_constant(ty, value);
@@ -1339,12 +1106,7 @@ impl<'a> Generator<'a> {
             return match self.pick(&compared) {
                 Some(c) => {
                     let (code, l, r) = self.comparison_of(c);
-                    self.op(
-                        ty,
-                        "SETCC",
-                        &[Arg::Text(code.into()), Arg::Value(l), Arg::Value(r)],
-                        true,
-                    )
+                    self.op(ty, "SETCC", &[Arg::Text(code.into()), Arg::Value(l), Arg::Value(r)], true)
                 }
                 None => match self.type_named("i8") {
                     Some(i8_type) => {
@@ -1372,9 +1134,7 @@ impl<'a> Generator<'a> {
             return self.float_constant(ty, &literal);
         }
         if ty.is_vector() && self.chance(1, 2) {
-            let lanes: Vec<i128> = (0..ty.lanes)
-                .map(|_| self.interesting_int(ty.element_bits))
-                .collect();
+            let lanes: Vec<i128> = (0..ty.lanes).map(|_| self.interesting_int(ty.element_bits)).collect();
             return self.int_vector_constant(ty, &lanes);
         }
         let value = self.interesting_int(ty.element_bits);
@@ -1383,11 +1143,7 @@ impl<'a> Generator<'a> {
 
     /// A condition code and two operands of the scalar type `ty`.
     fn comparison_of(&mut self, ty: Ty) -> (&'static str, usize, usize) {
-        let codes = if ty.is_float() {
-            self.float_codes.clone()
-        } else {
-            self.integer_codes.clone()
-        };
+        let codes = if ty.is_float() { self.float_codes.clone() } else { self.integer_codes.clone() };
         let code = self.pick(&codes).unwrap_or("eq");
         let [l, r] = self.operands(ty);
         (code, l, r)
@@ -1396,12 +1152,7 @@ impl<'a> Generator<'a> {
     /// A comparison on a focus scalar type, or of `%tid` against a constant when the
     /// kernel focuses on vectors only.
     fn comparison(&mut self) -> (&'static str, usize, usize) {
-        let scalars: Vec<Ty> = self
-            .focus
-            .iter()
-            .copied()
-            .filter(|t| !t.is_vector())
-            .collect();
+        let scalars: Vec<Ty> = self.focus.iter().copied().filter(|t| !t.is_vector()).collect();
         if let Some(ty) = self.pick(&scalars) {
             return self.comparison_of(ty);
         }
@@ -1415,30 +1166,16 @@ impl<'a> Generator<'a> {
 
     /// An `i1` condition that is used right away (not pooled).
     fn condition(&mut self) -> usize {
-        let Some(bool_type) = self.type_named("i1") else {
-            return self.tid;
-        };
+        let Some(bool_type) = self.type_named("i1") else { return self.tid };
         let (code, l, r) = self.comparison();
-        self.op(
-            bool_type,
-            "SETCC",
-            &[Arg::Text(code.into()), Arg::Value(l), Arg::Value(r)],
-            false,
-        )
+        self.op(bool_type, "SETCC", &[Arg::Text(code.into()), Arg::Value(l), Arg::Value(r)], false)
     }
 
     // ---- one random operation ----
 
     fn step(&mut self) {
-        let Some(ty) = self.pick(&self.focus.clone()) else {
-            return;
-        };
-        let vectors: Vec<Ty> = self
-            .focus
-            .iter()
-            .copied()
-            .filter(|t| t.is_vector())
-            .collect();
+        let Some(ty) = self.pick(&self.focus.clone()) else { return };
+        let vectors: Vec<Ty> = self.focus.iter().copied().filter(|t| t.is_vector()).collect();
         // Weights out of 100: compare/select 14, conversion 14, vector structure 14 on a
         // vector type (plus 6 on any focus vector), COPY 2, extending load 4 on wide
         // scalar integers, arithmetic the rest.
@@ -1478,24 +1215,11 @@ impl<'a> Generator<'a> {
                 types.push(bool_ty);
             }
         }
-        let args: Vec<usize> = types
-            .iter()
-            .map(|&t| {
-                if t.class == Class::Bool {
-                    self.condition()
-                } else {
-                    self.operand(t)
-                }
-            })
-            .collect();
-        let helper = self
-            .helpers
-            .iter()
-            .position(|h| *h == types)
-            .unwrap_or_else(|| {
-                self.helpers.push(types.clone());
-                self.helpers.len() - 1
-            });
+        let args: Vec<usize> = types.iter().map(|&t| if t.class == Class::Bool { self.condition() } else { self.operand(t) }).collect();
+        let helper = self.helpers.iter().position(|h| *h == types).unwrap_or_else(|| {
+            self.helpers.push(types.clone());
+            self.helpers.len() - 1
+        });
         let results: Vec<usize> = args
             .iter()
             .rev()
@@ -1508,27 +1232,15 @@ impl<'a> Generator<'a> {
             .collect();
         let operands = self.args_text(&args.iter().map(|&a| Arg::Value(a)).collect::<Vec<_>>());
         let defs: Vec<String> = results.iter().map(|&v| self.def_text(v)).collect();
-        self.line(format!(
-            "{} = CALL @helper{helper}, {operands}",
-            defs.join(", ")
-        ));
+        self.line(format!("{} = CALL @helper{helper}, {operands}", defs.join(", ")));
     }
 
     fn ops_for(&self, ty: Ty) -> Vec<(&'static str, Shape)> {
         match ty.class {
-            Class::Bool => BOOL_OPS
-                .iter()
-                .copied()
-                .filter(|(n, _)| self.tables.opcode(n).is_some())
-                .collect(),
+            Class::Bool => BOOL_OPS.iter().copied().filter(|(n, _)| self.tables.opcode(n).is_some()).collect(),
             Class::Int => {
                 let mut ops = self.integer_ops.clone();
-                ops.extend(
-                    self.scalar_integer_ops
-                        .iter()
-                        .copied()
-                        .filter(|(n, _)| *n != "BSWAP" || ty.element_bits.is_multiple_of(16)),
-                );
+                ops.extend(self.scalar_integer_ops.iter().copied().filter(|(n, _)| *n != "BSWAP" || ty.element_bits.is_multiple_of(16)));
                 ops
             }
             Class::IntVector => self.integer_ops.clone(),
@@ -1541,9 +1253,7 @@ impl<'a> Generator<'a> {
             return self.select(ty);
         }
         let ops = self.ops_for(ty);
-        let Some((name, shape)) = self.pick(&ops) else {
-            return;
-        };
+        let Some((name, shape)) = self.pick(&ops) else { return };
         match shape {
             Shape::Unary => {
                 let x = self.operand(ty);
@@ -1555,12 +1265,7 @@ impl<'a> Generator<'a> {
             }
             Shape::Ternary => {
                 let [a, b, c] = self.operands(ty);
-                self.op(
-                    ty,
-                    name,
-                    &[Arg::Value(a), Arg::Value(b), Arg::Value(c)],
-                    true,
-                );
+                self.op(ty, name, &[Arg::Value(a), Arg::Value(b), Arg::Value(c)], true);
             }
             Shape::Shift => {
                 let amount_type = match self.type_named("i32") {
@@ -1570,12 +1275,7 @@ impl<'a> Generator<'a> {
                 let x = self.operand(ty);
                 let raw = self.operand(amount_type);
                 let mask = self.int_constant(amount_type, i128::from(ty.element_bits) - 1);
-                let amount = self.op(
-                    amount_type,
-                    "AND",
-                    &[Arg::Value(raw), Arg::Value(mask)],
-                    false,
-                );
+                let amount = self.op(amount_type, "AND", &[Arg::Value(raw), Arg::Value(mask)], false);
                 self.op(ty, name, &[Arg::Value(x), Arg::Value(amount)], true);
             }
             Shape::Division { signed } => {
@@ -1588,24 +1288,16 @@ impl<'a> Generator<'a> {
                     // divisor (odd, bit 1 clear) is not -1.
                     if self.chance(1, 2) {
                         let max = self.int_constant(ty, signed_max(ty.element_bits));
-                        dividend =
-                            self.op(ty, "AND", &[Arg::Value(dividend), Arg::Value(max)], false);
+                        dividend = self.op(ty, "AND", &[Arg::Value(dividend), Arg::Value(max)], false);
                     } else {
                         let clear_bit_one = self.int_constant(ty, -3);
-                        divisor = self.op(
-                            ty,
-                            "AND",
-                            &[Arg::Value(divisor), Arg::Value(clear_bit_one)],
-                            false,
-                        );
+                        divisor = self.op(ty, "AND", &[Arg::Value(divisor), Arg::Value(clear_bit_one)], false);
                     }
                 }
                 self.op(ty, name, &[Arg::Value(dividend), Arg::Value(divisor)], true);
             }
             Shape::Overflow => {
-                let Some(bool_type) = self.type_named("i1") else {
-                    return;
-                };
+                let Some(bool_type) = self.type_named("i1") else { return };
                 let [a, b] = self.operands(ty);
                 let bool_in_focus = self.focus.contains(&bool_type);
                 let sum = self.new_value("v", ty, true);
@@ -1618,12 +1310,7 @@ impl<'a> Generator<'a> {
                         self.op(ty, "ZERO_EXTEND", &[Arg::Value(carry)], true);
                     } else {
                         let other = self.operand(ty);
-                        self.op(
-                            ty,
-                            "SELECT",
-                            &[Arg::Value(carry), Arg::Value(other), Arg::Value(sum)],
-                            true,
-                        );
+                        self.op(ty, "SELECT", &[Arg::Value(carry), Arg::Value(other), Arg::Value(sum)], true);
                     }
                 }
             }
@@ -1634,36 +1321,15 @@ impl<'a> Generator<'a> {
     fn select(&mut self, ty: Ty) {
         if ty.class == Class::Bool && self.chance(1, 2) {
             let (code, l, r) = self.comparison();
-            self.op(
-                ty,
-                "SETCC",
-                &[Arg::Text(code.into()), Arg::Value(l), Arg::Value(r)],
-                true,
-            );
+            self.op(ty, "SETCC", &[Arg::Text(code.into()), Arg::Value(l), Arg::Value(r)], true);
         } else if self.chance(1, 2) {
             let c = self.condition();
             let [a, b] = self.operands(ty);
-            self.op(
-                ty,
-                "SELECT",
-                &[Arg::Value(c), Arg::Value(a), Arg::Value(b)],
-                true,
-            );
+            self.op(ty, "SELECT", &[Arg::Value(c), Arg::Value(a), Arg::Value(b)], true);
         } else {
             let (code, l, r) = self.comparison();
             let [a, b] = self.operands(ty);
-            self.op(
-                ty,
-                "SELECT_CC",
-                &[
-                    Arg::Text(code.into()),
-                    Arg::Value(l),
-                    Arg::Value(r),
-                    Arg::Value(a),
-                    Arg::Value(b),
-                ],
-                true,
-            );
+            self.op(ty, "SELECT_CC", &[Arg::Text(code.into()), Arg::Value(l), Arg::Value(r), Arg::Value(a), Arg::Value(b)], true);
         }
     }
 
@@ -1695,10 +1361,7 @@ impl<'a> Generator<'a> {
             (Float, Int) => out.extend([FloatToSigned, FloatToUnsigned]),
             _ => {}
         }
-        if source.class != Bool
-            && target.class != Bool
-            && source.total_bits() == target.total_bits()
-        {
+        if source.class != Bool && target.class != Bool && source.total_bits() == target.total_bits() {
             out.push(Bitcast);
         }
         out
@@ -1711,9 +1374,7 @@ impl<'a> Generator<'a> {
                 choices.push((source, c));
             }
         }
-        let Some((source, conversion)) = self.pick(&choices) else {
-            return self.arithmetic(target);
-        };
+        let Some((source, conversion)) = self.pick(&choices) else { return self.arithmetic(target) };
         // A BITCAST shows a float's NaN payload as plain bits: only exact sources.
         let x = self.operand_where(source, conversion == Conversion::Bitcast, &[]);
         let opcode = match conversion {
@@ -1733,33 +1394,17 @@ impl<'a> Generator<'a> {
             }
             Conversion::FloatToSigned | Conversion::FloatToUnsigned => {
                 let signed = conversion == Conversion::FloatToSigned;
-                let Some(format) = FloatFormat::of(source.element) else {
-                    return;
-                };
+                let Some(format) = FloatFormat::of(source.element) else { return };
                 // The largest 2^k - 1 both the integer type and the float's precision
                 // hold exactly; NaN clamps to the upper bound (FMINNUM prefers numbers).
-                let integer_bits = if signed {
-                    target.element_bits - 1
-                } else {
-                    target.element_bits
-                };
+                let integer_bits = if signed { target.element_bits - 1 } else { target.element_bits };
                 let k = integer_bits.min(format.precision()).min(62);
                 let high = (1u64 << k) - 1;
                 let low = if signed { -(high as f64) } else { 0.0 };
                 let high_constant = self.float_constant(source, &float_literal(high as f64));
                 let low_constant = self.float_constant(source, &float_literal(low));
-                let below_high = self.op(
-                    source,
-                    "FMINNUM",
-                    &[Arg::Value(x), Arg::Value(high_constant)],
-                    false,
-                );
-                let clamped = self.op(
-                    source,
-                    "FMAXNUM",
-                    &[Arg::Value(below_high), Arg::Value(low_constant)],
-                    false,
-                );
+                let below_high = self.op(source, "FMINNUM", &[Arg::Value(x), Arg::Value(high_constant)], false);
+                let clamped = self.op(source, "FMAXNUM", &[Arg::Value(below_high), Arg::Value(low_constant)], false);
                 let opcode = if signed { "FP_TO_SINT" } else { "FP_TO_UINT" };
                 self.op(target, opcode, &[Arg::Value(clamped)], true);
                 return;
@@ -1770,23 +1415,11 @@ impl<'a> Generator<'a> {
 
     /// A vector operation producing or reading `ty`.
     fn vector(&mut self, ty: Ty) {
-        let Some(element) = self.element_type(ty) else {
-            return;
-        };
-        let wider =
-            self.focus.iter().copied().find(|t| {
-                t.class == ty.class && t.element == ty.element && t.lanes == 2 * ty.lanes
-            });
-        let narrower =
-            self.focus.iter().copied().find(|t| {
-                t.class == ty.class && t.element == ty.element && 2 * t.lanes == ty.lanes
-            });
+        let Some(element) = self.element_type(ty) else { return };
+        let wider = self.focus.iter().copied().find(|t| t.class == ty.class && t.element == ty.element && t.lanes == 2 * ty.lanes);
+        let narrower = self.focus.iter().copied().find(|t| t.class == ty.class && t.element == ty.element && 2 * t.lanes == ty.lanes);
         let index = |g: &mut Self, lane: u32| {
-            let index_type = if g.chance(1, 5) {
-                g.type_named("i64")
-            } else {
-                g.type_named("i32")
-            };
+            let index_type = if g.chance(1, 5) { g.type_named("i64") } else { g.type_named("i32") };
             match index_type {
                 Some(t) => g.int_constant(t, i128::from(lane)),
                 None => g.tid,
@@ -1795,49 +1428,26 @@ impl<'a> Generator<'a> {
         let lanes = ty.lanes as usize;
         match self.below(7) {
             0 => {
-                let parts: Vec<Arg> = (0..lanes)
-                    .map(|_| Arg::Value(self.operand(element)))
-                    .collect();
+                let parts: Vec<Arg> = (0..lanes).map(|_| Arg::Value(self.operand(element))).collect();
                 self.op(ty, "BUILD_VECTOR", &parts, true);
             }
             1 | 2 => {
                 let v = self.operand(ty);
                 let lane = self.below(lanes) as u32;
                 let i = index(self, lane);
-                self.op(
-                    element,
-                    "EXTRACT_VECTOR_ELT",
-                    &[Arg::Value(v), Arg::Value(i)],
-                    true,
-                );
+                self.op(element, "EXTRACT_VECTOR_ELT", &[Arg::Value(v), Arg::Value(i)], true);
             }
             3 => {
                 let v = self.operand(ty);
                 let e = self.operand(element);
                 let lane = self.below(lanes) as u32;
                 let i = index(self, lane);
-                self.op(
-                    ty,
-                    "INSERT_VECTOR_ELT",
-                    &[Arg::Value(v), Arg::Value(e), Arg::Value(i)],
-                    true,
-                );
+                self.op(ty, "INSERT_VECTOR_ELT", &[Arg::Value(v), Arg::Value(e), Arg::Value(i)], true);
             }
             4 => {
                 let [a, b] = self.operands(ty);
-                let mask: Vec<String> = (0..lanes)
-                    .map(|_| self.below(2 * lanes).to_string())
-                    .collect();
-                self.op(
-                    ty,
-                    "VECTOR_SHUFFLE",
-                    &[
-                        Arg::Value(a),
-                        Arg::Value(b),
-                        Arg::Text(format!("mask({})", mask.join(", "))),
-                    ],
-                    true,
-                );
+                let mask: Vec<String> = (0..lanes).map(|_| self.below(2 * lanes).to_string()).collect();
+                self.op(ty, "VECTOR_SHUFFLE", &[Arg::Value(a), Arg::Value(b), Arg::Text(format!("mask({})", mask.join(", ")))], true);
             }
             5 => {
                 // UNDEF, then every lane overwritten: nothing unspecified remains.
@@ -1845,12 +1455,7 @@ impl<'a> Generator<'a> {
                 for lane in 0..ty.lanes {
                     let e = self.operand(element);
                     let i = index(self, lane);
-                    v = self.op(
-                        ty,
-                        "INSERT_VECTOR_ELT",
-                        &[Arg::Value(v), Arg::Value(e), Arg::Value(i)],
-                        lane + 1 == ty.lanes,
-                    );
+                    v = self.op(ty, "INSERT_VECTOR_ELT", &[Arg::Value(v), Arg::Value(e), Arg::Value(i)], lane + 1 == ty.lanes);
                 }
             }
             _ => match (wider, narrower) {
@@ -1862,12 +1467,7 @@ impl<'a> Generator<'a> {
                     let v = self.operand(ty);
                     let half = self.below(2) as u32 * n.lanes;
                     let i = index(self, half);
-                    self.op(
-                        n,
-                        "EXTRACT_SUBVECTOR",
-                        &[Arg::Value(v), Arg::Value(i)],
-                        true,
-                    );
+                    self.op(n, "EXTRACT_SUBVECTOR", &[Arg::Value(v), Arg::Value(i)], true);
                 }
                 _ => self.arithmetic(ty),
             },
@@ -1877,10 +1477,7 @@ impl<'a> Generator<'a> {
     // ---- control flow ----
 
     fn new_block(&mut self, name: &'static str) -> usize {
-        self.blocks.push(BlockText {
-            name,
-            lines: Vec::new(),
-        });
+        self.blocks.push(BlockText { name, lines: Vec::new() });
         self.blocks.len() - 1
     }
 
@@ -1900,9 +1497,7 @@ impl<'a> Generator<'a> {
         } else {
             let (code, l, r) = self.comparison();
             let args = self.args_text(&[Arg::Value(l), Arg::Value(r)]);
-            self.line(format!(
-                "BR_CC {code}, {args}, %bb.{taken}, %bb.{not_taken}"
-            ));
+            self.line(format!("BR_CC {code}, {args}, %bb.{taken}, %bb.{not_taken}"));
         }
     }
 
@@ -1929,19 +1524,13 @@ impl<'a> Generator<'a> {
         let phi_count = 1 + self.below(3);
         let mut phis = Vec::new();
         for _ in 0..phi_count {
-            let Some(ty) = self.pick(&self.focus.clone()) else {
-                break;
-            };
+            let Some(ty) = self.pick(&self.focus.clone()) else { break };
             let mut incoming = Vec::new();
             for &(block, scope) in &arms {
                 self.current = block;
                 self.scope_stack.push(scope);
                 let locals: Vec<usize> = (0..self.values.len())
-                    .filter(|&v| {
-                        self.values[v].scope == scope
-                            && self.values[v].pooled
-                            && self.values[v].ty == ty
-                    })
+                    .filter(|&v| self.values[v].scope == scope && self.values[v].pooled && self.values[v].ty == ty)
                     .collect();
                 let v = match self.pick(&locals) {
                     Some(v) if self.chance(3, 4) => v,
@@ -1956,10 +1545,7 @@ impl<'a> Generator<'a> {
         for (ty, incoming) in phis {
             let phi = self.new_value("phi", ty, true);
             self.values[phi].exact = incoming.iter().all(|&(v, _)| self.values[v].exact);
-            let args: Vec<Arg> = incoming
-                .iter()
-                .flat_map(|&(v, b)| [Arg::Value(v), Arg::Text(format!("%bb.{b}"))])
-                .collect();
+            let args: Vec<Arg> = incoming.iter().flat_map(|&(v, b)| [Arg::Value(v), Arg::Text(format!("%bb.{b}"))]).collect();
             let args = self.args_text(&args);
             phi_lines.push(format!("{} = PHI {args}", self.def_text(phi)));
         }
@@ -1977,10 +1563,7 @@ impl<'a> Generator<'a> {
     /// A counted loop: `for (i = 0; i < trip; i++)` with 1-2 accumulators carried in
     /// PHIs; the trip count (0-4) is a constant or depends on `%tid`.
     fn counted_loop(&mut self) {
-        let (Some(i32_type), Some(bool_type)) = (self.type_named("i32"), self.type_named("i1"))
-        else {
-            return;
-        };
+        let (Some(i32_type), Some(bool_type)) = (self.type_named("i32"), self.type_named("i1")) else { return };
         let zero = self.int_constant(i32_type, 0);
         let one = self.int_constant(i32_type, 1);
         let trip = if self.chance(1, 2) {
@@ -1988,12 +1571,7 @@ impl<'a> Generator<'a> {
             self.int_constant(i32_type, count)
         } else {
             let three = self.int_constant(i32_type, 3);
-            self.op(
-                i32_type,
-                "AND",
-                &[Arg::Value(self.tid), Arg::Value(three)],
-                false,
-            )
+            self.op(i32_type, "AND", &[Arg::Value(self.tid), Arg::Value(three)], false)
         };
         let accumulators: Vec<(Ty, usize)> = (0..1 + self.below(2))
             .filter_map(|_| {
@@ -2008,10 +1586,7 @@ impl<'a> Generator<'a> {
         self.line(format!("BR %bb.{header}"));
         // Header values belong to scope 0: the header dominates the body and the exit.
         let counter = self.new_value("i", i32_type, false);
-        let phis: Vec<(usize, usize)> = accumulators
-            .iter()
-            .map(|&(ty, init)| (self.new_value("acc", ty, true), init))
-            .collect();
+        let phis: Vec<(usize, usize)> = accumulators.iter().map(|&(ty, init)| (self.new_value("acc", ty, true), init)).collect();
         // A float accumulator is folded with float arithmetic: its NaN payload is not exact.
         for &(phi, _) in &phis {
             let ty = self.values[phi].ty;
@@ -2036,28 +1611,13 @@ impl<'a> Generator<'a> {
             let other = self.operand(ty);
             next_values.push(self.op(ty, name, &[Arg::Value(phi), Arg::Value(other)], true));
         }
-        let next_counter = self.op(
-            i32_type,
-            "ADD",
-            &[Arg::Value(counter), Arg::Value(one)],
-            false,
-        );
+        let next_counter = self.op(i32_type, "ADD", &[Arg::Value(counter), Arg::Value(one)], false);
         // The PHIs are written now so their uses count before unused values are stored.
         let mut header_lines = Vec::new();
-        let args = self.args_text(&[
-            Arg::Value(zero),
-            Arg::Text(format!("%bb.{preheader}")),
-            Arg::Value(next_counter),
-            Arg::Text(format!("%bb.{body}")),
-        ]);
+        let args = self.args_text(&[Arg::Value(zero), Arg::Text(format!("%bb.{preheader}")), Arg::Value(next_counter), Arg::Text(format!("%bb.{body}"))]);
         header_lines.push(format!("{} = PHI {args}", self.def_text(counter)));
         for (&(phi, init), &next) in phis.iter().zip(&next_values) {
-            let args = self.args_text(&[
-                Arg::Value(init),
-                Arg::Text(format!("%bb.{preheader}")),
-                Arg::Value(next),
-                Arg::Text(format!("%bb.{body}")),
-            ]);
+            let args = self.args_text(&[Arg::Value(init), Arg::Text(format!("%bb.{preheader}")), Arg::Value(next), Arg::Text(format!("%bb.{body}"))]);
             header_lines.push(format!("{} = PHI {args}", self.def_text(phi)));
         }
         self.store_unused(scope);
@@ -2069,16 +1629,7 @@ impl<'a> Generator<'a> {
             self.line(l);
         }
         if self.chance(1, 2) {
-            let c = self.op(
-                bool_type,
-                "SETCC",
-                &[
-                    Arg::Text("ult".into()),
-                    Arg::Value(counter),
-                    Arg::Value(trip),
-                ],
-                false,
-            );
+            let c = self.op(bool_type, "SETCC", &[Arg::Text("ult".into()), Arg::Value(counter), Arg::Value(trip)], false);
             let c = self.args_text(&[Arg::Value(c)]);
             self.line(format!("BRCOND {c}, %bb.{body}, %bb.{exit}"));
         } else {
@@ -2110,20 +1661,13 @@ impl<'a> Generator<'a> {
     }
 
     fn choose_scalar_params(&mut self) {
-        let eligible: Vec<Ty> = self
-            .focus
-            .iter()
-            .copied()
-            .filter(|t| t.total_bits() <= 128)
-            .collect();
+        let eligible: Vec<Ty> = self.focus.iter().copied().filter(|t| t.total_bits() <= 128).collect();
         if eligible.is_empty() {
             return;
         }
         let count = self.below(self.config.max_scalar_params + 1);
         for index in 0..count {
-            let Some(ty) = self.pick(&eligible) else {
-                break;
-            };
+            let Some(ty) = self.pick(&eligible) else { break };
             self.push_value(format!("arg{}", index + 2), ty, true);
             self.scalar_params.push(ty);
         }
@@ -2133,8 +1677,7 @@ impl<'a> Generator<'a> {
         self.choose_focus();
         self.choose_scalar_params();
         let operations = self.in_range(self.config.operations);
-        let diamond_at =
-            (self.config.if_else && self.chance(1, 2)).then(|| self.below(operations + 1));
+        let diamond_at = (self.config.if_else && self.chance(1, 2)).then(|| self.below(operations + 1));
         let loop_at = (self.config.loops && self.chance(1, 2)).then(|| self.below(operations + 1));
         for i in 0..=operations {
             if diamond_at == Some(i) {
@@ -2158,32 +1701,19 @@ impl<'a> Generator<'a> {
         let focus: Vec<&'static str> = self.focus.iter().map(|t| t.name).collect();
         let name = "random_kernel".to_string();
         let mut text = String::new();
-        text.push_str(&format!(
-            "# Generated by backend::random_mir ({origin}); focus types: {}.\n",
-            focus.join(" ")
-        ));
+        text.push_str(&format!("# Generated by backend::random_mir ({origin}); focus types: {}.\n", focus.join(" ")));
         text.push_str(&format!(
             "# Thread tid.x reads input[tid * {input_stride} ..][..{input_stride}] and writes output[tid * {output_stride} ..][..{output_stride}].\n"
         ));
         text.push_str(&format!("---\nname: {name}\nkind: kernel\nparams:\n  - {{ name: input, type: p1 }}\n  - {{ name: output, type: p1 }}\n"));
         for (i, ty) in self.scalar_params.iter().enumerate() {
-            text.push_str(&format!(
-                "  - {{ name: arg{}, type: {} }}\n",
-                i + 2,
-                ty.name
-            ));
+            text.push_str(&format!("  - {{ name: arg{}, type: {} }}\n", i + 2, ty.name));
         }
         if self.frame_bytes > 0 {
-            text.push_str(&format!(
-                "frame:\n  - {{ name: scratch, size: {}, align: 16 }}\n",
-                self.frame_bytes.div_ceil(16) * 16
-            ));
+            text.push_str(&format!("frame:\n  - {{ name: scratch, size: {}, align: 16 }}\n", self.frame_bytes.div_ceil(16) * 16));
         }
         text.push_str("body: |\n  bb.0.entry:\n");
-        let mut prologue = vec![
-            "%input:p1 = ARG 0".to_string(),
-            "%output:p1 = ARG 1".to_string(),
-        ];
+        let mut prologue = vec!["%input:p1 = ARG 0".to_string(), "%output:p1 = ARG 1".to_string()];
         if self.frame_bytes > 0 {
             prologue.push("%frame:p5 = FRAME_INDEX 0".to_string());
         }
@@ -2219,10 +1749,7 @@ impl<'a> Generator<'a> {
             for (i, name) in names.iter().enumerate() {
                 text.push_str(&format!("  - {{ name: p{i}, type: {name} }}\n"));
             }
-            text.push_str(&format!(
-                "returns: [{}]\nbody: |\n  bb.0.entry:\n",
-                returns.join(", ")
-            ));
+            text.push_str(&format!("returns: [{}]\nbody: |\n  bb.0.entry:\n", returns.join(", ")));
             for (i, name) in names.iter().enumerate() {
                 text.push_str(&format!("    %p{i}:{name} = ARG {i}\n"));
             }

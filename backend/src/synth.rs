@@ -36,11 +36,7 @@ pub fn looped(n: usize) -> String {
             "  bb.{header}:\n    %i{l}:i32 = PHI %zero, %bb.{prev}, %in{l}, %bb.{header}\n    %s{l}:f32 = PHI %{acc}, %bb.{prev}, %sn{l}, %bb.{header}\n"
         );
         for k in 0..10 {
-            let src = if k == 0 {
-                format!("s{l}")
-            } else {
-                format!("t{l}_{}", k - 1)
-            };
+            let src = if k == 0 { format!("s{l}") } else { format!("t{l}_{}", k - 1) };
             let _ = writeln!(body, "    %t{l}_{k}:f32 = FADD %{src}, %x");
         }
         let _ = write!(
@@ -105,14 +101,9 @@ fn kernel(body: &str) -> String {
 pub fn compile(text: &str, sm: &str) -> Result<String, String> {
     let tables = tables::nvptx();
     let sm = tables.find_sm(sm).ok_or("unknown SM")?;
-    let mut module =
-        crate::mir::parser::parse_module(text, "generated.mir", tables).map_err(|e| e.render())?;
-    let source = crate::mir::verifier::Source {
-        file: "generated.mir",
-        text,
-    };
+    let mut module = crate::mir::parser::parse_module(text, "generated.mir", tables).map_err(|e| e.render())?;
+    let source = crate::mir::verifier::Source { file: "generated.mir", text };
     let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
     cx.checks = false;
-    crate::passes::compile_module(&mut module, &cx)
-        .map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
+    crate::passes::compile_module(&mut module, &cx).map_err(|e| e.iter().map(|e| e.render()).collect::<String>())
 }

@@ -20,12 +20,7 @@ const FUEL: u64 = 4_000_000;
 fn kernel_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    for dir in [
-        "tests/corpus",
-        "tests/legalize",
-        "tests/machine",
-        "tests/combine",
-    ] {
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine"] {
         for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "mir") {
                 files.push(e.path());
@@ -51,12 +46,8 @@ fn check_file(path: &Path) -> Outcome {
     let tables = tables::nvptx();
     let text = std::fs::read_to_string(path).unwrap();
     let file = path.display().to_string();
-    let module = backend::mir::parser::parse_module(&text, &file, tables)
-        .unwrap_or_else(|e| panic!("{}", e.render()));
-    let source = Source {
-        file: &file,
-        text: &text,
-    };
+    let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    let source = Source { file: &file, text: &text };
     let mut outcome = Outcome::default();
     for sm_name in SMS {
         let sm = tables.find_sm(sm_name).unwrap();
@@ -75,46 +66,22 @@ fn check_file(path: &Path) -> Outcome {
         outcome.rewrites += stats.total();
         let errors = backend::mir::verifier::verify_module(&combined, tables, source);
         if !errors.is_empty() {
-            outcome.failures.push(format!(
-                "{file} on {sm_name}: the combined MIR does not verify:\n{}",
-                errors.iter().map(|e| e.render()).collect::<String>()
-            ));
+            outcome.failures.push(format!("{file} on {sm_name}: the combined MIR does not verify:\n{}", errors.iter().map(|e| e.render()).collect::<String>()));
             continue;
         }
         let printed = backend::mir::printer::print_module(&combined, tables);
         if let Err(e) = backend::mir::parser::parse_module(&printed, "combined.mir", tables) {
-            outcome.failures.push(format!(
-                "{file} on {sm_name}: the combined MIR does not parse back:\n{}",
-                e.render()
-            ));
+            outcome.failures.push(format!("{file} on {sm_name}: the combined MIR does not parse back:\n{}", e.render()));
             continue;
         }
-        for f in legal
-            .functions
-            .iter()
-            .filter(|f| f.kind == FunctionKind::Kernel)
-        {
-            let threads = f
-                .attributes
-                .maxntid
-                .as_ref()
-                .map(|m| m.iter().product::<u32>())
-                .unwrap_or(32)
-                .clamp(1, 64);
-            let launch = Launch {
-                grid: [2, 1, 1],
-                block: [threads, 1, 1],
-            };
+        for f in legal.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
+            let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(32).clamp(1, 64);
+            let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
             for seed in 0..RUNS {
                 let args: Vec<ArgValue> = interp::random_args(f, tables, seed);
-                let Ok(before) = interp::run_kernel(&legal, tables, &f.name, &launch, &args, FUEL)
-                else {
-                    continue;
-                };
+                let Ok(before) = interp::run_kernel(&legal, tables, &f.name, &launch, &args, FUEL) else { continue };
                 let before = canonical(&legal, &f.name, before);
-                match interp::run_kernel(&combined, tables, &f.name, &launch, &args, FUEL)
-                    .map(|r| canonical(&legal, &f.name, r))
-                {
+                match interp::run_kernel(&combined, tables, &f.name, &launch, &args, FUEL).map(|r| canonical(&legal, &f.name, r)) {
                     Ok(after) if after == before => outcome.compared += 1,
                     Ok(_) => {
                         outcome.failures.push(format!("{file} @{} on {sm_name} seed {seed}: combining changes the result\n--- before ---\n{}\n--- after ---\n{printed}", f.name, backend::mir::printer::print_module(&legal, tables)));
@@ -135,24 +102,9 @@ fn check_file(path: &Path) -> Outcome {
 fn combining_preserves_results_of_every_test_kernel() {
     let files = kernel_files();
     let outcomes: Vec<(PathBuf, Outcome)> = std::thread::scope(|s| {
-        let chunks: Vec<Vec<PathBuf>> = (0..2)
-            .map(|i| files.iter().skip(i).step_by(2).cloned().collect())
-            .collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                s.spawn(move || {
-                    chunk
-                        .into_iter()
-                        .map(|p| (p.clone(), check_file(&p)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+        let chunks: Vec<Vec<PathBuf>> = (0..2).map(|i| files.iter().skip(i).step_by(2).cloned().collect()).collect();
+        let handles: Vec<_> = chunks.into_iter().map(|chunk| s.spawn(move || chunk.into_iter().map(|p| (p.clone(), check_file(&p))).collect::<Vec<_>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     let (mut compared, mut rewrites, mut rewritten_files) = (0, 0, 0);
     let mut failures = Vec::new();
@@ -163,26 +115,14 @@ fn combining_preserves_results_of_every_test_kernel() {
         failures.extend(o.failures.iter().cloned());
     }
     println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files", outcomes.len(), SMS.len());
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
-    assert!(
-        rewritten_files * 3 >= outcomes.len(),
-        "the combiner rewrote only {rewritten_files} of {} files",
-        outcomes.len()
-    );
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(rewritten_files * 3 >= outcomes.len(), "the combiner rewrote only {rewritten_files} of {} files", outcomes.len());
 }
 
 #[test]
 fn combining_preserves_results_of_random_kernels() {
     let tables = tables::nvptx();
-    let sms: Vec<_> = ["50", "70", "90", "100"]
-        .iter()
-        .map(|s| tables.find_sm(s).unwrap())
-        .collect();
+    let sms: Vec<_> = ["50", "70", "90", "100"].iter().map(|s| tables.find_sm(s).unwrap()).collect();
     let config = GeneratorConfig::default();
     let programs = 400u64;
     let mut compared = 0;
@@ -194,14 +134,6 @@ fn combining_preserves_results_of_random_kernels() {
             Err(e) => failures.push(format!("seed {seed}: {e}")),
         }
     }
-    println!(
-        "{programs} random kernels x {} SMs: {compared} runs compared after legalize + combine",
-        sms.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} failures; first:\n{}",
-        failures.len(),
-        failures.first().unwrap()
-    );
+    println!("{programs} random kernels x {} SMs: {compared} runs compared after legalize + combine", sms.len());
+    assert!(failures.is_empty(), "{} failures; first:\n{}", failures.len(), failures.first().unwrap());
 }

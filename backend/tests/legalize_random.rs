@@ -23,17 +23,13 @@ fn random_kernels_keep_their_results_after_legalization() {
                         .filter(|seed| seed % 2 == part)
                         .map(|seed| {
                             let kernel = generate(seed, config, tables).map_err(|e| e.0)?;
-                            backend::differential::check_kernel(&kernel, tables, sms, INPUTS, seed)
-                                .map_err(|e| format!("seed {seed}: {e}"))
+                            backend::differential::check_kernel(&kernel, tables, sms, INPUTS, seed).map_err(|e| format!("seed {seed}: {e}"))
                         })
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     let mut compared = 0;
     let mut discarded = 0;
@@ -56,14 +52,5 @@ fn random_kernels_keep_their_results_after_legalization() {
         failures.len()
     );
     let shown: Vec<&String> = failures.iter().take(3).collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {PROGRAMS} kernels fail; first ones:\n{}",
-        failures.len(),
-        shown
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n")
-    );
+    assert!(failures.is_empty(), "{} of {PROGRAMS} kernels fail; first ones:\n{}", failures.len(), shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n\n"));
 }

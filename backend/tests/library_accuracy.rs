@@ -38,10 +38,7 @@ fn kernel(op: &str, ty: &str, operands: usize) -> String {
         body += &format!("    %o{k}:i64 = CONSTANT {}\n    %p{k}:p1 = PTR_ADD %in, %o{k}\n    %x{k}:{ty} = LOAD %p{k}\n", k * size);
         names.push(format!("%x{k}"));
     }
-    body += &format!(
-        "    %r:{ty} = {op} {}\n    STORE %r, %out\n    RET\n",
-        names.join(", ")
-    );
+    body += &format!("    %r:{ty} = {op} {}\n    STORE %r, %out\n    RET\n", names.join(", "));
     format!("---\nname: k\nkind: kernel\nparams:\n  - {{ name: input, type: p1 }}\n  - {{ name: output, type: p1 }}\nbody: |\n  bb.0.entry:\n{body}...\n")
 }
 
@@ -50,18 +47,8 @@ fn kernel(op: &str, ty: &str, operands: usize) -> String {
 fn ulps(a: u64, b: u64, bits: u32) -> u64 {
     let sign = 1u64 << (bits - 1);
     let is_nan = |x: u64| {
-        let exponent = ((1u64 << (bits - 1)) - 1)
-            & !(if bits == 64 {
-                (1u64 << 52) - 1
-            } else {
-                (1u64 << 23) - 1
-            });
-        x & exponent == exponent
-            && x & (if bits == 64 {
-                (1u64 << 52) - 1
-            } else {
-                (1u64 << 23) - 1
-            }) != 0
+        let exponent = ((1u64 << (bits - 1)) - 1) & !(if bits == 64 { (1u64 << 52) - 1 } else { (1u64 << 23) - 1 });
+        x & exponent == exponent && x & (if bits == 64 { (1u64 << 52) - 1 } else { (1u64 << 23) - 1 }) != 0
     };
     match (is_nan(a), is_nan(b)) {
         (true, true) => return 0,
@@ -69,33 +56,18 @@ fn ulps(a: u64, b: u64, bits: u32) -> u64 {
         _ => {}
     }
     // Map to a line where adjacent floats are adjacent integers.
-    let line = |x: u64| -> i128 {
-        if x & sign != 0 {
-            -((x & !sign) as i128)
-        } else {
-            x as i128
-        }
-    };
+    let line = |x: u64| -> i128 { if x & sign != 0 { -((x & !sign) as i128) } else { x as i128 } };
     (line(a) - line(b)).unsigned_abs() as u64
 }
 
 /// The kernel applying OP, its input buffer for `inputs`, and its launch.
-fn setup(
-    op: &str,
-    ty: &str,
-    operands: usize,
-    inputs: &[Vec<f64>],
-) -> (String, [ArgValue; 2], Launch, usize) {
+fn setup(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>]) -> (String, [ArgValue; 2], Launch, usize) {
     let text = kernel(op, ty, operands);
     let blocks = inputs.len().div_ceil(THREADS as usize) as u32;
     let total = (blocks * THREADS) as usize;
     let mut bytes = Vec::new();
     for k in 0..total {
-        for v in inputs
-            .get(k)
-            .cloned()
-            .unwrap_or_else(|| vec![1.0; operands])
-        {
+        for v in inputs.get(k).cloned().unwrap_or_else(|| vec![1.0; operands]) {
             if ty == "f64" {
                 bytes.extend_from_slice(&v.to_le_bytes());
             } else {
@@ -104,91 +76,38 @@ fn setup(
         }
     }
     let size = if ty == "f64" { 8 } else { 4 };
-    let args = [
-        ArgValue::Buffer(bytes),
-        ArgValue::Buffer(vec![0; total * size]),
-    ];
-    (
-        text,
-        args,
-        Launch {
-            grid: [blocks, 1, 1],
-            block: [THREADS, 1, 1],
-        },
-        size,
-    )
+    let args = [ArgValue::Buffer(bytes), ArgValue::Buffer(vec![0; total * size])];
+    (text, args, Launch { grid: [blocks, 1, 1], block: [THREADS, 1, 1] }, size)
 }
 
 const FUEL: u64 = 50_000_000;
 
 /// The output bits of OP on `inputs` after legalization for `sm_name` (the library's
 /// function), one per input.
-fn legalized_outputs(
-    op: &str,
-    ty: &str,
-    operands: usize,
-    inputs: &[Vec<f64>],
-    sm_name: &str,
-) -> Vec<u64> {
+fn legalized_outputs(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>], sm_name: &str) -> Vec<u64> {
     let tables = tables::nvptx();
     let (text, args, launch, size) = setup(op, ty, operands, inputs);
-    let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables)
-        .unwrap_or_else(|e| panic!("{}", e.render()));
-    let sm = tables
-        .sms
-        .iter()
-        .find(|s| s.name == sm_name)
-        .unwrap_or_else(|| panic!("no {sm_name}"));
+    let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    let sm = tables.sms.iter().find(|s| s.name == sm_name).unwrap_or_else(|| panic!("no {sm_name}"));
     let mut legal = module.clone();
-    backend::legalize::legalize_module(
-        &mut legal,
-        tables,
-        sm,
-        Source {
-            file: "accuracy.mir",
-            text: &text,
-        },
-        true,
-    )
-    .unwrap_or_else(|e| panic!("{}", e.iter().map(|e| e.render()).collect::<String>()));
-    assert!(
-        legal.functions.len() > 1,
-        "{op} on {ty} is not a library call on {sm_name}: the test measures nothing"
-    );
-    let got = interp::run_kernel(&legal, tables, "k", &launch, &args, FUEL * 20)
-        .unwrap_or_else(|e| panic!("{op} after legalization for {sm_name}: {e}"));
+    backend::legalize::legalize_module(&mut legal, tables, sm, Source { file: "accuracy.mir", text: &text }, true)
+        .unwrap_or_else(|e| panic!("{}", e.iter().map(|e| e.render()).collect::<String>()));
+    assert!(legal.functions.len() > 1, "{op} on {ty} is not a library call on {sm_name}: the test measures nothing");
+    let got = interp::run_kernel(&legal, tables, "k", &launch, &args, FUEL * 20).unwrap_or_else(|e| panic!("{op} after legalization for {sm_name}: {e}"));
     bits_of(&got.buffers[1], size, inputs.len())
 }
 
 fn bits_of(buffer: &[u8], size: usize, count: usize) -> Vec<u64> {
-    buffer
-        .chunks(size)
-        .take(count)
-        .map(|c| {
-            if size == 8 {
-                u64::from_le_bytes(c.try_into().unwrap())
-            } else {
-                u64::from(u32::from_le_bytes(c.try_into().unwrap()))
-            }
-        })
-        .collect()
+    buffer.chunks(size).take(count).map(|c| if size == 8 { u64::from_le_bytes(c.try_into().unwrap()) } else { u64::from(u32::from_le_bytes(c.try_into().unwrap())) }).collect()
 }
 
 /// Runs OP on `inputs` (each `operands` values) before legalization (the host's libm)
 /// and after for each SM; returns the worst distance and the input that gave it.
-fn measure(
-    op: &str,
-    ty: &str,
-    operands: usize,
-    inputs: &[Vec<f64>],
-    sms: &[&str],
-) -> (u64, Vec<f64>) {
+fn measure(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>], sms: &[&str]) -> (u64, Vec<f64>) {
     let tables = tables::nvptx();
     let (text, args, launch, size) = setup(op, ty, operands, inputs);
-    let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables)
-        .unwrap_or_else(|e| panic!("{}", e.render()));
-    let expected = interp::run_kernel(&module, tables, "k", &launch, &args, FUEL)
-        .unwrap_or_else(|e| panic!("{op} before legalization: {e}"));
+    let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    let expected = interp::run_kernel(&module, tables, "k", &launch, &args, FUEL).unwrap_or_else(|e| panic!("{op} before legalization: {e}"));
     let expected = bits_of(&expected.buffers[1], size, inputs.len());
     let mut worst = (0, Vec::new());
     for sm_name in sms {
@@ -204,34 +123,14 @@ fn measure(
 }
 
 fn specials() -> Vec<f64> {
-    vec![
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        2.0,
-        0.5,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-        f64::MIN_POSITIVE,
-        5e-324,
-        f64::MAX,
-        -f64::MAX,
-        1e-310,
-        3.0,
-        -3.0,
-    ]
+    vec![0.0, -0.0, 1.0, -1.0, 2.0, 0.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE, 5e-324, f64::MAX, -f64::MAX, 1e-310, 3.0, -3.0]
 }
 
 #[test]
 fn exp2_f64_is_within_two_ulps() {
     let mut rng = Rng(0x9e3779b97f4a7c15);
     let mut inputs: Vec<Vec<f64>> = specials().into_iter().map(|x| vec![x]).collect();
-    for x in [
-        1023.0, 1023.99, 1024.0, -1022.0, -1074.0, -1075.0, -1074.5, -1060.3, 0.5, -0.5, 1e-17,
-        -1e-17,
-    ] {
+    for x in [1023.0, 1023.99, 1024.0, -1022.0, -1074.0, -1075.0, -1074.5, -1060.3, 0.5, -0.5, 1e-17, -1e-17] {
         inputs.push(vec![x]);
     }
     for _ in 0..1500 {
@@ -239,10 +138,7 @@ fn exp2_f64_is_within_two_ulps() {
         inputs.push(vec![rng.uniform(-2.0, 2.0)]);
     }
     let (worst, at) = measure("FEXP2", "f64", 1, &inputs, &["sm_50", "sm_80"]);
-    println!(
-        "__nv_exp2: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_exp2: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_exp2 is {worst} ulp off at {at:?}");
 }
 
@@ -250,17 +146,7 @@ fn trig_inputs(seed: u64) -> Vec<Vec<f64>> {
     let mut rng = Rng(seed);
     let mut inputs: Vec<Vec<f64>> = specials().into_iter().map(|x| vec![x]).collect();
     // Near multiples of pi/2 (the hard cases of the reduction), at both reduction paths.
-    for x in [
-        std::f64::consts::FRAC_PI_2,
-        std::f64::consts::PI,
-        3.0 * std::f64::consts::FRAC_PI_2,
-        1e6,
-        1048575.9,
-        1048576.0,
-        1e22,
-        1e-300,
-        1e-8,
-    ] {
+    for x in [std::f64::consts::FRAC_PI_2, std::f64::consts::PI, 3.0 * std::f64::consts::FRAC_PI_2, 1e6, 1048575.9, 1048576.0, 1e22, 1e-300, 1e-8] {
         inputs.push(vec![x]);
         inputs.push(vec![-x]);
     }
@@ -289,10 +175,7 @@ const TRIG_REFERENCES: &[(f64, f64, f64)] = &[
 
 #[test]
 fn sin_and_cos_are_within_one_ulp_of_independent_values_at_the_hard_cases() {
-    let inputs: Vec<Vec<f64>> = TRIG_REFERENCES
-        .iter()
-        .flat_map(|&(x, _, _)| [vec![x], vec![-x]])
-        .collect();
+    let inputs: Vec<Vec<f64>> = TRIG_REFERENCES.iter().flat_map(|&(x, _, _)| [vec![x], vec![-x]]).collect();
     for (op, pick) in [("FSIN", 1usize), ("FCOS", 2)] {
         for sm in ["sm_50", "sm_80"] {
             let got = legalized_outputs(op, "f64", 1, &inputs, sm);
@@ -302,11 +185,7 @@ fn sin_and_cos_are_within_one_ulp_of_independent_values_at_the_hard_cases() {
                 let negated = if pick == 1 { -expected } else { expected };
                 for (bits, want, at) in [(got[2 * k], expected, x), (got[2 * k + 1], negated, -x)] {
                     let d = ulps(bits, want.to_bits(), 64);
-                    assert!(
-                        d <= 1,
-                        "{op}({at:e}) on {sm} is {} ({d} ulp from {want:e})",
-                        f64::from_bits(bits)
-                    );
+                    assert!(d <= 1, "{op}({at:e}) on {sm} is {} ({d} ulp from {want:e})", f64::from_bits(bits));
                 }
             }
         }
@@ -317,10 +196,7 @@ fn sin_and_cos_are_within_one_ulp_of_independent_values_at_the_hard_cases() {
 fn sin_f64_is_within_one_ulp_at_every_magnitude() {
     let inputs = trig_inputs(0x1357_9bdf_2468_ace0);
     let (worst, at) = measure("FSIN", "f64", 1, &inputs, &["sm_50", "sm_80"]);
-    println!(
-        "__nv_sin: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_sin: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 1, "__nv_sin is {worst} ulp off at {at:?}");
 }
 
@@ -328,10 +204,7 @@ fn sin_f64_is_within_one_ulp_at_every_magnitude() {
 fn cos_f64_is_within_one_ulp_at_every_magnitude() {
     let inputs = trig_inputs(0x0fed_cba9_8765_4321);
     let (worst, at) = measure("FCOS", "f64", 1, &inputs, &["sm_50", "sm_80"]);
-    println!(
-        "__nv_cos: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_cos: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 1, "__nv_cos is {worst} ulp off at {at:?}");
 }
 
@@ -339,15 +212,7 @@ fn cos_f64_is_within_one_ulp_at_every_magnitude() {
 fn exp_f64_is_within_two_ulps() {
     let mut rng = Rng(0x51afd7ed558ccd);
     let mut inputs: Vec<Vec<f64>> = specials().into_iter().map(|x| vec![x]).collect();
-    for x in [
-        709.78,
-        709.8,
-        -708.4,
-        -744.5,
-        -745.2,
-        1e-17,
-        0.6931471805599453,
-    ] {
+    for x in [709.78, 709.8, -708.4, -744.5, -745.2, 1e-17, 0.6931471805599453] {
         inputs.push(vec![x]);
     }
     for _ in 0..1500 {
@@ -355,10 +220,7 @@ fn exp_f64_is_within_two_ulps() {
         inputs.push(vec![rng.uniform(-2.0, 2.0)]);
     }
     let (worst, at) = measure("FEXP", "f64", 1, &inputs, &["sm_50", "sm_80"]);
-    println!(
-        "__nv_exp: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_exp: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_exp is {worst} ulp off at {at:?}");
 }
 
@@ -366,11 +228,7 @@ fn exp_f64_is_within_two_ulps() {
 /// patterns over every binade (subnormals included) and values in [0.5, 2].
 fn log_inputs(seed: u64, near: &[f64]) -> Vec<Vec<f64>> {
     let mut rng = Rng(seed);
-    let mut inputs: Vec<Vec<f64>> = specials()
-        .into_iter()
-        .chain(near.iter().copied())
-        .map(|x| vec![x])
-        .collect();
+    let mut inputs: Vec<Vec<f64>> = specials().into_iter().chain(near.iter().copied()).map(|x| vec![x]).collect();
     for _ in 0..1500 {
         let bits = rng.next() & 0x7fef_ffff_ffff_ffff;
         inputs.push(vec![f64::from_bits(bits)]);
@@ -383,51 +241,23 @@ fn log_inputs(seed: u64, near: &[f64]) -> Vec<Vec<f64>> {
 fn log_f64_is_within_two_ulps() {
     let inputs = log_inputs(0x94d049bb133111eb, &[]);
     let (worst, at) = measure("FLOG", "f64", 1, &inputs, &["sm_50", "sm_80"]);
-    println!(
-        "__nv_log: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_log: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_log is {worst} ulp off at {at:?}");
 }
 
 #[test]
 fn log2_f64_is_within_two_ulps() {
-    let near = [
-        1.0 + f64::EPSILON,
-        1.0 - f64::EPSILON / 2.0,
-        std::f64::consts::SQRT_2,
-        0.7071067811865476,
-        0.999,
-        1.001,
-    ];
+    let near = [1.0 + f64::EPSILON, 1.0 - f64::EPSILON / 2.0, std::f64::consts::SQRT_2, 0.7071067811865476, 0.999, 1.001];
     let inputs = log_inputs(0x2545f4914f6cdd1d, &near);
     let (worst, at) = measure("FLOG2", "f64", 1, &inputs, &["sm_50", "sm_80"]);
-    println!(
-        "__nv_log2: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_log2: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_log2 is {worst} ulp off at {at:?}");
 }
 
 #[test]
 fn pow_f64_is_within_two_ulps_and_follows_c99_special_cases() {
     let mut rng = Rng(0x0123456789abcdef);
-    let specials = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        2.0,
-        -2.0,
-        0.5,
-        3.0,
-        -3.0,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-        1e-310,
-        1e300,
-    ];
+    let specials = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 3.0, -3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-310, 1e300];
     let mut inputs = Vec::new();
     for &x in &specials {
         for &y in &specials {
@@ -436,39 +266,19 @@ fn pow_f64_is_within_two_ulps_and_follows_c99_special_cases() {
     }
     for _ in 0..1500 {
         inputs.push(vec![rng.uniform(0.0, 4.0), rng.uniform(-300.0, 300.0)]);
-        inputs.push(vec![
-            rng.uniform(-4.0, 4.0),
-            (rng.uniform(-200.0, 200.0)).round(),
-        ]);
+        inputs.push(vec![rng.uniform(-4.0, 4.0), (rng.uniform(-200.0, 200.0)).round()]);
         inputs.push(vec![rng.uniform(0.0, 1e30), rng.uniform(-10.0, 10.0)]);
         inputs.push(vec![rng.uniform(0.99, 1.01), rng.uniform(-1e5, 1e5)]);
     }
     let (worst, at) = measure("FPOW", "f64", 2, &inputs, &["sm_50", "sm_80"]);
-    println!(
-        "__nv_pow: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_pow: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 2, "__nv_pow is {worst} ulp off at {at:?}");
 }
 
 #[test]
 fn powf_is_within_one_ulp_and_follows_c99_special_cases() {
     let mut rng = Rng(0xdeadbeefcafef00d);
-    let specials = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        2.0,
-        -2.0,
-        0.5,
-        3.0,
-        -3.0,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-        1e-40,
-    ];
+    let specials = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 3.0, -3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-40];
     let mut inputs = Vec::new();
     for &x in &specials {
         for &y in &specials {
@@ -477,16 +287,10 @@ fn powf_is_within_one_ulp_and_follows_c99_special_cases() {
     }
     for _ in 0..1500 {
         inputs.push(vec![rng.uniform(0.0, 4.0), rng.uniform(-30.0, 30.0)]);
-        inputs.push(vec![
-            rng.uniform(-4.0, 4.0),
-            (rng.uniform(-20.0, 20.0)).round(),
-        ]);
+        inputs.push(vec![rng.uniform(-4.0, 4.0), (rng.uniform(-20.0, 20.0)).round()]);
         inputs.push(vec![rng.uniform(0.0, 1e10), rng.uniform(-4.0, 4.0)]);
     }
     let (worst, at) = measure("FPOW", "f32", 2, &inputs, &["sm_80"]);
-    println!(
-        "__nv_powf: {} inputs, worst {worst} ulp at {at:?}",
-        inputs.len()
-    );
+    println!("__nv_powf: {} inputs, worst {worst} ulp at {at:?}", inputs.len());
     assert!(worst <= 1, "__nv_powf is {worst} ulp off at {at:?}");
 }

@@ -19,10 +19,7 @@ use backend::passes::PASSES;
 const SMS: &[&str] = &["sm_50", "sm_80", "sm_90"];
 const INPUTS: u64 = 8;
 const FUEL: u64 = 4_000_000;
-const REJECTED_ON: &[(&str, &[&str])] = &[
-    ("atomics_ordered.mir", &["sm_50"]),
-    ("atomics_scopes.mir", &["sm_50"]),
-];
+const REJECTED_ON: &[(&str, &[&str])] = &[("atomics_ordered.mir", &["sm_50"]), ("atomics_scopes.mir", &["sm_50"])];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -30,13 +27,7 @@ fn root() -> PathBuf {
 
 fn kernel_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in [
-        "tests/corpus",
-        "tests/legalize",
-        "tests/machine",
-        "tests/combine",
-        "tests/sched",
-    ] {
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched"] {
         for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "mir") {
                 files.push(e.path());
@@ -50,19 +41,11 @@ fn kernel_files() -> Vec<PathBuf> {
 /// The configurations: -O0, each optional pass alone on -O0, and -O3.
 fn configurations() -> Vec<(String, Options)> {
     let tables = tables::nvptx();
-    let optional: Vec<&str> = PASSES
-        .iter()
-        .filter(|p| p.min_opt > OptLevel::O0)
-        .map(|p| p.name)
-        .collect();
+    let optional: Vec<&str> = PASSES.iter().filter(|p| p.min_opt > OptLevel::O0).map(|p| p.name).collect();
     let mut out = vec![("-O0".to_string(), Options::new(tables, OptLevel::O0))];
     for pass in &optional {
         let mut o = Options::new(tables, OptLevel::O3);
-        o.skip = optional
-            .iter()
-            .filter(|p| *p != pass)
-            .map(|p| p.to_string())
-            .collect();
+        o.skip = optional.iter().filter(|p| *p != pass).map(|p| p.to_string()).collect();
         // Passes whose default knobs leave the test kernels alone are asked to act:
         // the post-RA scheduler runs only with misched-postra in the full pipeline,
         // and few loops fit the pipeliner's default three stages.
@@ -86,14 +69,7 @@ fn configurations() -> Vec<(String, Options)> {
     // Block rematerialization of everything it can pull, wherever it can: a target
     // of 0, every mode (special registers too), loads and loops made cheap.
     let mut all_remat = Options::new(tables, OptLevel::O3);
-    for k in [
-        "max-reg-kind=1",
-        "nv-remat-default-max-reg=0",
-        "nv-remat-block=15",
-        "nv-remat-threshold-for-spec-reg=0",
-        "nv-remat-block-loop-cost-factor=1",
-        "nv-remat-block-load-cost=1",
-    ] {
+    for k in ["max-reg-kind=1", "nv-remat-default-max-reg=0", "nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0", "nv-remat-block-loop-cost-factor=1", "nv-remat-block-load-cost=1"] {
         all_remat.set(k).unwrap();
     }
     out.push(("-O3 remat everything".to_string(), all_remat));
@@ -114,31 +90,18 @@ fn every_machine_pass_alone_and_together_agrees_with_the_interpreter() {
         let text = std::fs::read_to_string(path).unwrap();
         let file = path.display().to_string();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let module = backend::mir::parser::parse_module(&text, &file, tables)
-            .unwrap_or_else(|e| panic!("{}", e.render()));
+        let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
         for sm_name in SMS {
-            if REJECTED_ON
-                .iter()
-                .any(|(f, on)| *f == name && on.contains(sm_name))
-            {
+            if REJECTED_ON.iter().any(|(f, on)| *f == name && on.contains(sm_name)) {
                 continue;
             }
             let sm = tables.find_sm(sm_name).unwrap();
             let mut baseline: Option<String> = None;
             for (k, (label, options)) in configs.iter().enumerate() {
-                let ptx = match end_to_end::compile_with(
-                    &module,
-                    &text,
-                    &file,
-                    tables,
-                    sm,
-                    options.clone(),
-                ) {
+                let ptx = match end_to_end::compile_with(&module, &text, &file, tables, sm, options.clone()) {
                     Ok(p) => p,
                     Err(e) => {
-                        failures.push(format!(
-                            "{name} on {sm_name} at {label}: does not compile:\n{e}"
-                        ));
+                        failures.push(format!("{name} on {sm_name} at {label}: does not compile:\n{e}"));
                         continue;
                     }
                 };
@@ -147,57 +110,24 @@ fn every_machine_pass_alone_and_together_agrees_with_the_interpreter() {
                     Some(b) if *b != ptx => changed[k] += 1,
                     Some(_) => continue, // Same PTX as -O0: already checked.
                 }
-                let simulator = match backend::sim::Simulator::new(
-                    &ptx,
-                    &format!("{name}.{sm_name}.ptx"),
-                    tables,
-                    None,
-                ) {
+                let simulator = match backend::sim::Simulator::new(&ptx, &format!("{name}.{sm_name}.ptx"), tables, None) {
                     Ok(s) => s,
                     Err(e) => {
-                        failures.push(format!(
-                            "{name} on {sm_name} at {label}: the simulator rejects the PTX:\n{}",
-                            e.render("out.ptx", &ptx)
-                        ));
+                        failures.push(format!("{name} on {sm_name} at {label}: the simulator rejects the PTX:\n{}", e.render("out.ptx", &ptx)));
                         continue;
                     }
                 };
-                for f in module
-                    .functions
-                    .iter()
-                    .filter(|f| f.kind == FunctionKind::Kernel)
-                {
-                    let threads = f
-                        .attributes
-                        .maxntid
-                        .as_ref()
-                        .map(|m| m.iter().product::<u32>())
-                        .unwrap_or(64)
-                        .clamp(1, 256);
-                    let launch = Launch {
-                        grid: [2, 1, 1],
-                        block: [threads, 1, 1],
-                    };
-                    let inputs: Vec<_> = (0..INPUTS)
-                        .map(|seed| interp::random_args(f, tables, seed))
-                        .collect();
+                for f in module.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
+                    let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(64).clamp(1, 256);
+                    let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
+                    let inputs: Vec<_> = (0..INPUTS).map(|seed| interp::random_args(f, tables, seed)).collect();
                     let comparison = Comparison::new(&module, f, tables);
-                    match end_to_end::check_inputs(
-                        &module,
-                        tables,
-                        &simulator,
-                        &f.name,
-                        &launch,
-                        &inputs,
-                        FUEL,
-                        &comparison,
-                    ) {
+                    match end_to_end::check_inputs(&module, tables, &simulator, &f.name, &launch, &inputs, FUEL, &comparison) {
                         Ok(t) => {
                             agreed += t.agreed;
                             discarded += t.discarded;
                         }
-                        Err(e) => failures
-                            .push(format!("{name} @{} on {sm_name} at {label}: {e}", f.name)),
+                        Err(e) => failures.push(format!("{name} @{} on {sm_name} at {label}: {e}", f.name)),
                     }
                 }
             }
@@ -206,26 +136,10 @@ fn every_machine_pass_alone_and_together_agrees_with_the_interpreter() {
     for ((label, _), n) in configs.iter().zip(&changed) {
         println!("{label:28} changes the PTX of {n} (file, SM) pairs");
     }
-    println!(
-        "{agreed} runs agree, {discarded} discarded as undefined, {} failures",
-        failures.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} failures; the first ones:\n{}",
-        failures.len(),
-        failures
-            .iter()
-            .take(6)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n\n")
-    );
+    println!("{agreed} runs agree, {discarded} discarded as undefined, {} failures", failures.len());
+    assert!(failures.is_empty(), "{} failures; the first ones:\n{}", failures.len(), failures.iter().take(6).cloned().collect::<Vec<_>>().join("\n\n"));
     for ((label, _), n) in configs.iter().zip(&changed).skip(1) {
-        assert!(
-            *n > 0,
-            "{label} changes no kernel's PTX: the pass does nothing"
-        );
+        assert!(*n > 0, "{label} changes no kernel's PTX: the pass does nothing");
     }
 }
 
@@ -243,42 +157,18 @@ fn path(rel: &str) -> String {
 fn mcse_summary(file: &str, knobs: &[&str]) -> String {
     let file = path(file);
     // The combiner is off so these kernels reach machine-cse as written.
-    let mut args = vec![
-        "compile",
-        file.as_str(),
-        "--sm",
-        "80",
-        "--remarks",
-        "machine-cse",
-        "-o",
-        "/dev/null",
-        "--knob",
-        "disable-combine=true",
-    ];
+    let mut args = vec!["compile", file.as_str(), "--sm", "80", "--remarks", "machine-cse", "-o", "/dev/null", "--knob", "disable-combine=true"];
     for k in knobs {
         args.extend(["--knob", k]);
     }
     let out = ptxc(&args);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    out.stderr
-        .lines()
-        .find(|l| l.contains("@*: eliminated"))
-        .unwrap_or_else(|| panic!("no summary in {}", out.stderr))
-        .to_string()
+    out.stderr.lines().find(|l| l.contains("@*: eliminated")).unwrap_or_else(|| panic!("no summary in {}", out.stderr)).to_string()
 }
 
 fn count(summary: &str, what: &str) -> usize {
-    let at = summary
-        .find(what)
-        .unwrap_or_else(|| panic!("`{what}` not in {summary}"))
-        + what.len();
-    summary[at..]
-        .trim_start()
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    let at = summary.find(what).unwrap_or_else(|| panic!("`{what}` not in {summary}")) + what.len();
+    summary[at..].trim_start().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
 }
 
 #[test]
@@ -286,34 +176,17 @@ fn every_knob_the_passes_read_is_in_the_registry() {
     let tables = tables::nvptx();
     for pass in PASSES {
         for s in pass.switches {
-            let (backend::passes::Switch::DisabledBy(k) | backend::passes::Switch::EnabledBy(k)) =
-                *s;
-            let knob = tables
-                .knobs
-                .iter()
-                .find(|x| x.name == k)
-                .unwrap_or_else(|| panic!("pass {} is switched by unknown knob {k}", pass.name));
-            assert!(
-                matches!(knob.default, target_desc::tables::KnobValue::Bool(_)),
-                "{k} switches a pass but is not a bool"
-            );
+            let (backend::passes::Switch::DisabledBy(k) | backend::passes::Switch::EnabledBy(k)) = *s;
+            let knob = tables.knobs.iter().find(|x| x.name == k).unwrap_or_else(|| panic!("pass {} is switched by unknown knob {k}", pass.name));
+            assert!(matches!(knob.default, target_desc::tables::KnobValue::Bool(_)), "{k} switches a pass but is not a bool");
         }
     }
     for (k, _) in backend::passes::KNOBS_READ {
-        assert!(
-            tables.knobs.iter().any(|x| x.name == *k),
-            "the engine reads unknown knob {k}"
-        );
+        assert!(tables.knobs.iter().any(|x| x.name == *k), "the engine reads unknown knob {k}");
     }
     let listing = ptxc(&["knobs"]);
     assert_eq!(listing.code, 0);
-    assert!(
-        listing
-            .stdout
-            .contains("rp-aware-mcse : bool = true    [read by machine-cse]"),
-        "{}",
-        listing.stdout
-    );
+    assert!(listing.stdout.contains("rp-aware-mcse : bool = true    [read by machine-cse]"), "{}", listing.stdout);
     assert!(listing.stdout.contains("(not read: no such pass yet)"));
 }
 
@@ -322,14 +195,7 @@ fn pass_switches_turn_their_pass_off() {
     let file = path("tests/legalize/i8_arith.mir");
     // The combiner is off: its early CSE would leave machine-cse nothing to do here.
     let compile = |extra: &[&str]| {
-        let mut args = vec![
-            "compile",
-            file.as_str(),
-            "--sm",
-            "80",
-            "--knob",
-            "disable-combine=true",
-        ];
+        let mut args = vec!["compile", file.as_str(), "--sm", "80", "--knob", "disable-combine=true"];
         args.extend(extra);
         let out = ptxc(&args);
         assert_eq!(out.code, 0, "{}", out.stderr);
@@ -337,51 +203,17 @@ fn pass_switches_turn_their_pass_off() {
     };
     let default = compile(&[]);
     let no_cse = compile(&["--knob", "disable-machine-cse=true"]);
-    assert_ne!(
-        default, no_cse,
-        "machine-cse eliminates instructions in i8_arith.mir"
-    );
+    assert_ne!(default, no_cse, "machine-cse eliminates instructions in i8_arith.mir");
     assert_eq!(no_cse, compile(&["--knob", "enable-mcse=false"]));
-    assert_eq!(
-        compile(&[
-            "--knob",
-            "disable-machine-cse=true",
-            "--knob",
-            "disable-combine=true",
-            "--knob",
-            "enable-misched=false"
-        ]),
-        compile(&["-O0"]),
-        "-O0 runs neither machine-cse nor combine nor the scheduler"
-    );
+    assert_eq!(compile(&["--knob", "disable-machine-cse=true", "--knob", "disable-combine=true", "--knob", "enable-misched=false"]), compile(&["-O0"]), "-O0 runs neither machine-cse nor combine nor the scheduler");
     let no_dce = compile(&["--knob", "disable-machine-dce=true"]);
-    assert!(
-        no_dce.lines().count() > default.lines().count(),
-        "dce removes the folded constants"
-    );
+    assert!(no_dce.lines().count() > default.lines().count(), "dce removes the folded constants");
     // run-pass honours the switch too: the MIR comes back unchanged.
-    let isel = ptxc(&[
-        "compile",
-        &file,
-        "--sm",
-        "80",
-        "--stop-after",
-        "isel",
-        "--knob",
-        "disable-combine=true",
-    ]);
+    let isel = ptxc(&["compile", &file, "--sm", "80", "--stop-after", "isel", "--knob", "disable-combine=true"]);
     let tmp = std::env::temp_dir().join(format!("knob-switch-{}.mir", std::process::id()));
     std::fs::write(&tmp, &isel.stdout).unwrap();
     let tmp = tmp.display().to_string();
-    let off = ptxc(&[
-        "run-pass",
-        "machine-cse",
-        &tmp,
-        "--sm",
-        "80",
-        "--knob",
-        "disable-machine-cse=1",
-    ]);
+    let off = ptxc(&["run-pass", "machine-cse", &tmp, "--sm", "80", "--knob", "disable-machine-cse=1"]);
     let on = ptxc(&["run-pass", "machine-cse", &tmp, "--sm", "80"]);
     let printed = ptxc(&["run-pass", "verify", &tmp]);
     assert_eq!(off.stdout, printed.stdout);
@@ -400,83 +232,32 @@ fn pressure_knobs_steer_machine_cse() {
     let raised = mcse_summary(file, &["nv-remat-default-max-reg=1000"]);
     assert_eq!(count(&raised, "suppressed by pressure"), 0, "{raised}");
     let lowered = mcse_summary(file, &["reg-target-adjust=-10"]);
-    assert!(
-        count(&lowered, "suppressed by pressure") > count(&default, "suppressed by pressure"),
-        "{lowered} vs {default}"
-    );
+    assert!(count(&lowered, "suppressed by pressure") > count(&default, "suppressed by pressure"), "{lowered} vs {default}");
 
     // Predicates: reusing %p0 would hold 9 predicates against a target of 7.
     let preds = "tests/machine/mcse_predicates.mir";
-    assert_eq!(
-        count(&mcse_summary(preds, &[]), "suppressed by pressure"),
-        1
-    );
-    assert_eq!(
-        count(
-            &mcse_summary(preds, &["pred-target-adjust=1"]),
-            "suppressed by pressure"
-        ),
-        1
-    );
-    assert_eq!(
-        count(
-            &mcse_summary(preds, &["pred-target-adjust=2"]),
-            "eliminated"
-        ),
-        1
-    );
-    assert_eq!(
-        count(
-            &mcse_summary(preds, &["pred-aware-mcse=false"]),
-            "eliminated"
-        ),
-        1
-    );
+    assert_eq!(count(&mcse_summary(preds, &[]), "suppressed by pressure"), 1);
+    assert_eq!(count(&mcse_summary(preds, &["pred-target-adjust=1"]), "suppressed by pressure"), 1);
+    assert_eq!(count(&mcse_summary(preds, &["pred-target-adjust=2"]), "eliminated"), 1);
+    assert_eq!(count(&mcse_summary(preds, &["pred-aware-mcse=false"]), "eliminated"), 1);
 }
 
 #[test]
 fn update_knobs_choose_how_pressure_is_kept_current() {
     let file = "tests/legalize/i8_arith.mir";
     let default = mcse_summary(file, &[]);
-    assert!(
-        count(&default, "incremental pressure updates") > 0
-            && count(&default, "full recomputations") == 0,
-        "{default}"
-    );
+    assert!(count(&default, "incremental pressure updates") > 0 && count(&default, "full recomputations") == 0, "{default}");
     let full = mcse_summary(file, &["incremental-update-mcse=false"]);
-    assert!(
-        count(&full, "incremental pressure updates") == 0
-            && count(&full, "full recomputations") > 0,
-        "{full}"
-    );
-    assert_eq!(
-        count(&full, "eliminated"),
-        count(&default, "eliminated"),
-        "the same decisions either way"
-    );
+    assert!(count(&full, "incremental pressure updates") == 0 && count(&full, "full recomputations") > 0, "{full}");
+    assert_eq!(count(&full, "eliminated"), count(&default, "eliminated"), "the same decisions either way");
     let verified = mcse_summary(file, &["verify-update-mcse=true", "print-verify=true"]);
-    assert_eq!(
-        count(&verified, "verified updates"),
-        count(&default, "incremental pressure updates"),
-        "{verified}"
-    );
+    assert_eq!(count(&verified, "verified updates"), count(&default, "incremental pressure updates"), "{verified}");
     // Every corpus and legalize kernel: the incremental analysis equals a recomputation.
     for dir in ["tests/corpus", "tests/legalize"] {
         for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
             let p = e.path();
             let name = p.display().to_string();
-            let out = ptxc(&[
-                "compile",
-                &name,
-                "--sm",
-                "80",
-                "--knob",
-                "verify-update-mcse=true",
-                "--knob",
-                "print-verify=true",
-                "-o",
-                "/dev/null",
-            ]);
+            let out = ptxc(&["compile", &name, "--sm", "80", "--knob", "verify-update-mcse=true", "--knob", "print-verify=true", "-o", "/dev/null"]);
             assert!(!out.stderr.contains("Incorrect RP info"), "{}", out.stderr);
         }
     }
@@ -486,26 +267,14 @@ fn update_knobs_choose_how_pressure_is_kept_current() {
 fn copy_prop_mcse_off_leaves_copies() {
     let file = path("tests/legalize/i8_arith.mir");
     let stop = |knob: &str| {
-        let out = ptxc(&[
-            "compile",
-            &file,
-            "--sm",
-            "80",
-            "--stop-after",
-            "machine-cse",
-            "--knob",
-            knob,
-        ]);
+        let out = ptxc(&["compile", &file, "--sm", "80", "--stop-after", "machine-cse", "--knob", knob]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         out.stdout
     };
     let propagated = stop("copy-prop-mcse=true");
     let copies = stop("copy-prop-mcse=false");
     let movs = |t: &str| t.lines().filter(|l| l.contains("= MOV_")).count();
-    assert!(
-        movs(&copies) > movs(&propagated),
-        "with copy-prop-mcse=false the removed instructions become copies"
-    );
+    assert!(movs(&copies) > movs(&propagated), "with copy-prop-mcse=false the removed instructions become copies");
 }
 
 /// Register-to-register moves in PTX (`mov.b32 %r4, %r3;`, not moves of immediates
@@ -514,10 +283,7 @@ fn register_moves(ptx: &str) -> usize {
     ptx.lines()
         .filter(|l| {
             let l = l.trim();
-            l.starts_with("mov.")
-                && l.split(',')
-                    .nth(1)
-                    .is_some_and(|src| src.trim().starts_with("%") && !src.contains('.'))
+            l.starts_with("mov.") && l.split(',').nth(1).is_some_and(|src| src.trim().starts_with("%") && !src.contains('.'))
         })
         .count()
 }
@@ -526,30 +292,16 @@ fn register_moves(ptx: &str) -> usize {
 fn cssa_coalesce_levels_remove_copies() {
     let compile = |file: &str, level: &str| {
         let file = path(file);
-        let out = ptxc(&[
-            "compile",
-            &file,
-            "--sm",
-            "80",
-            "--knob",
-            &format!("cssa-coalesce={level}"),
-        ]);
+        let out = ptxc(&["compile", &file, "--sm", "80", "--knob", &format!("cssa-coalesce={level}")]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         register_moves(&out.stdout)
     };
     // Every corpus and legalize kernel: coalescing never adds a move, and removes many.
     let (mut off, mut on) = (0, 0);
     for dir in ["tests/corpus", "tests/legalize"] {
-        let mut files: Vec<_> = std::fs::read_dir(root().join(dir))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
+        let mut files: Vec<_> = std::fs::read_dir(root().join(dir)).unwrap().flatten().map(|e| e.path()).collect();
         files.sort();
-        for p in files
-            .iter()
-            .filter(|p| p.extension().is_some_and(|x| x == "mir"))
-        {
+        for p in files.iter().filter(|p| p.extension().is_some_and(|x| x == "mir")) {
             let rel = p.strip_prefix(root()).unwrap().display().to_string();
             let (a, b) = (compile(&rel, "0"), compile(&rel, "1"));
             assert!(b <= a, "{rel}: {b} moves coalesced against {a} without");
@@ -559,127 +311,45 @@ fn cssa_coalesce_levels_remove_copies() {
     }
     println!("register moves in the corpus and tests/legalize at sm_80: {off} without coalescing, {on} with");
     // Not every move comes from a PHI (selection and legalization make some).
-    assert!(
-        on * 3 < off * 2,
-        "{on} moves with coalescing against {off} without"
-    );
+    assert!(on * 3 < off * 2, "{on} moves with coalescing against {off} without");
     // Level 2 also coalesces the input's own copies.
     let file = "tests/machine/copies_coalesce.mir";
     let (zero, one, two) = (compile(file, "0"), compile(file, "1"), compile(file, "2"));
-    assert!(
-        zero > one && one > two,
-        "moves at levels 0, 1, 2: {zero}, {one}, {two}"
-    );
+    assert!(zero > one && one > two, "moves at levels 0, 1, 2: {zero}, {one}, {two}");
     // cssa-verbosity names the copies kept and the values that forced them.
     let file = path("tests/corpus/loop_phi_swap.mir");
-    let quiet = ptxc(&[
-        "compile",
-        &file,
-        "--sm",
-        "80",
-        "--remarks",
-        "phi-elim",
-        "-o",
-        "/dev/null",
-    ]);
-    let verbose = ptxc(&[
-        "compile",
-        &file,
-        "--sm",
-        "80",
-        "--remarks",
-        "phi-elim",
-        "--knob",
-        "cssa-verbosity=1",
-        "-o",
-        "/dev/null",
-    ]);
-    assert!(
-        !quiet.stderr.contains("kept") && quiet.stderr.contains("cycles broken 1"),
-        "{}",
-        quiet.stderr
-    );
-    assert!(
-        verbose
-            .stderr
-            .contains("@fib_swap: kept `%a = COPY %a.phi`: %a interferes with %a.from1"),
-        "{}",
-        verbose.stderr
-    );
+    let quiet = ptxc(&["compile", &file, "--sm", "80", "--remarks", "phi-elim", "-o", "/dev/null"]);
+    let verbose = ptxc(&["compile", &file, "--sm", "80", "--remarks", "phi-elim", "--knob", "cssa-verbosity=1", "-o", "/dev/null"]);
+    assert!(!quiet.stderr.contains("kept") && quiet.stderr.contains("cycles broken 1"), "{}", quiet.stderr);
+    assert!(verbose.stderr.contains("@fib_swap: kept `%a = COPY %a.phi`: %a interferes with %a.from1"), "{}", verbose.stderr);
 }
 
 #[test]
 fn bad_knobs_and_levels_are_located_errors() {
     let file = path("tests/corpus/saxpy_f32.mir");
-    let out = ptxc(&[
-        "compile",
-        &file,
-        "--sm",
-        "80",
-        "--knob",
-        "disable-machine-cze=1",
-    ]);
+    let out = ptxc(&["compile", &file, "--sm", "80", "--knob", "disable-machine-cze=1"]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("unknown knob `disable-machine-cze`")
-            && out.stderr.contains("disable-machine-cse"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("column 1") && out.stderr.contains("^^^^"),
-        "{}",
-        out.stderr
-    );
-    let out = ptxc(&[
-        "run-pass",
-        "machine-cse",
-        &file,
-        "--sm",
-        "80",
-        "--knob",
-        "rp-aware-mcse=maybe",
-    ]);
+    assert!(out.stderr.contains("unknown knob `disable-machine-cze`") && out.stderr.contains("disable-machine-cse"), "{}", out.stderr);
+    assert!(out.stderr.contains("column 1") && out.stderr.contains("^^^^"), "{}", out.stderr);
+    let out = ptxc(&["run-pass", "machine-cse", &file, "--sm", "80", "--knob", "rp-aware-mcse=maybe"]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("takes a boolean") && out.stderr.contains("column 15"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("takes a boolean") && out.stderr.contains("column 15"), "{}", out.stderr);
     let out = ptxc(&["compile", &file, "--sm", "80", "-O4"]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("expected -O0, -O1, -O2 or -O3"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("expected -O0, -O1, -O2 or -O3"), "{}", out.stderr);
 }
 
 /// The nvptx-remat-block summary and remarks of compiling tests/machine/remat.mir for
 /// sm_80 with `knobs`.
 fn remat(knobs: &[&str]) -> (String, String) {
     let file = path("tests/machine/remat.mir");
-    let mut args = vec![
-        "compile",
-        file.as_str(),
-        "--sm",
-        "80",
-        "--remarks",
-        "nvptx-remat-block",
-        "-o",
-        "/dev/null",
-    ];
+    let mut args = vec!["compile", file.as_str(), "--sm", "80", "--remarks", "nvptx-remat-block", "-o", "/dev/null"];
     for k in knobs {
         args.extend(["--knob", k]);
     }
     let out = ptxc(&args);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let summary = out
-        .stderr
-        .lines()
-        .find(|l| l.contains("@*: pulled"))
-        .unwrap_or_default()
-        .to_string();
+    let summary = out.stderr.lines().find(|l| l.contains("@*: pulled")).unwrap_or_default().to_string();
     (summary, out.stderr)
 }
 
@@ -689,15 +359,9 @@ fn remat_knobs_steer_block_rematerialization() {
     // At the kernels' maxnreg (8), parameters cross the if/else of @remat_join.
     let (default, remarks) = remat(&[]);
     assert!(count(&default, "pulled") > 0, "{default}");
-    assert!(
-        remarks.contains("pulled %a3 out of bb.0.entry"),
-        "{remarks}"
-    );
+    assert!(remarks.contains("pulled %a3 out of bb.0.entry"), "{remarks}");
     // The pass and its modes.
-    assert!(
-        remat(&["nv-disable-remat=true"]).0.is_empty(),
-        "nv-disable-remat turns the pass off"
-    );
+    assert!(remat(&["nv-disable-remat=true"]).0.is_empty(), "nv-disable-remat turns the pass off");
     assert_eq!(pulled(&["nv-remat-block=0"]), 0);
     // max-reg-kind 1: nv-remat-default-max-reg (70) instead of maxnreg: no pressure.
     assert_eq!(pulled(&["max-reg-kind=1"]), 0);
@@ -726,25 +390,15 @@ fn remat_knobs_steer_block_rematerialization() {
     assert!(count(&low(&["nv-remat-block-max-cost=1"]).0, "pulled") < n);
     assert!(count(&low(&["nv-remat-block-map-size-limit=1"]).0, "pulled") < n);
     assert!(!base_remarks.contains("pulled %b0"));
-    assert!(low(&["nv-remat-block-loop-cost-factor=1"])
-        .1
-        .contains("pulled %b0 out of bb.0.entry"));
+    assert!(low(&["nv-remat-block-loop-cost-factor=1"]).1.contains("pulled %b0 out of bb.0.entry"));
     // %inv (an invariant load of %tab, which must come along: 2 + load cost) fits the
     // single-pull cost of 10 only with a load cost of 8, and only with load-remat.
     assert!(!base_remarks.contains("pulled %inv"));
-    assert!(low(&["nv-remat-block-load-cost=8"])
-        .1
-        .contains("pulled %inv"));
-    assert!(!low(&["nv-remat-block-load-cost=8", "load-remat=false"])
-        .1
-        .contains("pulled %inv"));
+    assert!(low(&["nv-remat-block-load-cost=8"]).1.contains("pulled %inv"));
+    assert!(!low(&["nv-remat-block-load-cost=8", "load-remat=false"]).1.contains("pulled %inv"));
     // Special registers: bit 0, and only when the excess reaches the threshold.
     assert!(!low(&["nv-remat-block=15"]).1.contains("pulled %tid"));
-    assert!(
-        low(&["nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0"])
-            .1
-            .contains("pulled %tid")
-    );
+    assert!(low(&["nv-remat-block=15", "nv-remat-threshold-for-spec-reg=0"]).1.contains("pulled %tid"));
     // vasp-fix1 keeps the address-space conversion %gen in place.
     assert!(base_remarks.contains("pulled %gen"));
     assert!(!low(&["vasp-fix1=true"]).1.contains("pulled %gen"));
@@ -759,27 +413,17 @@ fn remat_knobs_steer_block_rematerialization() {
     // The order among equal costs: @remat_order is one register over a target of 5;
     // %c0 is live out of 3 of its 4 blocks (over 70%) and goes before %c2 and %c1.
     let order = |extra: &[&str]| {
-        let mut knobs = vec![
-            "max-reg-kind=1",
-            "nv-remat-default-max-reg=5",
-            "no-mi-remat=remat_join,remat_loop,remat_internal",
-        ];
+        let mut knobs = vec!["max-reg-kind=1", "nv-remat-default-max-reg=5", "no-mi-remat=remat_join,remat_loop,remat_internal"];
         knobs.extend_from_slice(extra);
         remat(&knobs)
     };
     let (summary, remarks) = order(&[]);
     assert_eq!(count(&summary, "pulled"), 1, "{remarks}");
     assert!(remarks.contains("pulled %c0"), "{remarks}");
-    assert!(order(&["nv-remat-block-liveout-min-percentage=100"])
-        .1
-        .contains("pulled %c2"));
+    assert!(order(&["nv-remat-block-liveout-min-percentage=100"]).1.contains("pulled %c2"));
     // @remat_internal: 7 registers cross its blocks, more are live inside the entry.
     let internal = |extra: &[&str]| {
-        let mut knobs = vec![
-            "max-reg-kind=1",
-            "nv-remat-default-max-reg=7",
-            "no-mi-remat=remat_join,remat_loop,remat_order",
-        ];
+        let mut knobs = vec!["max-reg-kind=1", "nv-remat-default-max-reg=7", "no-mi-remat=remat_join,remat_loop,remat_order"];
         knobs.extend_from_slice(extra);
         remat(&knobs).0
     };
@@ -787,23 +431,8 @@ fn remat_knobs_steer_block_rematerialization() {
     assert!(count(&internal(&["nv-remat-check-internal-live=true"]), "pulled") > 0);
     // nv-dump-remat-block prints every step, and is enough to get the remarks.
     let file = path("tests/machine/remat.mir");
-    let dumped = ptxc(&[
-        "compile",
-        &file,
-        "--sm",
-        "80",
-        "-o",
-        "/dev/null",
-        "--knob",
-        "nv-dump-remat-block=true",
-    ]);
-    assert!(
-        dumped
-            .stderr
-            .contains("@remat_join: iteration 1: Max-Live-Function(4) = 16, target 8"),
-        "{}",
-        dumped.stderr
-    );
+    let dumped = ptxc(&["compile", &file, "--sm", "80", "-o", "/dev/null", "--knob", "nv-dump-remat-block=true"]);
+    assert!(dumped.stderr.contains("@remat_join: iteration 1: Max-Live-Function(4) = 16, target 8"), "{}", dumped.stderr);
     assert!(dumped.stderr.contains("Really Final Pull-in:"));
     assert!(!remarks.contains("Max-Live-Function"));
 }

@@ -7,17 +7,9 @@ use proptest::prelude::*;
 fn check_text(text: &str) {
     let tables = tables::nvptx();
     if let Ok(module) = parser::parse_module(text, "fuzz.mir", tables) {
-        let _ = verifier::verify_module(
-            &module,
-            tables,
-            verifier::Source {
-                file: "fuzz.mir",
-                text,
-            },
-        );
+        let _ = verifier::verify_module(&module, tables, verifier::Source { file: "fuzz.mir", text });
         let printed = printer::print_module(&module, tables);
-        parser::parse_module(&printed, "fuzz.mir", tables)
-            .expect("a parsed module prints as MIR that parses");
+        parser::parse_module(&printed, "fuzz.mir", tables).expect("a parsed module prints as MIR that parses");
     }
 }
 
@@ -28,42 +20,12 @@ fn function_text(ops: &[(u8, u8, u8)]) -> String {
     for (k, &(kind, x, y)) in ops.iter().enumerate() {
         let pick = |v: &Vec<String>, i: u8| v[i as usize % v.len()].clone();
         match kind % 6 {
-            0 => {
-                body += &format!(
-                    "    %v{k}:i32 = ADD %{}, %{}\n",
-                    pick(&ints, x),
-                    pick(&ints, y)
-                );
-                ints.push(format!("v{k}"));
-            }
-            1 => {
-                body += &format!(
-                    "    %v{k}:i32 = XOR %{}, %{}\n",
-                    pick(&ints, x),
-                    pick(&ints, y)
-                );
-                ints.push(format!("v{k}"));
-            }
-            2 => {
-                body += &format!(
-                    "    %v{k}:f32 = FMUL %{}, %{}\n",
-                    pick(&floats, x),
-                    pick(&floats, y)
-                );
-                floats.push(format!("v{k}"));
-            }
-            3 => {
-                body += &format!("    %v{k}:f32 = SINT_TO_FP %{}\n", pick(&ints, x));
-                floats.push(format!("v{k}"));
-            }
-            4 => {
-                body += &format!("    %v{k}:i32 = CONSTANT {}\n", x as i32 - 128);
-                ints.push(format!("v{k}"));
-            }
-            _ => {
-                body += &format!("    %v{k}:f32 = FCONSTANT {}.5\n", y);
-                floats.push(format!("v{k}"));
-            }
+            0 => { body += &format!("    %v{k}:i32 = ADD %{}, %{}\n", pick(&ints, x), pick(&ints, y)); ints.push(format!("v{k}")); }
+            1 => { body += &format!("    %v{k}:i32 = XOR %{}, %{}\n", pick(&ints, x), pick(&ints, y)); ints.push(format!("v{k}")); }
+            2 => { body += &format!("    %v{k}:f32 = FMUL %{}, %{}\n", pick(&floats, x), pick(&floats, y)); floats.push(format!("v{k}")); }
+            3 => { body += &format!("    %v{k}:f32 = SINT_TO_FP %{}\n", pick(&ints, x)); floats.push(format!("v{k}")); }
+            4 => { body += &format!("    %v{k}:i32 = CONSTANT {}\n", x as i32 - 128); ints.push(format!("v{k}")); }
+            _ => { body += &format!("    %v{k}:f32 = FCONSTANT {}.5\n", y); floats.push(format!("v{k}")); }
         }
     }
     body += "    %one:i32 = CONSTANT 1\n    %next:i32 = ADD %i, %one\n    %c:i1 = SETCC lt, %next, %n\n    BRCOND %c, %bb.1, %bb.2\n  bb.2.exit:\n    RET\n";

@@ -26,10 +26,7 @@ use backend::mir::FunctionKind;
 const INPUTS: u64 = 24;
 
 fn inputs() -> u64 {
-    std::env::var("SIM_LLC_INPUTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(INPUTS)
+    std::env::var("SIM_LLC_INPUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(INPUTS)
 }
 const FUEL: u64 = 4_000_000;
 /// The SMs `all` stands for in the manifest (as in scripts/gen-llc-twins.sh).
@@ -52,20 +49,13 @@ struct Entry {
 }
 
 fn triple(text: &str, line: usize) -> [u32; 3] {
-    let v: Vec<u32> = text
-        .split(',')
-        .map(|x| {
-            x.parse()
-                .unwrap_or_else(|_| panic!("manifest line {line}: bad dimension `{text}`"))
-        })
-        .collect();
+    let v: Vec<u32> = text.split(',').map(|x| x.parse().unwrap_or_else(|_| panic!("manifest line {line}: bad dimension `{text}`"))).collect();
     assert_eq!(v.len(), 3, "manifest line {line}: `{text}` is not x,y,z");
     [v[0], v[1], v[2]]
 }
 
 fn manifest() -> Vec<Entry> {
-    let text = std::fs::read_to_string(root().join("tests/sim-llc/manifest.txt"))
-        .expect("read tests/sim-llc/manifest.txt");
+    let text = std::fs::read_to_string(root().join("tests/sim-llc/manifest.txt")).expect("read tests/sim-llc/manifest.txt");
     let mut entries = Vec::new();
     for (k, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -73,26 +63,9 @@ fn manifest() -> Vec<Entry> {
             continue;
         }
         let words: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(
-            words.len(),
-            5,
-            "manifest line {}: expected `twin mir sms grid block`, found `{line}`",
-            k + 1
-        );
-        let sms = if words[2] == "all" {
-            ALL_SMS.iter().map(|s| s.to_string()).collect()
-        } else {
-            words[2].split(',').map(str::to_string).collect()
-        };
-        entries.push(Entry {
-            twin: words[0].into(),
-            mir: words[1].into(),
-            sms,
-            launch: Launch {
-                grid: triple(words[3], k + 1),
-                block: triple(words[4], k + 1),
-            },
-        });
+        assert_eq!(words.len(), 5, "manifest line {}: expected `twin mir sms grid block`, found `{line}`", k + 1);
+        let sms = if words[2] == "all" { ALL_SMS.iter().map(|s| s.to_string()).collect() } else { words[2].split(',').map(str::to_string).collect() };
+        entries.push(Entry { twin: words[0].into(), mir: words[1].into(), sms, launch: Launch { grid: triple(words[3], k + 1), block: triple(words[4], k + 1) } });
     }
     entries
 }
@@ -107,10 +80,7 @@ fn find_ptxas() -> Option<PathBuf> {
     if local.is_file() {
         return Some(local);
     }
-    let on_path = Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let on_path = Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success());
     on_path.then(|| PathBuf::from("ptxas"))
 }
 
@@ -118,31 +88,17 @@ fn find_ptxas() -> Option<PathBuf> {
 fn ptxas() -> Option<PathBuf> {
     match find_ptxas() {
         Some(p) => Some(p),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("ptxas not found and CI is set: run scripts/install-ptxas.sh or set PTXAS")
-        }
+        None if std::env::var_os("CI").is_some() => panic!("ptxas not found and CI is set: run scripts/install-ptxas.sh or set PTXAS"),
         None => {
-            eprintln!(
-                "SKIPPED ptxas checks: ptxas not found (run scripts/install-ptxas.sh or set PTXAS)"
-            );
+            eprintln!("SKIPPED ptxas checks: ptxas not found (run scripts/install-ptxas.sh or set PTXAS)");
             None
         }
     }
 }
 
 fn assemble(ptxas: &Path, file: &Path, sm: &str) -> Result<(), String> {
-    let out = std::env::temp_dir().join(format!(
-        "ptxc-sim-llc-{}-{}.cubin",
-        std::process::id(),
-        file.file_name().unwrap().to_string_lossy()
-    ));
-    let output = Command::new(ptxas)
-        .arg(format!("-arch={sm}"))
-        .arg(file)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+    let out = std::env::temp_dir().join(format!("ptxc-sim-llc-{}-{}.cubin", std::process::id(), file.file_name().unwrap().to_string_lossy()));
+    let output = Command::new(ptxas).arg(format!("-arch={sm}")).arg(file).arg("-o").arg(&out).output().map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
     let _ = std::fs::remove_file(&out);
     if output.status.success() {
         Ok(())
@@ -167,88 +123,50 @@ fn check_entry(entry: &Entry, ptxas: Option<&Path>) -> Outcome {
     let mut outcome = Outcome::default();
     let name = &entry.twin;
     let mir_path = root.join(&entry.mir);
-    let text = std::fs::read_to_string(&mir_path)
-        .unwrap_or_else(|e| panic!("{name}: cannot read {}: {e}", entry.mir));
+    let text = std::fs::read_to_string(&mir_path).unwrap_or_else(|e| panic!("{name}: cannot read {}: {e}", entry.mir));
     let file = mir_path.display().to_string();
-    let module = backend::mir::parser::parse_module(&text, &file, tables)
-        .unwrap_or_else(|e| panic!("{}", e.render()));
-    assert!(
-        root.join(format!("tests/sim-llc/{name}.ll")).is_file(),
-        "{name}: the twin tests/sim-llc/{name}.ll is missing"
-    );
-    let kernels: Vec<_> = module
-        .functions
-        .iter()
-        .filter(|f| f.kind == FunctionKind::Kernel)
-        .collect();
+    let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    assert!(root.join(format!("tests/sim-llc/{name}.ll")).is_file(), "{name}: the twin tests/sim-llc/{name}.ll is missing");
+    let kernels: Vec<_> = module.functions.iter().filter(|f| f.kind == FunctionKind::Kernel).collect();
     for sm in &entry.sms {
         let ptx_path = root.join(format!("tests/sim-llc/ptx/{name}.{sm}.ptx"));
         let ptx_file = format!("{name}.{sm}.ptx");
         let Ok(ptx) = std::fs::read_to_string(&ptx_path) else {
-            outcome.failures.push(format!(
-                "{ptx_file}: missing (run scripts/gen-llc-twins.sh {name})"
-            ));
+            outcome.failures.push(format!("{ptx_file}: missing (run scripts/gen-llc-twins.sh {name})"));
             continue;
         };
         outcome.files += 1;
         if let Some(ptxas) = ptxas {
             match assemble(ptxas, &ptx_path, sm) {
                 Ok(()) => outcome.assembled += 1,
-                Err(e) => outcome
-                    .failures
-                    .push(format!("{ptx_file}: ptxas rejects it:\n{e}")),
+                Err(e) => outcome.failures.push(format!("{ptx_file}: ptxas rejects it:\n{e}")),
             }
         }
         let simulator = match backend::sim::Simulator::new(&ptx, &ptx_file, tables, Some(sm)) {
             Ok(s) => s,
             Err(e) => {
-                outcome.failures.push(format!(
-                    "{ptx_file}: the simulator rejects llc's PTX:\n{}",
-                    e.render(&ptx_file, &ptx)
-                ));
+                outcome.failures.push(format!("{ptx_file}: the simulator rejects llc's PTX:\n{}", e.render(&ptx_file, &ptx)));
                 continue;
             }
         };
         for f in &kernels {
             // The twin must declare the kernel with the MIR's parameters.
             let Some(params) = simulator.kernel_params(&f.name) else {
-                outcome.failures.push(format!(
-                    "{ptx_file}: no kernel `{}` (the MIR file has it)",
-                    f.name
-                ));
+                outcome.failures.push(format!("{ptx_file}: no kernel `{}` (the MIR file has it)", f.name));
                 continue;
             };
             if params.len() != f.params.len() {
-                outcome.failures.push(format!(
-                    "{ptx_file}: kernel `{}` has {} parameters, the MIR kernel {}",
-                    f.name,
-                    params.len(),
-                    f.params.len()
-                ));
+                outcome.failures.push(format!("{ptx_file}: kernel `{}` has {} parameters, the MIR kernel {}", f.name, params.len(), f.params.len()));
                 continue;
             }
-            if let Some((_, _, _, why)) = EXCLUDED
-                .iter()
-                .find(|(t, s, k, _)| t == name && (*s == "*" || s == sm) && *k == f.name)
-            {
+            if let Some((_, _, _, why)) = EXCLUDED.iter().find(|(t, s, k, _)| t == name && (*s == "*" || s == sm) && *k == f.name) {
                 println!("EXCLUDED {name} @{} on {sm}: {why}", f.name);
                 outcome.excluded += 1;
                 continue;
             }
-            let inputs: Vec<_> = (0..inputs())
-                .map(|seed| interp::random_args(f, tables, seed))
-                .collect();
+            let inputs: Vec<_> = (0..inputs()).map(|seed| interp::random_args(f, tables, seed)).collect();
             let comparison = Comparison::new(&module, f, tables);
-            match end_to_end::check_inputs(
-                &module,
-                tables,
-                &simulator,
-                &f.name,
-                &entry.launch,
-                &inputs,
-                FUEL,
-                &comparison,
-            ) {
+            match end_to_end::check_inputs(&module, tables, &simulator, &f.name, &entry.launch, &inputs, FUEL, &comparison) {
                 Ok(t) => {
                     outcome.agreed += t.agreed;
                     outcome.discarded += t.discarded;
@@ -256,9 +174,7 @@ fn check_entry(entry: &Entry, ptxas: Option<&Path>) -> Outcome {
                         outcome.failures.push(format!("{ptx_file} @{}: no valid run among {} inputs (all undefined in the interpreter)", f.name, inputs.len()));
                     }
                 }
-                Err(e) => outcome
-                    .failures
-                    .push(format!("{ptx_file} @{}: {e}", f.name)),
+                Err(e) => outcome.failures.push(format!("{ptx_file} @{}: {e}", f.name)),
             }
         }
     }
@@ -268,69 +184,33 @@ fn check_entry(entry: &Entry, ptxas: Option<&Path>) -> Outcome {
 #[test]
 fn interpreter_and_simulator_agree_on_llc_twins() {
     let entries = manifest();
-    assert!(
-        entries.len() >= 22,
-        "expected at least 22 twins in tests/sim-llc/manifest.txt, found {}",
-        entries.len()
-    );
+    assert!(entries.len() >= 22, "expected at least 22 twins in tests/sim-llc/manifest.txt, found {}", entries.len());
     let names: BTreeSet<&str> = entries.iter().map(|e| e.twin.as_str()).collect();
-    assert_eq!(
-        names.len(),
-        entries.len(),
-        "a twin is listed twice in the manifest"
-    );
+    assert_eq!(names.len(), entries.len(), "a twin is listed twice in the manifest");
 
     // Every kept PTX file belongs to a manifest entry and SM (no stale output).
-    let expected: BTreeSet<String> = entries
-        .iter()
-        .flat_map(|e| e.sms.iter().map(move |sm| format!("{}.{sm}.ptx", e.twin)))
-        .collect();
+    let expected: BTreeSet<String> = entries.iter().flat_map(|e| e.sms.iter().map(move |sm| format!("{}.{sm}.ptx", e.twin))).collect();
     let stale: Vec<String> = std::fs::read_dir(root().join("tests/sim-llc/ptx"))
         .expect("tests/sim-llc/ptx/ (run scripts/gen-llc-twins.sh)")
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".ptx") && !expected.contains(n))
         .collect();
-    assert!(
-        stale.is_empty(),
-        "PTX files in tests/sim-llc/ptx/ that the manifest does not list: {stale:?}"
-    );
+    assert!(stale.is_empty(), "PTX files in tests/sim-llc/ptx/ that the manifest does not list: {stale:?}");
 
     let ptxas = ptxas();
     let outcomes: Vec<(String, Outcome)> = std::thread::scope(|s| {
         let ptxas = ptxas.as_deref();
         let entries = &entries;
         let handles: Vec<_> = (0..2)
-            .map(|i| {
-                s.spawn(move || {
-                    entries
-                        .iter()
-                        .skip(i)
-                        .step_by(2)
-                        .map(|e| (e.twin.clone(), check_entry(e, ptxas)))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|i| s.spawn(move || entries.iter().skip(i).step_by(2).map(|e| (e.twin.clone(), check_entry(e, ptxas))).collect::<Vec<_>>()))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     let mut total = Outcome::default();
     for (name, o) in &outcomes {
         let rate = 100.0 * o.agreed as f64 / (o.agreed + o.discarded).max(1) as f64;
-        println!(
-            "{name:22} {:2} PTX files: agreeing runs {:5} of {:5} ({rate:5.1}% valid){}",
-            o.files,
-            o.agreed,
-            o.agreed + o.discarded,
-            if o.excluded > 0 {
-                format!(", {} excluded", o.excluded)
-            } else {
-                String::new()
-            }
-        );
+        println!("{name:22} {:2} PTX files: agreeing runs {:5} of {:5} ({rate:5.1}% valid){}", o.files, o.agreed, o.agreed + o.discarded, if o.excluded > 0 { format!(", {} excluded", o.excluded) } else { String::new() });
         total.files += o.files;
         total.agreed += o.agreed;
         total.discarded += o.discarded;
@@ -354,21 +234,7 @@ fn interpreter_and_simulator_agree_on_llc_twins() {
         total.failures.is_empty(),
         "{} failures; the first ones:\n{}",
         total.failures.len(),
-        total
-            .failures
-            .iter()
-            .take(if std::env::var_os("SHOW_ALL").is_some() {
-                1000
-            } else {
-                8
-            })
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n\n")
+        total.failures.iter().take(if std::env::var_os("SHOW_ALL").is_some() { 1000 } else { 8 }).cloned().collect::<Vec<_>>().join("\n\n")
     );
-    assert!(
-        valid >= 0.5,
-        "only {:.1}% of the runs are valid: the inputs mostly hit undefined behaviour",
-        100.0 * valid
-    );
+    assert!(valid >= 0.5, "only {:.1}% of the runs are valid: the inputs mostly hit undefined behaviour", 100.0 * valid);
 }

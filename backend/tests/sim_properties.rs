@@ -12,20 +12,13 @@ fn seeds() -> &'static [String] {
     static SEEDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     SEEDS.get_or_init(|| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-        [
-            "loop_two_phis.mir",
-            "device_calls.mir",
-            "reduce_shared_sum.mir",
-            "warp_shuffle_i32.mir",
-            "i128_move.mir",
-            "f16_arith.mir",
-        ]
-        .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(root.join(f)).unwrap();
-            backend::synth::compile(&text, "80").unwrap()
-        })
-        .collect()
+        ["loop_two_phis.mir", "device_calls.mir", "reduce_shared_sum.mir", "warp_shuffle_i32.mir", "i128_move.mir", "f16_arith.mir"]
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(root.join(f)).unwrap();
+                backend::synth::compile(&text, "80").unwrap()
+            })
+            .collect()
     })
 }
 
@@ -34,11 +27,7 @@ fn check(text: &str) {
     match Simulator::new(text, "mutated.ptx", tables, None) {
         Err(e) => {
             if let Some(at) = e.at {
-                assert!(
-                    at as usize <= text.len(),
-                    "error offset {at} beyond the text ({} bytes): {e}",
-                    text.len()
-                );
+                assert!(at as usize <= text.len(), "error offset {at} beyond the text ({} bytes): {e}", text.len());
             }
             let rendered = e.render("mutated.ptx", text);
             assert!(rendered.contains("error"), "{rendered}");
@@ -54,19 +43,8 @@ fn check(text: &str) {
                         _ => ArgValue::Scalar(3),
                     })
                     .collect();
-                let options = backend::sim::Options {
-                    fuel: 50_000,
-                    ..backend::sim::Options::default()
-                };
-                if let Err(e) = sim.run(
-                    entry,
-                    &Launch {
-                        grid: [1, 1, 1],
-                        block: [40, 1, 1],
-                    },
-                    &args,
-                    &options,
-                ) {
+                let options = backend::sim::Options { fuel: 50_000, ..backend::sim::Options::default() };
+                if let Err(e) = sim.run(entry, &Launch { grid: [1, 1, 1], block: [40, 1, 1] }, &args, &options) {
                     let rendered = sim.render_error(&e);
                     assert!(rendered.contains("error"), "{rendered}");
                 }
@@ -103,11 +81,7 @@ fn apply(text: &str, mutations: &[Mutation]) -> String {
                 let chars: Vec<char> = line.chars().collect();
                 if !chars.is_empty() {
                     let k = (i / n) % chars.len();
-                    *line = chars[..k]
-                        .iter()
-                        .chain(std::iter::once(c))
-                        .chain(chars[k + 1..].iter())
-                        .collect();
+                    *line = chars[..k].iter().chain(std::iter::once(c)).chain(chars[k + 1..].iter()).collect();
                 }
             }
             Mutation::Truncate(i) => truncate = Some(*i),
@@ -117,10 +91,7 @@ fn apply(text: &str, mutations: &[Mutation]) -> String {
     let mut out = lines.join("\n");
     if let Some(i) = truncate {
         let cut = i % (out.len() + 1);
-        let cut = (0..=cut)
-            .rev()
-            .find(|c| out.is_char_boundary(*c))
-            .unwrap_or(0);
+        let cut = (0..=cut).rev().find(|c| out.is_char_boundary(*c)).unwrap_or(0);
         out.truncate(cut);
     }
     out
@@ -131,21 +102,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         any::<usize>().prop_map(Mutation::DeleteLine),
         any::<usize>().prop_map(Mutation::DuplicateLine),
         (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapLines(a, b)),
-        (
-            any::<usize>(),
-            prop_oneof![
-                Just('{'),
-                Just('}'),
-                Just(';'),
-                Just('%'),
-                Just('['),
-                Just('.'),
-                Just('0'),
-                Just('x'),
-                Just('-'),
-                Just('é')
-            ]
-        )
+        (any::<usize>(), prop_oneof![Just('{'), Just('}'), Just(';'), Just('%'), Just('['), Just('.'), Just('0'), Just('x'), Just('-'), Just('é')])
             .prop_map(|(i, c)| Mutation::ReplaceChar(i, c)),
         any::<usize>().prop_map(Mutation::Truncate),
     ]
@@ -175,8 +132,7 @@ proptest! {
 fn real_ptx_runs() {
     // The unmutated seeds decode and run (so the mutations start from working files).
     for text in seeds() {
-        let sim = Simulator::new(text, "seed.ptx", tables::nvptx(), None)
-            .unwrap_or_else(|e| panic!("{}", e.render("seed.ptx", text)));
+        let sim = Simulator::new(text, "seed.ptx", tables::nvptx(), None).unwrap_or_else(|e| panic!("{}", e.render("seed.ptx", text)));
         assert!(!sim.kernels().is_empty());
     }
 }

@@ -15,10 +15,7 @@ const INPUTS: u64 = 3;
 const SMS: &[&str] = &["50", "60", "70", "80", "90", "100"];
 
 fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 #[test]
@@ -38,19 +35,13 @@ fn random_kernels_agree_in_the_interpreter_and_the_simulator() {
                         .filter(|seed| seed % threads == part)
                         .map(|seed| {
                             let kernel = generate(seed, config, tables).map_err(|e| e.0)?;
-                            backend::differential::check_kernel_end_to_end(
-                                &kernel, tables, sms, INPUTS, seed,
-                            )
-                            .map_err(|e| format!("seed {seed}: {e}"))
+                            backend::differential::check_kernel_end_to_end(&kernel, tables, sms, INPUTS, seed).map_err(|e| format!("seed {seed}: {e}"))
                         })
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     let (mut compared, mut discarded) = (0, 0);
     let mut failures = Vec::new();
@@ -73,14 +64,5 @@ fn random_kernels_agree_in_the_interpreter_and_the_simulator() {
         failures.len()
     );
     let shown: Vec<&String> = failures.iter().take(3).collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {programs} kernels disagree; first ones:\n{}",
-        failures.len(),
-        shown
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n")
-    );
+    assert!(failures.is_empty(), "{} of {programs} kernels disagree; first ones:\n{}", failures.len(), shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n\n"));
 }

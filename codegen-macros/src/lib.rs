@@ -32,18 +32,13 @@ pub fn target_tables(input: TokenStream) -> TokenStream {
         let message = format!(
             "cannot find target description `{relative}` (looked for `{relative}/target.yaml` in the invoking crate's directory and its ancestors)"
         );
-        return syn::Error::new(literal.span(), message)
-            .to_compile_error()
-            .into();
+        return syn::Error::new(literal.span(), message).to_compile_error().into();
     };
     match target_desc::load_dir(&dir, &relative) {
-        Ok(loaded) => Emitter::default()
-            .emit(&loaded.tables, &loaded.paths)
-            .into(),
+        Ok(loaded) => Emitter::default().emit(&loaded.tables, &loaded.paths).into(),
         Err(error) => {
             // Track the files even on error, so fixing one triggers a rebuild.
-            let mut tokens =
-                syn::Error::new(literal.span(), render_error(&error)).to_compile_error();
+            let mut tokens = syn::Error::new(literal.span(), render_error(&error)).to_compile_error();
             tokens.extend(track_files(&description_files(&dir)));
             tokens.into()
         }
@@ -52,20 +47,12 @@ pub fn target_tables(input: TokenStream) -> TokenStream {
 
 fn find_description(relative: &str) -> Option<PathBuf> {
     let start = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").ok()?);
-    start
-        .ancestors()
-        .map(|a| a.join(relative))
-        .find(|p| p.join("target.yaml").is_file())
+    start.ancestors().map(|a| a.join(relative)).find(|p| p.join("target.yaml").is_file())
 }
 
 fn description_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .collect()
-        })
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect())
         .unwrap_or_default();
     files.sort();
     files
@@ -181,9 +168,7 @@ fn action(a: Action) -> Tokens {
 
 fn detail(d: &ActionDetail) -> Tokens {
     match d {
-        ActionDetail::CustomHook(h) => {
-            quote! { ::target_desc::tables::ActionDetail::CustomHook(#h) }
-        }
+        ActionDetail::CustomHook(h) => quote! { ::target_desc::tables::ActionDetail::CustomHook(#h) },
         ActionDetail::LibCall(f) => quote! { ::target_desc::tables::ActionDetail::LibCall(#f) },
         ActionDetail::PromoteTo(t) => quote! { ::target_desc::tables::ActionDetail::PromoteTo(#t) },
     }
@@ -207,16 +192,8 @@ fn knob_value(v: &KnobValue) -> Tokens {
 /// A Rust identifier for a description name: `v2f16` -> `V2F16`,
 /// `nv-remat-max-times` -> `NV_REMAT_MAX_TIMES`.
 fn const_ident(name: &str) -> syn::Ident {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
     if s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
     }
@@ -235,11 +212,7 @@ impl Emitter {
         if let Some(ident) = self.byte_array_ids.get(data) {
             return quote! { &#ident };
         }
-        let ident = format_ident!(
-            "{}_{}",
-            kind,
-            const_ident(sm).to_string().trim_start_matches('_')
-        );
+        let ident = format_ident!("{}_{}", kind, const_ident(sm).to_string().trim_start_matches('_'));
         let len = data.len();
         let literal = Literal::byte_string(data);
         let doc = format!("{kind} bytes, first used by {sm}");
@@ -260,15 +233,9 @@ impl Emitter {
         }
         // phf_codegen names the crate `::phf`; the generated code reaches it through
         // `target_desc` so invoking crates need no phf dependency of their own.
-        let code = map
-            .build()
-            .to_string()
-            .replace("::phf::", "::target_desc::phf::");
+        let code = map.build().to_string().replace("::phf::", "::target_desc::phf::");
         let code: Tokens = code.parse().expect("phf_codegen emits valid Rust");
-        (
-            ident.clone(),
-            quote! { pub static #ident: ::target_desc::phf::Map<&'static str, u16> = #code; },
-        )
+        (ident.clone(), quote! { pub static #ident: ::target_desc::phf::Map<&'static str, u16> = #code; })
     }
 
     fn emit(mut self, t: &TargetTables, paths: &[PathBuf]) -> Tokens {
@@ -437,11 +404,7 @@ impl Emitter {
             .collect();
         let remat = {
             let r = &t.remat;
-            let (cats, ops, knobs) = (
-                u8s(r.excluded_categories),
-                u16s(r.excluded_opcodes),
-                u16s(r.knobs),
-            );
+            let (cats, ops, knobs) = (u8s(r.excluded_categories), u16s(r.excluded_opcodes), u16s(r.knobs));
             let src = source(&r.source);
             quote! {
                 ::target_desc::tables::RematInfo {
@@ -452,8 +415,7 @@ impl Emitter {
         let scheduling = {
             let s = &t.scheduling;
             let priorities = s.priorities.iter().map(|p| {
-                let (name, start, end, priority, window) =
-                    (p.name, p.start, p.end, p.priority, p.window);
+                let (name, start, end, priority, window) = (p.name, p.start, p.end, p.priority, p.window);
                 let cats = u8s(p.categories);
                 let src = source(&p.source);
                 quote! {

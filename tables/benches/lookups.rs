@@ -39,20 +39,11 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("action_byte_fast_legal_check", |b| {
         let sm = target.sm_tables();
-        b.iter(|| {
-            cells
-                .iter()
-                .filter(|&&(op, vt)| sm.passes_fast_legal_check(black_box(op), black_box(vt)))
-                .count()
-        })
+        b.iter(|| cells.iter().filter(|&&(op, vt)| sm.passes_fast_legal_check(black_box(op), black_box(vt))).count())
     });
     group.bench_function("cc_nibble", |b| {
         let sm = target.sm_tables();
-        let ccs: Vec<_> = nvptx()
-            .cond_codes
-            .iter()
-            .map(|c| tables::CondCodeId(c.id))
-            .collect();
+        let ccs: Vec<_> = nvptx().cond_codes.iter().map(|c| tables::CondCodeId(c.id)).collect();
         b.iter(|| {
             let mut acc = 0u32;
             for (i, &(_, vt)) in cells.iter().enumerate() {
@@ -62,29 +53,13 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    let opcode_names: Vec<&str> = cells
-        .iter()
-        .map(|(op, _)| nvptx().opcode_info(*op).unwrap().name)
-        .collect();
+    let opcode_names: Vec<&str> = cells.iter().map(|(op, _)| nvptx().opcode_info(*op).unwrap().name).collect();
     group.bench_function("opcode_name_phf", |b| {
-        b.iter(|| {
-            opcode_names
-                .iter()
-                .filter_map(|n| nvptx().names.opcodes.get(black_box(n)))
-                .count()
-        })
+        b.iter(|| opcode_names.iter().filter_map(|n| nvptx().names.opcodes.get(black_box(n))).count())
     });
-    let type_names: Vec<&str> = cells
-        .iter()
-        .map(|(_, vt)| nvptx().type_info(*vt).unwrap().name)
-        .collect();
+    let type_names: Vec<&str> = cells.iter().map(|(_, vt)| nvptx().type_info(*vt).unwrap().name).collect();
     group.bench_function("type_name_phf", |b| {
-        b.iter(|| {
-            type_names
-                .iter()
-                .filter_map(|n| nvptx().names.types.get(black_box(n)))
-                .count()
-        })
+        b.iter(|| type_names.iter().filter_map(|n| nvptx().names.types.get(black_box(n))).count())
     });
     group.finish();
 }

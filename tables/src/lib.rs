@@ -13,8 +13,7 @@
 //! same type, so every tool works on both.
 
 pub use target_desc::tables::{
-    Action, ActionDetail, CondCodeId, Decision, OpcodeId, RegisterClassInfo, SmTables,
-    TargetTables, VtId,
+    Action, ActionDetail, CondCodeId, Decision, OpcodeId, RegisterClassInfo, SmTables, TargetTables, VtId,
 };
 
 mod generated {
@@ -49,46 +48,24 @@ fn hint(suggestions: &[String]) -> String {
 pub fn find_sm<'t>(tables: &'t TargetTables, name: &str) -> Result<&'t SmTables, UnknownSm> {
     tables.find_sm(name).ok_or_else(|| {
         let bare = name.trim().to_ascii_lowercase();
-        let bare = bare
-            .trim_start_matches("sm_")
-            .trim_start_matches("compute_")
-            .to_string();
+        let bare = bare.trim_start_matches("sm_").trim_start_matches("compute_").to_string();
         let numbers: Vec<&str> = tables.sms.iter().map(|s| s.number()).collect();
         let mut suggestions: Vec<String> =
-            target_desc::error::closest(&bare, numbers.iter().copied())
-                .into_iter()
-                .map(|n| format!("sm_{n}"))
-                .collect();
+            target_desc::error::closest(&bare, numbers.iter().copied()).into_iter().map(|n| format!("sm_{n}")).collect();
         if suggestions.is_empty() {
             // Numerically nearest SMs, for inputs like `sm_95`.
-            if let Ok(wanted) = bare
-                .trim_end_matches(|c: char| c.is_ascii_alphabetic())
-                .parse::<i64>()
-            {
+            if let Ok(wanted) = bare.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<i64>() {
                 let mut by_distance: Vec<(i64, &str)> = tables
                     .sms
                     .iter()
-                    .filter_map(|s| {
-                        s.number()
-                            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
-                            .parse::<i64>()
-                            .ok()
-                            .map(|n| ((n - wanted).abs(), s.name))
-                    })
+                    .filter_map(|s| s.number().trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<i64>().ok().map(|n| ((n - wanted).abs(), s.name)))
                     .collect();
                 by_distance.sort();
                 by_distance.dedup_by_key(|(_, n)| *n);
-                suggestions = by_distance
-                    .into_iter()
-                    .take(3)
-                    .map(|(_, n)| n.to_string())
-                    .collect();
+                suggestions = by_distance.into_iter().take(3).map(|(_, n)| n.to_string()).collect();
             }
         }
-        UnknownSm {
-            name: name.to_string(),
-            suggestions,
-        }
+        UnknownSm { name: name.to_string(), suggestions }
     })
 }
 
@@ -102,18 +79,12 @@ pub struct Target {
 impl Target {
     /// `Target::sm("80")`, `Target::sm("sm_90a")`.
     pub fn sm(name: &str) -> Result<Target, UnknownSm> {
-        Ok(Target {
-            tables: &TABLES,
-            sm: find_sm(&TABLES, name)?,
-        })
+        Ok(Target { tables: &TABLES, sm: find_sm(&TABLES, name)? })
     }
 
     /// Every SM of the description, in description order.
     pub fn all() -> impl Iterator<Item = Target> {
-        TABLES.sms.iter().map(|sm| Target {
-            tables: &TABLES,
-            sm,
-        })
+        TABLES.sms.iter().map(|sm| Target { tables: &TABLES, sm })
     }
 
     pub fn name(&self) -> &'static str {
@@ -149,9 +120,7 @@ impl Target {
     }
 
     pub fn register_class(&self, vt: VtId) -> Option<&'static RegisterClassInfo> {
-        self.tables
-            .register_type(self.sm, vt)
-            .map(|(class, _)| class)
+        self.tables.register_type(self.sm, vt).map(|(class, _)| class)
     }
 
     pub fn cc_action(&self, cc: CondCodeId, vt: VtId) -> Action {
@@ -164,10 +133,6 @@ impl Target {
     }
 
     pub fn has_feature(&self, feature: &str) -> bool {
-        self.tables
-            .names
-            .features
-            .get(feature)
-            .is_some_and(|f| self.sm.has_feature(f as u8))
+        self.tables.names.features.get(feature).is_some_and(|f| self.sm.has_feature(f as u8))
     }
 }

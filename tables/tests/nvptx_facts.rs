@@ -4,24 +4,14 @@
 use tables::{Action, Opcode, Target, Vt};
 
 fn number(t: &Target) -> u32 {
-    t.name()
-        .trim_start_matches("sm_")
-        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
-        .parse()
-        .unwrap()
+    t.name().trim_start_matches("sm_").trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap()
 }
 
 #[test]
 fn packed_f16_arithmetic_is_legal_from_sm_70_only() {
     for t in Target::all() {
         for op in [Opcode::FADD, Opcode::FMUL, Opcode::FMA] {
-            assert_eq!(
-                t.is_legal(op, Vt::V2F16),
-                number(&t) >= 70,
-                "{} {:?}",
-                t.name(),
-                op
-            );
+            assert_eq!(t.is_legal(op, Vt::V2F16), number(&t) >= 70, "{} {:?}", t.name(), op);
         }
     }
 }
@@ -32,11 +22,7 @@ fn scalar_f16_add_is_promoted_to_f32_before_sm_53() {
         let d = t.decide(Opcode::FADD, Vt::F16);
         if number(&t) < 53 {
             assert_eq!(d.action, Action::Promote, "{}", t.name());
-            assert_eq!(
-                t.tables()
-                    .promotion_target(t.sm_tables(), Opcode::FADD, Vt::F16),
-                Some(Vt::F32)
-            );
+            assert_eq!(t.tables().promotion_target(t.sm_tables(), Opcode::FADD, Vt::F16), Some(Vt::F32));
         } else {
             assert_eq!(d.action, Action::Legal, "{}", t.name());
         }
@@ -46,12 +32,7 @@ fn scalar_f16_add_is_promoted_to_f32_before_sm_53() {
 #[test]
 fn packed_bf16_fma_is_legal_from_sm_80() {
     for t in Target::all() {
-        assert_eq!(
-            t.is_legal(Opcode::FMA, Vt::V2BF16),
-            number(&t) >= 80,
-            "{}",
-            t.name()
-        );
+        assert_eq!(t.is_legal(Opcode::FMA, Vt::V2BF16), number(&t) >= 80, "{}", t.name());
     }
 }
 
@@ -62,12 +43,7 @@ fn scalar_bf16_add_is_legal_from_sm_90_only() {
         let legal = t.is_legal(Opcode::FADD, Vt::BF16);
         assert_eq!(legal, n >= 90, "{}", t.name());
         if (80..90).contains(&n) {
-            assert_eq!(
-                t.action(Opcode::FADD, Vt::BF16),
-                Action::Expand,
-                "{}: fma-based expansion",
-                t.name()
-            );
+            assert_eq!(t.action(Opcode::FADD, Vt::BF16), Action::Expand, "{}: fma-based expansion", t.name());
         }
     }
 }
@@ -79,28 +55,14 @@ fn i128_is_a_register_type_from_sm_70_and_its_arithmetic_always_expands() {
         if number(&t) >= 70 {
             assert_eq!(t.register_class(Vt::I128).unwrap().prefix, "%rq");
         }
-        assert_eq!(
-            t.action(Opcode::ADD, Vt::I128),
-            Action::Expand,
-            "{}",
-            t.name()
-        );
-        assert_eq!(
-            t.action(Opcode::MUL, Vt::I128),
-            Action::Expand,
-            "{}",
-            t.name()
-        );
+        assert_eq!(t.action(Opcode::ADD, Vt::I128), Action::Expand, "{}", t.name());
+        assert_eq!(t.action(Opcode::MUL, Vt::I128), Action::Expand, "{}", t.name());
     }
 }
 
 #[test]
 fn i128_registers_need_ptx_8_3() {
-    let feature = tables::nvptx()
-        .features
-        .iter()
-        .find(|f| f.name == "i128_regs")
-        .unwrap();
+    let feature = tables::nvptx().features.iter().find(|f| f.name == "i128_regs").unwrap();
     assert_eq!(feature.min_ptx, 83);
 }
 
@@ -118,12 +80,7 @@ fn v2f32_is_a_register_type_from_sm_100_only() {
     for t in Target::all() {
         let n = number(&t);
         assert_eq!(t.type_supported(Vt::V2F32), n >= 100, "{}", t.name());
-        assert_eq!(
-            t.is_legal(Opcode::FADD, Vt::V2F32),
-            n >= 100,
-            "{}",
-            t.name()
-        );
+        assert_eq!(t.is_legal(Opcode::FADD, Vt::V2F32), n >= 100, "{}", t.name());
         if n >= 100 {
             assert_eq!(t.register_class(Vt::V2F32).unwrap().prefix, "%rd");
         }
@@ -142,29 +99,10 @@ fn v4i8_is_a_register_type_everywhere() {
 fn every_sm_of_ptxas_12_is_present_with_its_minimum_ptx() {
     // Minimum `.version` per target, measured with ptxas 12.9.
     let expected = [
-        ("50", 40),
-        ("52", 41),
-        ("53", 42),
-        ("60", 50),
-        ("61", 50),
-        ("62", 50),
-        ("70", 60),
-        ("72", 61),
-        ("75", 63),
-        ("80", 70),
-        ("86", 71),
-        ("87", 74),
-        ("89", 78),
-        ("90", 78),
-        ("90a", 80),
-        ("100", 86),
-        ("100a", 86),
-        ("101", 86),
-        ("101a", 86),
-        ("103", 88),
-        ("103a", 88),
-        ("120", 87),
-        ("120a", 87),
+        ("50", 40), ("52", 41), ("53", 42), ("60", 50), ("61", 50), ("62", 50), ("70", 60),
+        ("72", 61), ("75", 63), ("80", 70), ("86", 71), ("87", 74), ("89", 78), ("90", 78),
+        ("90a", 80), ("100", 86), ("100a", 86), ("101", 86), ("101a", 86), ("103", 88),
+        ("103a", 88), ("120", 87), ("120a", 87),
     ];
     for (sm, ptx) in expected {
         let t = Target::sm(sm).unwrap();
@@ -176,10 +114,7 @@ fn every_sm_of_ptxas_12_is_present_with_its_minimum_ptx() {
 fn arch_specific_features_do_not_carry_forward() {
     assert!(Target::sm("90a").unwrap().has_feature("arch_specific_90a"));
     assert!(!Target::sm("100").unwrap().has_feature("arch_specific_90a"));
-    assert!(
-        Target::sm("90a").unwrap().has_feature("bf16_math"),
-        "sm_90a implies sm_90"
-    );
+    assert!(Target::sm("90a").unwrap().has_feature("bf16_math"), "sm_90a implies sm_90");
 }
 
 #[test]
@@ -199,17 +134,9 @@ fn decisions_point_at_the_deciding_rule() {
     let d = t.decide(Opcode::FMA, Vt::V2BF16);
     assert!(!d.is_default);
     assert_eq!(d.rule.source.file, "target-desc/nvptx/legality.rules");
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target-desc/nvptx/legality.rules"
-    ))
-    .unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../target-desc/nvptx/legality.rules")).unwrap();
     let line = text.lines().nth(d.rule.source.line as usize - 1).unwrap();
-    assert!(
-        line.contains("FMA") && line.contains("v2bf16"),
-        "line {}: {line}",
-        d.rule.source.line
-    );
+    assert!(line.contains("FMA") && line.contains("v2bf16"), "line {}: {line}", d.rule.source.line);
 }
 
 #[test]
@@ -229,11 +156,7 @@ fn condition_codes_follow_the_nibble_table() {
     let sm53 = Target::sm("53").unwrap();
     assert_eq!(sm50.cc_action(CondCode::OLT, Vt::F16), Action::Promote);
     assert_eq!(sm53.cc_action(CondCode::OLT, Vt::F16), Action::Legal);
-    assert_eq!(
-        sm53.cc_action(CondCode::OLT, Vt::I32),
-        Action::Expand,
-        "ordered codes do not apply to integers"
-    );
+    assert_eq!(sm53.cc_action(CondCode::OLT, Vt::I32), Action::Expand, "ordered codes do not apply to integers");
     assert_eq!(sm53.cc_action(CondCode::ULT, Vt::I32), Action::Legal);
     // The nibble read agrees with a direct decode of the packed word.
     let sm = sm53.sm_tables();
@@ -245,23 +168,12 @@ fn condition_codes_follow_the_nibble_table() {
 #[test]
 fn remat_exclusion_covers_memory_atomics_and_barriers() {
     let t = tables::nvptx();
-    for op in [
-        Opcode::LOAD,
-        Opcode::STORE,
-        Opcode::ATOMIC_CMP_SWAP,
-        Opcode::ATOMIC_FENCE,
-    ] {
+    for op in [Opcode::LOAD, Opcode::STORE, Opcode::ATOMIC_CMP_SWAP, Opcode::ATOMIC_FENCE] {
         assert!(t.remat_excluded(op), "{op:?}");
     }
     for op in [Opcode::ADD, Opcode::FMA, Opcode::SETCC] {
         assert!(!t.remat_excluded(op), "{op:?}");
     }
-    assert_eq!(
-        t.knob("nv-remat-max-times").unwrap().default,
-        target_desc::tables::KnobValue::Int(10)
-    );
-    assert_eq!(
-        t.knob("nv-remat-default-max-reg").unwrap().default,
-        target_desc::tables::KnobValue::Int(70)
-    );
+    assert_eq!(t.knob("nv-remat-max-times").unwrap().default, target_desc::tables::KnobValue::Int(10));
+    assert_eq!(t.knob("nv-remat-default-max-reg").unwrap().default, target_desc::tables::KnobValue::Int(70));
 }

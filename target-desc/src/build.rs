@@ -77,13 +77,7 @@ impl Builder {
 
     fn err(&self, kind: DescErrorKind, file: usize, line: usize, column: usize) -> DescError {
         let f = self.file(file);
-        DescError {
-            kind,
-            file: f.display.clone(),
-            line,
-            column,
-            text: Some(f.text.clone()),
-        }
+        DescError { kind, file: f.display.clone(), line, column, text: Some(f.text.clone()) }
     }
 
     /// An error at `token` inside the item starting at `line`.
@@ -93,26 +87,15 @@ impl Builder {
     }
 
     fn source(&self, file: usize, line: usize) -> SourceLoc {
-        SourceLoc {
-            file: leak_str(&self.file(file).display),
-            line: line as u32,
-        }
+        SourceLoc { file: leak_str(&self.file(file).display), line: line as u32 }
     }
 
     fn add_rule(&mut self, file: usize, line: usize, text: &str) -> DescResult<u16> {
         let index = self.rules.len();
         if index > u16::MAX as usize {
-            return Err(self.err(
-                DescErrorKind::Invalid("too many rules (at most 65536)".into()),
-                file,
-                line,
-                1,
-            ));
+            return Err(self.err(DescErrorKind::Invalid("too many rules (at most 65536)".into()), file, line, 1));
         }
-        self.rules.push(RuleInfo {
-            source: self.source(file, line),
-            text: leak_str(text),
-        });
+        self.rules.push(RuleInfo { source: self.source(file, line), text: leak_str(text) });
         Ok(index as u16)
     }
 
@@ -121,11 +104,7 @@ impl Builder {
     }
 
     fn unknown(&self, what: &'static str, name: &str, candidates: Vec<&str>) -> DescErrorKind {
-        DescErrorKind::Unknown {
-            what,
-            name: name.to_string(),
-            suggestions: closest(name, candidates),
-        }
+        DescErrorKind::Unknown { what, name: name.to_string(), suggestions: closest(name, candidates) }
     }
 
     /// Evaluates a condition to the set of SMs where it holds.
@@ -156,12 +135,7 @@ impl Builder {
                         .map(|f| f.name)
                         .chain(self.sm_names.iter().map(String::as_str))
                         .collect();
-                    return Err(self.err(
-                        self.unknown("SM or feature", &name.text, candidates),
-                        file,
-                        name.line,
-                        name.column,
-                    ));
+                    return Err(self.err(self.unknown("SM or feature", &name.text, candidates), file, name.line, name.column));
                 }
             }
             Condition::Not(inner) => SmSet(!self.eval(inner, file)?.0 & self.all_sms.0),
@@ -187,16 +161,8 @@ impl Builder {
     /// require nothing definite).
     fn required_ptx(&self, cond: &Condition) -> u16 {
         match cond {
-            Condition::Atom(name) => self
-                .features
-                .iter()
-                .find(|f| f.name == name.text)
-                .map_or(0, |f| f.min_ptx),
-            Condition::And(items) => items
-                .iter()
-                .map(|c| self.required_ptx(c))
-                .max()
-                .unwrap_or(0),
+            Condition::Atom(name) => self.features.iter().find(|f| f.name == name.text).map_or(0, |f| f.min_ptx),
+            Condition::And(items) => items.iter().map(|c| self.required_ptx(c)).max().unwrap_or(0),
             Condition::Not(_) | Condition::Or(_) => 0,
         }
     }
@@ -207,19 +173,10 @@ impl Builder {
         for name in names {
             if name.is_set() {
                 match self.sets.get(&name.text) {
-                    Some((items, _, _)) => out.extend(items.iter().map(|i| Name {
-                        line: name.line,
-                        column: name.column,
-                        ..i.clone()
-                    })),
+                    Some((items, _, _)) => out.extend(items.iter().map(|i| Name { line: name.line, column: name.column, ..i.clone() })),
                     None => {
                         let candidates: Vec<&str> = self.sets.keys().map(String::as_str).collect();
-                        return Err(self.err(
-                            self.unknown("set", &name.text, candidates),
-                            file,
-                            name.line,
-                            name.column,
-                        ));
+                        return Err(self.err(self.unknown("set", &name.text, candidates), file, name.line, name.column));
                     }
                 }
             } else {
@@ -230,10 +187,8 @@ impl Builder {
     }
 
     fn sm_list(&self, set: SmSet) -> String {
-        let names: Vec<&str> = (0..self.sm_names.len())
-            .filter(|&i| set.contains(i))
-            .map(|i| self.sm_names[i].as_str())
-            .collect();
+        let names: Vec<&str> =
+            (0..self.sm_names.len()).filter(|&i| set.contains(i)).map(|i| self.sm_names[i].as_str()).collect();
         names.join(", ")
     }
 }
@@ -259,43 +214,21 @@ pub(crate) fn clamp_position(text: &str, (line, column): (usize, usize)) -> (usi
 
 /// Reads the YAML of one file; an empty or comment-only file has no sections.
 fn parse_yaml<T: for<'de> serde::Deserialize<'de> + Default>(file: &SourceFile) -> DescResult<T> {
-    if file
-        .text
-        .lines()
-        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#') || l.trim() == "---")
-    {
+    if file.text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#') || l.trim() == "---") {
         return Ok(T::default());
     }
     serde_yaml::from_str(&file.text).map_err(|e| {
-        let (line, column) = clamp_position(
-            &file.text,
-            e.location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((1, 1)),
-        );
+        let (line, column) = clamp_position(&file.text, e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1)));
         // serde_yaml appends "at line X column Y"; the location is already in front.
         let message = e.to_string();
-        let message = message
-            .split(" at line ")
-            .next()
-            .unwrap_or(&message)
-            .to_string();
-        DescError {
-            kind: DescErrorKind::Yaml(message),
-            file: file.display.clone(),
-            line,
-            column,
-            text: Some(file.text.clone()),
-        }
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        DescError { kind: DescErrorKind::Yaml(message), file: file.display.clone(), line, column, text: Some(file.text.clone()) }
     })
 }
 
 impl Default for syntax::Manifest {
     fn default() -> Self {
-        syntax::Manifest {
-            target: String::new(),
-            files: Vec::new(),
-        }
+        syntax::Manifest { target: String::new(), files: Vec::new() }
     }
 }
 
@@ -324,13 +257,10 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     for index in 1..b.files.len() {
         let file = b.file(index).clone();
         if file.display.ends_with(".rules") {
-            rule_files.push((
-                index,
-                rules::parse_file(&file.text, &file.display).map_err(|mut e| {
-                    e.text = Some(file.text.clone());
-                    e
-                })?,
-            ));
+            rule_files.push((index, rules::parse_file(&file.text, &file.display).map_err(|mut e| {
+                e.text = Some(file.text.clone());
+                e
+            })?));
         } else {
             sections.push((index, parse_yaml(&file)?));
         }
@@ -344,16 +274,8 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 let items = std::mem::take(&mut s.$field);
                 let count = items.len();
                 for (i, item) in items.into_iter().enumerate() {
-                    let line = if lines.len() == count {
-                        lines[i]
-                    } else {
-                        yaml_lines::key_line(&b.files[*file].text, &$path).unwrap_or(1)
-                    };
-                    out.push(Located {
-                        file: *file,
-                        line,
-                        item,
-                    });
+                    let line = if lines.len() == count { lines[i] } else { yaml_lines::key_line(&b.files[*file].text, &$path).unwrap_or(1) };
+                    out.push(Located { file: *file, line, item });
                 }
             }
             out
@@ -376,51 +298,19 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     for (file, s) in sections.iter_mut() {
         if let Some(r) = s.remat.take() {
             let line = yaml_lines::key_line(&b.files[*file].text, &["remat"]).unwrap_or(1);
-            if let Some(Located {
-                file: f0, line: l0, ..
-            }) = &remat
-            {
+            if let Some(Located { file: f0, line: l0, .. }) = &remat {
                 let first = format!("{}:{}", b.file(*f0).display, l0);
-                return Err(b.err(
-                    DescErrorKind::Duplicate {
-                        what: "section",
-                        name: "remat".into(),
-                        first,
-                    },
-                    *file,
-                    line,
-                    1,
-                ));
+                return Err(b.err(DescErrorKind::Duplicate { what: "section", name: "remat".into(), first }, *file, line, 1));
             }
-            remat = Some(Located {
-                file: *file,
-                line,
-                item: r,
-            });
+            remat = Some(Located { file: *file, line, item: r });
         }
         if let Some(r) = s.scheduling.take() {
             let line = yaml_lines::key_line(&b.files[*file].text, &["scheduling"]).unwrap_or(1);
-            if let Some(Located {
-                file: f0, line: l0, ..
-            }) = &scheduling
-            {
+            if let Some(Located { file: f0, line: l0, .. }) = &scheduling {
                 let first = format!("{}:{}", b.file(*f0).display, l0);
-                return Err(b.err(
-                    DescErrorKind::Duplicate {
-                        what: "section",
-                        name: "scheduling".into(),
-                        first,
-                    },
-                    *file,
-                    line,
-                    1,
-                ));
+                return Err(b.err(DescErrorKind::Duplicate { what: "section", name: "scheduling".into(), first }, *file, line, 1));
             }
-            scheduling = Some(Located {
-                file: *file,
-                line,
-                item: r,
-            });
+            scheduling = Some(Located { file: *file, line, item: r });
         }
     }
 
@@ -431,16 +321,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         let (file, line) = (*file, *line);
         if let Some(&(f0, l0)) = seen_ids.get(&item.id) {
             let first = format!("{}:{}", b.file(f0).display, l0);
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "type id",
-                    name: item.id.to_string(),
-                    first,
-                },
-                file,
-                line,
-                "id",
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "type id", name: item.id.to_string(), first }, file, line, "id"));
         }
         seen_ids.insert(item.id, (file, line));
         if item.id == 0 || item.id as usize >= MAX_VT_SLOTS {
@@ -457,16 +338,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         }
         if let Some(&i) = b.type_index.get(&item.name) {
             let first = b.types[i].source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "type",
-                    name: item.name.clone(),
-                    first,
-                },
-                file,
-                line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "type", name: item.name.clone(), first }, file, line, &item.name));
         }
         let kind = match item.kind.as_str() {
             "int" => TypeKind::Int,
@@ -475,11 +347,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             "pointer" => TypeKind::Pointer,
             other => {
                 return Err(b.err_at(
-                    b.unknown(
-                        "type kind",
-                        other,
-                        vec!["int", "float", "vector", "pointer"],
-                    ),
+                    b.unknown("type kind", other, vec!["int", "float", "vector", "pointer"]),
                     file,
                     line,
                     other,
@@ -487,65 +355,32 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             }
         };
         let missing = |what: &str| {
-            b.err_at(
-                DescErrorKind::Invalid(format!("a {} type needs `{what}`", item.kind)),
-                file,
-                line,
-                &item.name,
-            )
+            b.err_at(DescErrorKind::Invalid(format!("a {} type needs `{what}`", item.kind)), file, line, &item.name)
         };
         if item.writable.is_some() && kind != TypeKind::Pointer {
-            return Err(b.err_at(
-                DescErrorKind::Invalid("`writable` applies to pointer types only".into()),
-                file,
-                line,
-                "writable",
-            ));
+            return Err(b.err_at(DescErrorKind::Invalid("`writable` applies to pointer types only".into()), file, line, "writable"));
         }
         if item.mantissa.is_some() && kind != TypeKind::Float {
-            return Err(b.err_at(
-                DescErrorKind::Invalid("`mantissa` applies to float types only".into()),
-                file,
-                line,
-                "mantissa",
-            ));
+            return Err(b.err_at(DescErrorKind::Invalid("`mantissa` applies to float types only".into()), file, line, "mantissa"));
         }
         // IEEE 754 binary formats unless the entry says otherwise.
         let mantissa = match (kind, item.mantissa, item.bits) {
             (TypeKind::Float, Some(m), Some(bits)) if m + 2 <= bits => m,
             (TypeKind::Float, Some(_), _) => {
-                return Err(b.err_at(
-                    DescErrorKind::Invalid(
-                        "`mantissa` must leave room for a sign and an exponent".into(),
-                    ),
-                    file,
-                    line,
-                    "mantissa",
-                ))
+                return Err(b.err_at(DescErrorKind::Invalid("`mantissa` must leave room for a sign and an exponent".into()), file, line, "mantissa"))
             }
             (TypeKind::Float, None, Some(16)) => 10,
             (TypeKind::Float, None, Some(32)) => 23,
             (TypeKind::Float, None, Some(64)) => 52,
             (TypeKind::Float, None, Some(128)) => 112,
             (TypeKind::Float, None, _) => {
-                return Err(b.err_at(
-                    DescErrorKind::Invalid(
-                        "a float type of a non-IEEE width needs `mantissa`".into(),
-                    ),
-                    file,
-                    line,
-                    &item.name,
-                ))
+                return Err(b.err_at(DescErrorKind::Invalid("a float type of a non-IEEE width needs `mantissa`".into()), file, line, &item.name))
             }
             _ => 0,
         };
         let (bits, lanes, addrspace) = match kind {
             TypeKind::Int | TypeKind::Float => (item.bits.ok_or_else(|| missing("bits"))?, 1, 0),
-            TypeKind::Pointer => (
-                item.bits.unwrap_or(64),
-                1,
-                item.addrspace.ok_or_else(|| missing("addrspace"))?,
-            ),
+            TypeKind::Pointer => (item.bits.unwrap_or(64), 1, item.addrspace.ok_or_else(|| missing("addrspace"))?),
             TypeKind::Vector => {
                 item.elem.as_ref().ok_or_else(|| missing("elem"))?;
                 (0, item.lanes.ok_or_else(|| missing("lanes"))?, 0)
@@ -565,12 +400,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         };
         b.type_index.insert(item.name.clone(), b.types.len());
         if kind == TypeKind::Vector {
-            pending_vectors.push((
-                b.types.len(),
-                file,
-                line,
-                item.elem.clone().unwrap_or_default(),
-            ));
+            pending_vectors.push((b.types.len(), file, line, item.elem.clone().unwrap_or_default()));
         }
         b.types.push(info);
     }
@@ -581,14 +411,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         };
         let element = b.types[e];
         if !matches!(element.kind, TypeKind::Int | TypeKind::Float) {
-            return Err(b.err_at(
-                DescErrorKind::Invalid(format!(
-                    "vector element `{elem}` must be a scalar integer or float type"
-                )),
-                file,
-                line,
-                &elem,
-            ));
+            return Err(b.err_at(DescErrorKind::Invalid(format!("vector element `{elem}` must be a scalar integer or float type")), file, line, &elem));
         }
         let t = &mut b.types[index];
         t.elem = element.id;
@@ -600,115 +423,47 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     for Located { file, line, item } in &categories {
         if let Some(c) = b.categories.iter().find(|c| c.name == item.name) {
             let first = c.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "category",
-                    name: item.name.clone(),
-                    first,
-                },
-                *file,
-                *line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "category", name: item.name.clone(), first }, *file, *line, &item.name));
         }
         let source = b.source(*file, *line);
-        b.categories.push(CategoryInfo {
-            name: leak_str(&item.name),
-            help: leak_str(&item.help),
-            source,
-        });
+        b.categories.push(CategoryInfo { name: leak_str(&item.name), help: leak_str(&item.help), source });
     }
-    let category_index =
-        |b: &Builder, name: &str, file: usize, line: usize, what: &'static str| -> DescResult<u8> {
-            b.categories
-                .iter()
-                .position(|c| c.name == name)
-                .map(|i| i as u8)
-                .ok_or_else(|| {
-                    b.err_at(
-                        b.unknown(what, name, b.categories.iter().map(|c| c.name).collect()),
-                        file,
-                        line,
-                        name,
-                    )
-                })
-        };
+    let category_index = |b: &Builder, name: &str, file: usize, line: usize, what: &'static str| -> DescResult<u8> {
+        b.categories.iter().position(|c| c.name == name).map(|i| i as u8).ok_or_else(|| {
+            b.err_at(b.unknown(what, name, b.categories.iter().map(|c| c.name).collect()), file, line, name)
+        })
+    };
 
     // ---- features ----
     for Located { file, line, item } in &features {
         if let Some(f) = b.features.iter().find(|f| f.name == item.name) {
             let first = f.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "feature",
-                    name: item.name.clone(),
-                    first,
-                },
-                *file,
-                *line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "feature", name: item.name.clone(), first }, *file, *line, &item.name));
         }
         let min_ptx = match &item.ptx {
             None => 0,
             Some(v) => parse_ptx_version(v).ok_or_else(|| {
-                b.err_at(
-                    DescErrorKind::Invalid(format!(
-                        "PTX version `{v}` is not of the form MAJOR.MINOR"
-                    )),
-                    *file,
-                    *line,
-                    v,
-                )
+                b.err_at(DescErrorKind::Invalid(format!("PTX version `{v}` is not of the form MAJOR.MINOR")), *file, *line, v)
             })?,
         };
         let source = b.source(*file, *line);
-        b.features.push(FeatureInfo {
-            name: leak_str(&item.name),
-            help: leak_str(&item.help),
-            min_ptx,
-            source,
-        });
+        b.features.push(FeatureInfo { name: leak_str(&item.name), help: leak_str(&item.help), min_ptx, source });
     }
     if b.features.len() > 255 {
-        return Err(b.err(
-            DescErrorKind::Invalid("too many features (at most 255)".into()),
-            features[255].file,
-            features[255].line,
-            1,
-        ));
+        return Err(b.err(DescErrorKind::Invalid("too many features (at most 255)".into()), features[255].file, features[255].line, 1));
     }
 
     // ---- SM graph ----
     if sms.len() > 128 {
-        return Err(b.err(
-            DescErrorKind::Invalid("too many SMs (at most 128)".into()),
-            sms[128].file,
-            sms[128].line,
-            1,
-        ));
+        return Err(b.err(DescErrorKind::Invalid("too many SMs (at most 128)".into()), sms[128].file, sms[128].line, 1));
     }
     for Located { file, line, item } in &sms {
         if let Some(i) = b.sm_names.iter().position(|n| *n == item.name) {
             let first = format!("{}:{}", b.file(sms[i].file).display, sms[i].line);
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "SM",
-                    name: item.name.clone(),
-                    first,
-                },
-                *file,
-                *line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "SM", name: item.name.clone(), first }, *file, *line, &item.name));
         }
         if !item.name.starts_with("sm_") {
-            return Err(b.err_at(
-                DescErrorKind::Invalid(format!("SM name `{}` must start with `sm_`", item.name)),
-                *file,
-                *line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Invalid(format!("SM name `{}` must start with `sm_`", item.name)), *file, *line, &item.name));
         }
         b.sm_names.push(item.name.clone());
     }
@@ -720,35 +475,20 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 Some(t) => edges.push(t),
                 None => {
                     let candidates = b.sm_names.iter().map(String::as_str).collect();
-                    return Err(b.err_at(
-                        b.unknown("SM", target, candidates),
-                        *file,
-                        *line,
-                        target,
-                    ));
+                    return Err(b.err_at(b.unknown("SM", target, candidates), *file, *line, target));
                 }
             }
         }
         for feature in &item.provides {
             if !b.features.iter().any(|f| f.name == *feature) {
                 let candidates = b.features.iter().map(|f| f.name).collect();
-                return Err(b.err_at(
-                    b.unknown("feature", feature, candidates),
-                    *file,
-                    *line,
-                    feature,
-                ));
+                return Err(b.err_at(b.unknown("feature", feature, candidates), *file, *line, feature));
             }
         }
         implies.push(edges);
     }
     // Cycle check by depth-first search, reporting the cycle's path.
-    fn visit(
-        sm: usize,
-        implies: &[Vec<usize>],
-        state: &mut [u8],
-        path: &mut Vec<usize>,
-    ) -> Option<Vec<usize>> {
+    fn visit(sm: usize, implies: &[Vec<usize>], state: &mut [u8], path: &mut Vec<usize>) -> Option<Vec<usize>> {
         state[sm] = 1;
         path.push(sm);
         for &next in &implies[sm] {
@@ -775,12 +515,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 let text: Vec<&str> = cycle.iter().map(|&i| b.sm_names[i].as_str()).collect();
                 let last = cycle[cycle.len() - 2];
                 let target = &b.sm_names[cycle[cycle.len() - 1]];
-                return Err(b.err_at(
-                    DescErrorKind::SmCycle(text.join(" implies ")),
-                    sms[last].file,
-                    sms[last].line,
-                    target,
-                ));
+                return Err(b.err_at(DescErrorKind::SmCycle(text.join(" implies ")), sms[last].file, sms[last].line, target));
             }
         }
     }
@@ -812,16 +547,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     for Located { file, line, item } in &occupancy {
         if let Some(p) = profiles.iter().find(|p| p.name == item.name) {
             let first = p.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "occupancy profile",
-                    name: item.name.clone(),
-                    first,
-                },
-                *file,
-                *line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "occupancy profile", name: item.name.clone(), first }, *file, *line, &item.name));
         }
         let fields = [
             ("regs_per_sm", item.regs_per_sm),
@@ -834,15 +560,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             ("max_threads_per_block", item.max_threads_per_block),
         ];
         if let Some((field, _)) = fields.iter().find(|(_, v)| *v == 0) {
-            return Err(b.err_at(
-                DescErrorKind::Invalid(format!(
-                    "occupancy profile `{}`: `{field}` must be positive",
-                    item.name
-                )),
-                *file,
-                *line,
-                field,
-            ));
+            return Err(b.err_at(DescErrorKind::Invalid(format!("occupancy profile `{}`: `{field}` must be positive", item.name)), *file, *line, field));
         }
         if item.reg_alloc_unit % 32 != 0 {
             return Err(b.err_at(DescErrorKind::Invalid(format!("occupancy profile `{}`: `reg_alloc_unit` must be a multiple of the warp size (32), found {}", item.name, item.reg_alloc_unit)), *file, *line, "reg_alloc_unit"));
@@ -868,30 +586,15 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         own_profile.push(match &item.occupancy {
             None => None,
             Some(name) => Some(*profiles.iter().find(|p| p.name == name).ok_or_else(|| {
-                b.err_at(
-                    b.unknown(
-                        "occupancy profile",
-                        name,
-                        profiles.iter().map(|p| p.name).collect(),
-                    ),
-                    *file,
-                    *line,
-                    name,
-                )
+                b.err_at(b.unknown("occupancy profile", name, profiles.iter().map(|p| p.name).collect()), *file, *line, name)
             })?),
         });
     }
-    fn inherited(
-        sm: usize,
-        own: &[Option<OccupancyInfo>],
-        implies: &[Vec<usize>],
-    ) -> Option<OccupancyInfo> {
+    fn inherited(sm: usize, own: &[Option<OccupancyInfo>], implies: &[Vec<usize>]) -> Option<OccupancyInfo> {
         // The implies graph is acyclic (checked above), so this terminates.
         own[sm].or_else(|| implies[sm].iter().find_map(|&i| inherited(i, own, implies)))
     }
-    let sm_occupancy: Vec<Option<OccupancyInfo>> = (0..sms.len())
-        .map(|sm| inherited(sm, &own_profile, &implies))
-        .collect();
+    let sm_occupancy: Vec<Option<OccupancyInfo>> = (0..sms.len()).map(|sm| inherited(sm, &own_profile, &implies)).collect();
 
     // ---- opcodes ----
     let mut opcode_infos: Vec<OpcodeInfo> = Vec::new();
@@ -910,29 +613,11 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         }
         if let Some(o) = opcode_infos.iter().find(|o| o.name == item.name) {
             let first = o.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "opcode",
-                    name: item.name.clone(),
-                    first,
-                },
-                file,
-                line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "opcode", name: item.name.clone(), first }, file, line, &item.name));
         }
         if let Some(o) = opcode_infos.iter().find(|o| o.id as u32 == item.id) {
             let first = format!("{} ({})", o.source, o.name);
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "opcode id",
-                    name: item.id.to_string(),
-                    first,
-                },
-                file,
-                line,
-                &item.id.to_string(),
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "opcode id", name: item.id.to_string(), first }, file, line, &item.id.to_string()));
         }
         let signature = build_signature(&b, &item.sig, &item.types, file, line)?;
         let props = build_props(&b, &item.props, file, line)?;
@@ -942,16 +627,10 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         }
         let flags: Vec<&'static str> = item.flags.iter().map(|f| leak_str(f)).collect();
         if let Some(index) = item.type_operand {
-            let typed = signature
-                .operands
-                .get(index as usize)
-                .is_some_and(|o| matches!(o.kind, OperandKind::TypeVar(_) | OperandKind::Fixed(_)));
+            let typed = signature.operands.get(index as usize).is_some_and(|o| matches!(o.kind, OperandKind::TypeVar(_) | OperandKind::Fixed(_)));
             if !typed {
                 return Err(b.err_at(
-                    DescErrorKind::Invalid(format!(
-                        "type_operand {index} of `{}` is not a value operand of `{}`",
-                        item.name, item.sig
-                    )),
+                    DescErrorKind::Invalid(format!("type_operand {index} of `{}` is not a value operand of `{}`", item.name, item.sig)),
                     file,
                     line,
                     "type_operand",
@@ -974,50 +653,18 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     let mut cc_infos: Vec<CondCodeInfo> = Vec::new();
     for Located { file, line, item } in &cond_codes {
         if item.id >= 64 {
-            return Err(b.err_at(
-                DescErrorKind::Invalid(format!(
-                    "condition code id {} is out of range (below 64)",
-                    item.id
-                )),
-                *file,
-                *line,
-                &item.id.to_string(),
-            ));
+            return Err(b.err_at(DescErrorKind::Invalid(format!("condition code id {} is out of range (below 64)", item.id)), *file, *line, &item.id.to_string()));
         }
-        if let Some(c) = cc_infos
-            .iter()
-            .find(|c| c.name == item.name || c.id as u32 == item.id)
-        {
+        if let Some(c) = cc_infos.iter().find(|c| c.name == item.name || c.id as u32 == item.id) {
             let first = c.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "condition code",
-                    name: item.name.clone(),
-                    first,
-                },
-                *file,
-                *line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "condition code", name: item.name.clone(), first }, *file, *line, &item.name));
         }
         if let Some(t) = &item.int_type {
             if t != "s" && t != "u" {
-                return Err(b.err_at(
-                    DescErrorKind::Invalid(format!(
-                        "expected `s` or `u` for `int_type`, found `{t}`"
-                    )),
-                    *file,
-                    *line,
-                    t,
-                ));
+                return Err(b.err_at(DescErrorKind::Invalid(format!("expected `s` or `u` for `int_type`, found `{t}`")), *file, *line, t));
             }
             if item.int.is_none() {
-                return Err(b.err_at(
-                    DescErrorKind::Invalid("`int_type` needs an `int` form".into()),
-                    *file,
-                    *line,
-                    "int_type",
-                ));
+                return Err(b.err_at(DescErrorKind::Invalid("`int_type` needs an `int` form".into()), *file, *line, "int_type"));
             }
         }
         cc_infos.push(CondCodeInfo {
@@ -1029,36 +676,18 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             source: b.source(*file, *line),
         });
     }
-    let cc_slots = cc_infos
-        .iter()
-        .map(|c| c.id as usize + 1)
-        .max()
-        .unwrap_or(0);
+    let cc_slots = cc_infos.iter().map(|c| c.id as usize + 1).max().unwrap_or(0);
 
     // ---- intrinsics ----
     let mut intrinsic_infos: Vec<IntrinsicInfo> = Vec::new();
     for Located { file, line, item } in &intrinsics {
         if let Some(i) = intrinsic_infos.iter().find(|i| i.name == item.name) {
             let first = i.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "intrinsic",
-                    name: item.name.clone(),
-                    first,
-                },
-                *file,
-                *line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "intrinsic", name: item.name.clone(), first }, *file, *line, &item.name));
         }
         let signature = build_signature(&b, &item.sig, &item.types, *file, *line)?;
         let props = build_props(&b, &item.props, *file, *line)?;
-        intrinsic_infos.push(IntrinsicInfo {
-            name: leak_str(&item.name),
-            signature,
-            props,
-            source: b.source(*file, *line),
-        });
+        intrinsic_infos.push(IntrinsicInfo { name: leak_str(&item.name), signature, props, source: b.source(*file, *line) });
     }
 
     // ---- PTX instruction requirements ----
@@ -1067,56 +696,20 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         let (file, line) = (*file, *line);
         let mut words = item.insn.split('.');
         let opcode = words.next().unwrap_or("");
-        if opcode.is_empty()
-            || !opcode
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-            || words.any(|w| w.is_empty())
-        {
-            return Err(b.err_at(
-                DescErrorKind::Invalid(format!(
-                    "`{}` is not an instruction form such as `atom.add.f64`",
-                    item.insn
-                )),
-                file,
-                line,
-                &item.insn,
-            ));
+        if opcode.is_empty() || !opcode.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) || words.any(|w| w.is_empty()) {
+            return Err(b.err_at(DescErrorKind::Invalid(format!("`{}` is not an instruction form such as `atom.add.f64`", item.insn)), file, line, &item.insn));
         }
         if let Some(r) = ptx_requirements.iter().find(|r| r.insn == item.insn) {
             let first = r.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "PTX instruction form",
-                    name: item.insn.clone(),
-                    first,
-                },
-                file,
-                line,
-                &item.insn,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "PTX instruction form", name: item.insn.clone(), first }, file, line, &item.insn));
         }
         let Some(sm) = b.sm_names.iter().position(|n| *n == item.sm) else {
             let candidates = b.sm_names.iter().map(String::as_str).collect();
             return Err(b.err_at(b.unknown("SM", &item.sm, candidates), file, line, &item.sm));
         };
-        let ptx = parse_ptx_version(&item.ptx).ok_or_else(|| {
-            b.err_at(
-                DescErrorKind::Invalid(format!(
-                    "PTX version `{}` is not of the form MAJOR.MINOR",
-                    item.ptx
-                )),
-                file,
-                line,
-                &item.ptx,
-            )
-        })?;
-        ptx_requirements.push(PtxRequirementInfo {
-            insn: leak_str(&item.insn),
-            sm: sm as u8,
-            ptx,
-            source: b.source(file, line),
-        });
+        let ptx = parse_ptx_version(&item.ptx)
+            .ok_or_else(|| b.err_at(DescErrorKind::Invalid(format!("PTX version `{}` is not of the form MAJOR.MINOR", item.ptx)), file, line, &item.ptx))?;
+        ptx_requirements.push(PtxRequirementInfo { insn: leak_str(&item.insn), sm: sm as u8, ptx, source: b.source(file, line) });
     }
 
     // ---- knobs ----
@@ -1125,16 +718,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         let (file, line) = (*file, *line);
         if let Some(k) = knob_infos.iter().find(|k| k.name == item.name) {
             let first = k.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "knob",
-                    name: item.name.clone(),
-                    first,
-                },
-                file,
-                line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "knob", name: item.name.clone(), first }, file, line, &item.name));
         }
         let wrong = |expected: &str| {
             b.err_at(
@@ -1142,9 +726,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                     "knob `{}` has type {} but its default `{}` is not {expected}",
                     item.name,
                     item.ty,
-                    serde_yaml::to_string(&item.default)
-                        .unwrap_or_default()
-                        .trim()
+                    serde_yaml::to_string(&item.default).unwrap_or_default().trim()
                 )),
                 file,
                 line,
@@ -1155,9 +737,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         let default = match (item.ty.as_str(), &item.default) {
             ("bool", Value::Bool(v)) => KnobValue::Bool(*v),
             ("bool", _) => return Err(wrong("true or false")),
-            ("int", Value::Number(n)) if n.as_i64().is_some() => {
-                KnobValue::Int(n.as_i64().unwrap_or(0))
-            }
+            ("int", Value::Number(n)) if n.as_i64().is_some() => KnobValue::Int(n.as_i64().unwrap_or(0)),
             ("int", _) => return Err(wrong("an integer")),
             ("string", Value::String(s)) => KnobValue::Str(leak_str(s)),
             ("string", _) => return Err(wrong("a string")),
@@ -1173,23 +753,9 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             }
             ("list", _) => return Err(wrong("a list of strings")),
             ("enum", Value::String(s)) if item.choices.contains(s) => KnobValue::Str(leak_str(s)),
-            ("enum", _) => {
-                return Err(wrong(&format!(
-                    "one of its choices ({})",
-                    item.choices.join(", ")
-                )))
-            }
+            ("enum", _) => return Err(wrong(&format!("one of its choices ({})", item.choices.join(", ")))),
             (other, _) => {
-                return Err(b.err_at(
-                    b.unknown(
-                        "knob type",
-                        other,
-                        vec!["bool", "int", "string", "list", "enum"],
-                    ),
-                    file,
-                    line,
-                    other,
-                ))
+                return Err(b.err_at(b.unknown("knob type", other, vec!["bool", "int", "string", "list", "enum"]), file, line, other))
             }
         };
         knob_infos.push(KnobInfo {
@@ -1201,34 +767,23 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             source: b.source(file, line),
         });
     }
-    let knob_list =
-        |b: &Builder, names: &[String], file: usize, line: usize| -> DescResult<&'static [u16]> {
-            let mut out = Vec::new();
-            for n in names {
-                match knob_infos.iter().position(|k| k.name == n) {
-                    Some(i) => out.push(i as u16),
-                    None => {
-                        let (l, _) = yaml_lines::find_token(&b.file(file).text, line, 200, n);
-                        return Err(b.err_at(
-                            b.unknown("knob", n, knob_infos.iter().map(|k| k.name).collect()),
-                            file,
-                            l,
-                            n,
-                        ));
-                    }
+    let knob_list = |b: &Builder, names: &[String], file: usize, line: usize| -> DescResult<&'static [u16]> {
+        let mut out = Vec::new();
+        for n in names {
+            match knob_infos.iter().position(|k| k.name == n) {
+                Some(i) => out.push(i as u16),
+                None => {
+                    let (l, _) = yaml_lines::find_token(&b.file(file).text, line, 200, n);
+                    return Err(b.err_at(b.unknown("knob", n, knob_infos.iter().map(|k| k.name).collect()), file, l, n));
                 }
             }
-            Ok(leak(out))
-        };
+        }
+        Ok(leak(out))
+    };
 
     // ---- remat ----
     let remat_info = match &remat {
-        None => RematInfo {
-            excluded_categories: &[],
-            excluded_opcodes: &[],
-            knobs: &[],
-            source: SourceLoc { file: "", line: 0 },
-        },
+        None => RematInfo { excluded_categories: &[], excluded_opcodes: &[], knobs: &[], source: SourceLoc { file: "", line: 0 } },
         Some(Located { file, line, item }) => {
             let mut cats = Vec::new();
             for c in &item.non_rematerializable {
@@ -1254,14 +809,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     // Per class: its `by_sm` entries (SM index, latency, issue) and the class's line.
     let mut class_by_sm: Vec<(Vec<(usize, u32, u32)>, SourceLoc)> = Vec::new();
     let scheduling_info = match &scheduling {
-        None => SchedulingInfo {
-            priorities: &[],
-            latency_classes: &[],
-            issue_width: 1,
-            units: &[],
-            default_latency_class: 0,
-            knobs: &[],
-        },
+        None => SchedulingInfo { priorities: &[], latency_classes: &[], issue_width: 1, units: &[], default_latency_class: 0, knobs: &[] },
         Some(Located { file, line, item }) => {
             let file = *file;
             let text = b.file(file).text.clone();
@@ -1271,15 +819,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             for (i, c) in item.latency_classes.iter().enumerate() {
                 let l = class_lines.get(i).copied().unwrap_or(*line);
                 if classes.iter().any(|k: &LatencyClass| k.name == c.name) {
-                    return Err(b.err_at(
-                        DescErrorKind::Invalid(format!(
-                            "latency class `{}` is defined twice",
-                            c.name
-                        )),
-                        file,
-                        l,
-                        &c.name,
-                    ));
+                    return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}` is defined twice", c.name)), file, l, &c.name));
                 }
                 let mut cats = Vec::new();
                 for cat in &c.categories {
@@ -1289,54 +829,19 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 for t in &c.types {
                     match b.type_id(t) {
                         Some(id) => types.push(id),
-                        None => {
-                            return Err(b.err_at(
-                                b.unknown(
-                                    "value type",
-                                    t,
-                                    b.types.iter().map(|t| t.name).collect(),
-                                ),
-                                file,
-                                l,
-                                t,
-                            ))
-                        }
+                        None => return Err(b.err_at(b.unknown("value type", t, b.types.iter().map(|t| t.name).collect()), file, l, t)),
                     }
                 }
                 let mut spaces = Vec::new();
-                let pointers: Vec<&str> = b
-                    .types
-                    .iter()
-                    .filter(|t| t.kind == TypeKind::Pointer)
-                    .map(|t| t.name)
-                    .collect();
+                let pointers: Vec<&str> = b.types.iter().filter(|t| t.kind == TypeKind::Pointer).map(|t| t.name).collect();
                 for s in &c.spaces {
-                    match b
-                        .types
-                        .iter()
-                        .find(|t| t.name == s && t.kind == TypeKind::Pointer)
-                    {
+                    match b.types.iter().find(|t| t.name == s && t.kind == TypeKind::Pointer) {
                         Some(t) => spaces.push(t.id),
-                        None => {
-                            return Err(b.err_at(
-                                b.unknown("pointer type", s, pointers.clone()),
-                                file,
-                                l,
-                                s,
-                            ))
-                        }
+                        None => return Err(b.err_at(b.unknown("pointer type", s, pointers.clone()), file, l, s)),
                     }
                 }
                 if c.latency == 0 || c.issue == 0 {
-                    return Err(b.err_at(
-                        DescErrorKind::Invalid(format!(
-                            "latency class `{}`: latency and issue must be at least 1",
-                            c.name
-                        )),
-                        file,
-                        l,
-                        "latency",
-                    ));
+                    return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}`: latency and issue must be at least 1", c.name)), file, l, "latency"));
                 }
                 let unit_name = c.unit.as_deref().unwrap_or(&c.name);
                 let unit = match units.iter().position(|u| *u == unit_name) {
@@ -1357,70 +862,31 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                     source: b.source(file, l),
                 });
                 // Per-SM entries: validated here, resolved per SM below.
-                let mut per_sm = Vec::new();
+                                let mut per_sm = Vec::new();
                 for e in &c.by_sm {
                     // The entry's own line: the first after the class's naming its SM.
                     let needle = format!("sm: {}", e.sm);
-                    let el = text
-                        .lines()
-                        .enumerate()
-                        .skip(l.saturating_sub(1))
-                        .find(|(_, line)| line.contains(&needle))
-                        .map_or(l, |(i, _)| i + 1);
+                    let el = text.lines().enumerate().skip(l.saturating_sub(1)).find(|(_, line)| line.contains(&needle)).map_or(l, |(i, _)| i + 1);
                     let Some(sm) = b.sm_names.iter().position(|n| *n == e.sm) else {
-                        return Err(b.err_at(
-                            b.unknown("SM", &e.sm, b.sm_names.iter().map(String::as_str).collect()),
-                            file,
-                            el,
-                            &e.sm,
-                        ));
+                        return Err(b.err_at(b.unknown("SM", &e.sm, b.sm_names.iter().map(String::as_str).collect()), file, el, &e.sm));
                     };
                     let l = el;
                     if e.latency == 0 || e.issue == Some(0) {
-                        return Err(b.err_at(
-                            DescErrorKind::Invalid(format!(
-                                "latency class `{}` on {}: latency and issue must be at least 1",
-                                c.name, e.sm
-                            )),
-                            file,
-                            l,
-                            &e.sm,
-                        ));
+                        return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}` on {}: latency and issue must be at least 1", c.name, e.sm)), file, l, &e.sm));
                     }
                     if per_sm.iter().any(|(s, _, _)| *s == sm) {
-                        return Err(b.err_at(
-                            DescErrorKind::Invalid(format!(
-                                "latency class `{}` gives {} twice",
-                                c.name, e.sm
-                            )),
-                            file,
-                            l,
-                            &e.sm,
-                        ));
+                        return Err(b.err_at(DescErrorKind::Invalid(format!("latency class `{}` gives {} twice", c.name, e.sm)), file, l, &e.sm));
                     }
                     per_sm.push((sm, e.latency, e.issue.unwrap_or(c.issue)));
                 }
                 class_by_sm.push((per_sm, b.source(file, l)));
             }
-            let default_latency_class = match classes
-                .iter()
-                .position(|c| c.name == item.default_latency_class)
-            {
+            let default_latency_class = match classes.iter().position(|c| c.name == item.default_latency_class) {
                 Some(i) => i as u8,
                 None => {
-                    let l = yaml_lines::key_line(&text, &["scheduling", "default_latency_class"])
-                        .unwrap_or(*line);
+                    let l = yaml_lines::key_line(&text, &["scheduling", "default_latency_class"]).unwrap_or(*line);
                     let name = &item.default_latency_class;
-                    return Err(b.err_at(
-                        b.unknown(
-                            "latency class",
-                            name,
-                            classes.iter().map(|c| c.name).collect(),
-                        ),
-                        file,
-                        l,
-                        name,
-                    ));
+                    return Err(b.err_at(b.unknown("latency class", name, classes.iter().map(|c| c.name).collect()), file, l, name));
                 }
             };
             let prio_lines = yaml_lines::item_lines(&text, &["scheduling", "priorities"]);
@@ -1428,15 +894,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             for (i, p) in item.priorities.iter().enumerate() {
                 let l = prio_lines.get(i).copied().unwrap_or(*line);
                 if p.start > p.end {
-                    return Err(b.err_at(
-                        DescErrorKind::Invalid(format!(
-                            "priority window `{}` starts after it ends ({} > {})",
-                            p.name, p.start, p.end
-                        )),
-                        file,
-                        l,
-                        "start",
-                    ));
+                    return Err(b.err_at(DescErrorKind::Invalid(format!("priority window `{}` starts after it ends ({} > {})", p.name, p.start, p.end)), file, l, "start"));
                 }
                 let mut cats = Vec::new();
                 for cat in &p.categories {
@@ -1473,34 +931,18 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         let (file, line) = (*file, *line);
         if let Some(c) = class_infos.iter().find(|c| c.name == item.name) {
             let first = c.source.to_string();
-            return Err(b.err_at(
-                DescErrorKind::Duplicate {
-                    what: "register class",
-                    name: item.name.clone(),
-                    first,
-                },
-                file,
-                line,
-                &item.name,
-            ));
+            return Err(b.err_at(DescErrorKind::Duplicate { what: "register class", name: item.name.clone(), first }, file, line, &item.name));
         }
         let class_index = class_infos.len() as u8;
         let mut class_ptx = 0;
         let class_set = match &item.when {
             None => b.all_sms,
             Some(text) => {
-                let (l, c) = yaml_lines::find_token(
-                    &b.file(file).text,
-                    line,
-                    8,
-                    text.split_whitespace().next().unwrap_or(text),
-                );
-                let cond = rules::parse_condition(text, &b.file(file).display, l, c).map_err(
-                    |mut e| {
-                        e.text = Some(b.file(file).text.clone());
-                        e
-                    },
-                )?;
+                let (l, c) = yaml_lines::find_token(&b.file(file).text, line, 8, text.split_whitespace().next().unwrap_or(text));
+                let cond = rules::parse_condition(text, &b.file(file).display, l, c).map_err(|mut e| {
+                    e.text = Some(b.file(file).text.clone());
+                    e
+                })?;
                 class_ptx = b.required_ptx(&cond);
                 b.eval(&cond, file)?
             }
@@ -1521,35 +963,21 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             let set = match when {
                 None => class_set,
                 Some(text) => {
-                    let (l, c) = yaml_lines::find_token(
-                        &b.file(file).text,
-                        member_line,
-                        2,
-                        text.split_whitespace().next().unwrap_or(text),
-                    );
-                    let cond = rules::parse_condition(text, &b.file(file).display, l, c).map_err(
-                        |mut e| {
-                            e.text = Some(b.file(file).text.clone());
-                            e
-                        },
-                    )?;
+                    let (l, c) = yaml_lines::find_token(&b.file(file).text, member_line, 2, text.split_whitespace().next().unwrap_or(text));
+                    let cond = rules::parse_condition(text, &b.file(file).display, l, c).map_err(|mut e| {
+                        e.text = Some(b.file(file).text.clone());
+                        e
+                    })?;
                     ptx = ptx.max(b.required_ptx(&cond));
                     SmSet(b.eval(&cond, file)?.0 & class_set.0)
                 }
             };
-            let rule = b.add_rule(
-                file,
-                member_line,
-                &format!("{} ({}): {}", item.name, item.prefix, name),
-            )?;
+            let rule = b.add_rule(file, member_line, &format!("{} ({}): {}", item.name, item.prefix, name))?;
             for sm in 0..n_sms {
                 if set.contains(sm) {
                     let existing = type_class[sm][vt as usize];
                     if existing != NO_CLASS {
-                        let other = class_infos
-                            .get(existing as usize)
-                            .map(|c| c.name)
-                            .unwrap_or(&item.name);
+                        let other = class_infos.get(existing as usize).map(|c| c.name).unwrap_or(&item.name);
                         return Err(b.err_at(
                             DescErrorKind::Invalid(format!(
                                 "type `{name}` would be in two register classes on {} ({other} and {})",
@@ -1568,12 +996,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             member_ptx.push(ptx);
         }
         if item.pressure_weight == 0 || item.pressure_weight > 255 {
-            return Err(b.err_at(
-                DescErrorKind::Invalid("pressure_weight must be between 1 and 255".into()),
-                file,
-                line,
-                "pressure_weight",
-            ));
+            return Err(b.err_at(DescErrorKind::Invalid("pressure_weight must be between 1 and 255".into()), file, line, "pressure_weight"));
         }
         let param_carrier = match &item.param_carrier {
             None => None,
@@ -1581,17 +1004,9 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 let (carrier_line, _) = yaml_lines::find_token(&b.file(file).text, line, 12, name);
                 let Some(vt) = b.type_id(name) else {
                     let candidates = b.types.iter().map(|t| t.name).collect();
-                    return Err(b.err_at(
-                        b.unknown("type", name, candidates),
-                        file,
-                        carrier_line,
-                        name,
-                    ));
+                    return Err(b.err_at(b.unknown("type", name, candidates), file, carrier_line, name));
                 };
-                let carrier_is_int = b
-                    .types
-                    .iter()
-                    .any(|t| t.id == vt && t.kind == TypeKind::Int && t.lanes <= 1);
+                let carrier_is_int = b.types.iter().any(|t| t.id == vt && t.kind == TypeKind::Int && t.lanes <= 1);
                 if !carrier_is_int || members.contains(&vt) {
                     return Err(b.err_at(
                         DescErrorKind::Invalid(format!("param_carrier `{name}` must be a scalar integer type of another register class")),
@@ -1612,9 +1027,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             pressure_weight: item.pressure_weight as u8,
             storage_only: item.storage_only,
             param_carrier,
-            pressure_limit: item
-                .pressure_limit
-                .map(|l| l.min(u32::from(u16::MAX)) as u16),
+            pressure_limit: item.pressure_limit.map(|l| l.min(u32::from(u16::MAX)) as u16),
             source: b.source(file, line),
         });
     }
@@ -1622,29 +1035,13 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     // ---- rules ----
     let resolved = resolve_rules(&mut b, &rule_files, &opcode_infos, &cc_infos, &type_class)?;
     let (flag_groups, group_index) = build_flag_groups(&mut b, &rule_files)?;
-    let patterns = build_patterns(
-        &mut b,
-        &rule_files,
-        &opcode_infos,
-        &type_class,
-        &resolved.actions,
-        &flag_groups,
-        &group_index,
-    )?;
+    let patterns = build_patterns(&mut b, &rule_files, &opcode_infos, &type_class, &resolved.actions, &flag_groups, &group_index)?;
 
     // ---- assemble ----
     let mut sm_tables = Vec::new();
     for (sm, Located { file, line, item }) in sms.iter().enumerate() {
         let min_ptx = parse_ptx_version(&item.ptx).ok_or_else(|| {
-            b.err_at(
-                DescErrorKind::Invalid(format!(
-                    "PTX version `{}` is not of the form MAJOR.MINOR",
-                    item.ptx
-                )),
-                *file,
-                *line,
-                &item.ptx,
-            )
+            b.err_at(DescErrorKind::Invalid(format!("PTX version `{}` is not of the form MAJOR.MINOR", item.ptx)), *file, *line, &item.ptx)
         })?;
         let mut cc_words = Vec::with_capacity(cc_slots * CC_STRIDE);
         for cc in 0..cc_slots {
@@ -1658,29 +1055,14 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             source: b.source(*file, *line),
             actions: leak(resolved.actions[sm].clone()),
             action_details: leak(resolved.details[sm].iter().map(|(k, v)| (*k, *v)).collect()),
-            action_sources: leak(
-                resolved.action_sources[sm]
-                    .iter()
-                    .map(|(k, v)| (*k, *v))
-                    .collect(),
-            ),
+            action_sources: leak(resolved.action_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
             type_class: leak(type_class[sm].clone()),
             type_sources: leak(type_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
             promotion: leak(resolved.promotion[sm].clone()),
             fsincos: leak(resolved.fsincos[sm].clone()),
-            one_dim_sources: leak(
-                resolved.one_dim_sources[sm]
-                    .iter()
-                    .map(|(k, v)| (*k, *v))
-                    .collect(),
-            ),
+            one_dim_sources: leak(resolved.one_dim_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
             cc_actions: leak(cc_words),
-            cc_sources: leak(
-                resolved.cc_sources[sm]
-                    .iter()
-                    .map(|(k, v)| (*k, *v))
-                    .collect(),
-            ),
+            cc_sources: leak(resolved.cc_sources[sm].iter().map(|(k, v)| (*k, *v)).collect()),
             occupancy: sm_occupancy[sm],
             latencies: leak(
                 scheduling_info
@@ -1695,22 +1077,12 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                             if std::mem::replace(&mut seen[s], true) {
                                 continue;
                             }
-                            if let Some(&(_, latency, issue)) =
-                                per_sm.iter().find(|(x, _, _)| *x == s)
-                            {
-                                return SchedCost {
-                                    latency,
-                                    issue,
-                                    source: *src,
-                                };
+                            if let Some(&(_, latency, issue)) = per_sm.iter().find(|(x, _, _)| *x == s) {
+                                return SchedCost { latency, issue, source: *src };
                             }
                             queue.extend(&implies[s]);
                         }
-                        SchedCost {
-                            latency: class.latency,
-                            issue: class.issue,
-                            source: *src,
-                        }
+                        SchedCost { latency: class.latency, issue: class.issue, source: *src }
                     })
                     .collect(),
             ),
@@ -1721,49 +1093,13 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
     let names = NameMaps {
         opcodes: dynamic(opcode_infos.iter().map(|o| (o.name, o.id)).collect()),
         types: dynamic(b.types.iter().map(|t| (t.name, t.id as u16)).collect()),
-        register_classes: dynamic(
-            class_infos
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.name, i as u16))
-                .collect(),
-        ),
-        sms: dynamic(
-            sm_tables
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.name, i as u16))
-                .collect(),
-        ),
-        features: dynamic(
-            b.features
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (f.name, i as u16))
-                .collect(),
-        ),
+        register_classes: dynamic(class_infos.iter().enumerate().map(|(i, c)| (c.name, i as u16)).collect()),
+        sms: dynamic(sm_tables.iter().enumerate().map(|(i, s)| (s.name, i as u16)).collect()),
+        features: dynamic(b.features.iter().enumerate().map(|(i, f)| (f.name, i as u16)).collect()),
         cond_codes: dynamic(cc_infos.iter().map(|c| (c.name, c.id as u16)).collect()),
-        intrinsics: dynamic(
-            intrinsic_infos
-                .iter()
-                .enumerate()
-                .map(|(i, x)| (x.name, i as u16))
-                .collect(),
-        ),
-        knobs: dynamic(
-            knob_infos
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (k.name, i as u16))
-                .collect(),
-        ),
-        machine_ops: dynamic(
-            patterns
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (p.name, i as u16))
-                .collect(),
-        ),
+        intrinsics: dynamic(intrinsic_infos.iter().enumerate().map(|(i, x)| (x.name, i as u16)).collect()),
+        knobs: dynamic(knob_infos.iter().enumerate().map(|(i, k)| (k.name, i as u16)).collect()),
+        machine_ops: dynamic(patterns.iter().enumerate().map(|(i, p)| (p.name, i as u16)).collect()),
     };
     let files: Vec<&'static str> = b.files.iter().map(|f| leak_str(&f.display)).collect();
     Ok(TargetTables {
@@ -1798,22 +1134,10 @@ fn build_signature(
     file: usize,
     line: usize,
 ) -> DescResult<Signature> {
-    let parsed = signature::parse(text, vars, &|n| b.type_id(n)).map_err(|m| {
-        b.err_at(
-            DescErrorKind::Invalid(format!("bad signature: {m}")),
-            file,
-            line,
-            "sig",
-        )
-    })?;
-    let type_vars: Vec<TypeVar> = parsed
-        .type_vars
-        .iter()
-        .map(|(n, c)| TypeVar {
-            name: leak_str(n),
-            class: *c,
-        })
-        .collect();
+    let parsed = signature::parse(text, vars, &|n| b.type_id(n))
+        .map_err(|m| b.err_at(DescErrorKind::Invalid(format!("bad signature: {m}")), file, line, "sig"))?;
+    let type_vars: Vec<TypeVar> =
+        parsed.type_vars.iter().map(|(n, c)| TypeVar { name: leak_str(n), class: *c }).collect();
     Ok(Signature {
         text: leak_str(text),
         type_vars: leak(type_vars),
@@ -1827,18 +1151,7 @@ fn build_props(b: &Builder, names: &[String], file: usize, line: usize) -> DescR
     for n in names {
         match props::NAMES.iter().find(|(p, _)| p == n) {
             Some((_, bit)) => bits |= bit,
-            None => {
-                return Err(b.err_at(
-                    b.unknown(
-                        "property",
-                        n,
-                        props::NAMES.iter().map(|(p, _)| *p).collect(),
-                    ),
-                    file,
-                    line,
-                    n,
-                ))
-            }
+            None => return Err(b.err_at(b.unknown("property", n, props::NAMES.iter().map(|(p, _)| *p).collect()), file, line, n)),
         }
     }
     Ok(bits)
@@ -1896,28 +1209,12 @@ fn resolve_rules(
                 Statement::Set { name, items } => {
                     if let Some((_, f0, l0)) = b.sets.get(&name.text) {
                         let first = format!("{}:{}", b.file(*f0).display, l0);
-                        return Err(b.err(
-                            DescErrorKind::Duplicate {
-                                what: "set",
-                                name: name.text.clone(),
-                                first,
-                            },
-                            file,
-                            name.line,
-                            name.column,
-                        ));
+                        return Err(b.err(DescErrorKind::Duplicate { what: "set", name: name.text.clone(), first }, file, name.line, name.column));
                     }
                     let expanded = b.expand_names(items, file)?;
-                    b.sets
-                        .insert(name.text.clone(), (expanded, file, name.line));
+                    b.sets.insert(name.text.clone(), (expanded, file, name.line));
                 }
-                Statement::Default {
-                    condcode,
-                    action,
-                    line,
-                    column,
-                    text,
-                } => {
+                Statement::Default { condcode, action, line, column, text } => {
                     let (act, detail) = match action {
                         ActionSpec::Legal => (Action::Legal, None),
                         ActionSpec::Expand => (Action::Expand, None),
@@ -1925,38 +1222,13 @@ fn resolve_rules(
                         _ => (Action::Custom, Some(())),
                     };
                     if detail.is_some() {
-                        return Err(b.err(
-                            DescErrorKind::Invalid(
-                                "a default action takes no argument: use legal, expand or promote"
-                                    .into(),
-                            ),
-                            file,
-                            *line,
-                            *column,
-                        ));
+                        return Err(b.err(DescErrorKind::Invalid("a default action takes no argument: use legal, expand or promote".into()), file, *line, *column));
                     }
-                    let slot = if *condcode {
-                        &default_cc
-                    } else {
-                        &default_action
-                    };
+                    let slot = if *condcode { &default_cc } else { &default_action };
                     if let Some((_, _, f0, l0)) = slot {
                         let first = format!("{}:{}", b.file(*f0).display, l0);
-                        let what = if *condcode {
-                            "default condcode"
-                        } else {
-                            "default"
-                        };
-                        return Err(b.err(
-                            DescErrorKind::Duplicate {
-                                what: "statement",
-                                name: what.into(),
-                                first,
-                            },
-                            file,
-                            *line,
-                            *column,
-                        ));
+                        let what = if *condcode { "default condcode" } else { "default" };
+                        return Err(b.err(DescErrorKind::Duplicate { what: "statement", name: what.into(), first }, file, *line, *column));
                     }
                     let index = b.add_rule(file, *line, text)?;
                     if *condcode {
@@ -1975,24 +1247,10 @@ fn resolve_rules(
     }
     let first_rules_file = rule_files.first().map(|(f, _)| *f).unwrap_or(0);
     let Some((default_act, default_idx, _, _)) = default_action else {
-        return Err(b.err(
-            DescErrorKind::Invalid(
-                "missing `default ACTION;` statement for the action table".into(),
-            ),
-            first_rules_file,
-            1,
-            1,
-        ));
+        return Err(b.err(DescErrorKind::Invalid("missing `default ACTION;` statement for the action table".into()), first_rules_file, 1, 1));
     };
     let Some((default_cc_act, default_cc_idx, _, _)) = default_cc else {
-        return Err(b.err(
-            DescErrorKind::Invalid(
-                "missing `default condcode ACTION;` statement for the condition-code table".into(),
-            ),
-            first_rules_file,
-            1,
-            1,
-        ));
+        return Err(b.err(DescErrorKind::Invalid("missing `default condcode ACTION;` statement for the condition-code table".into()), first_rules_file, 1, 1));
     };
 
     let mut out = Resolved {
@@ -2002,13 +1260,7 @@ fn resolve_rules(
         promotion: vec![vec![Action::Legal as u8; OPCODE_STRIDE]; n_sms],
         fsincos: vec![vec![Action::Legal as u8; OPCODE_STRIDE]; n_sms],
         one_dim_sources: vec![BTreeMap::new(); n_sms],
-        cc_nibbles: vec![
-            vec![
-                vec![default_cc_act as u8; MAX_VT_SLOTS];
-                ccs.iter().map(|c| c.id as usize + 1).max().unwrap_or(0)
-            ];
-            n_sms
-        ],
+        cc_nibbles: vec![vec![vec![default_cc_act as u8; MAX_VT_SLOTS]; ccs.iter().map(|c| c.id as usize + 1).max().unwrap_or(0)]; n_sms],
         cc_sources: vec![BTreeMap::new(); n_sms],
         default_action: (default_act, default_idx),
         default_cc_action: (default_cc_act, default_cc_idx),
@@ -2033,11 +1285,7 @@ fn resolve_rules(
 
     for (&(table, key, vt), candidates) in &cells {
         for sm in 0..n_sms {
-            let applicable: Vec<usize> = candidates
-                .iter()
-                .copied()
-                .filter(|&r| resolved[r].set.contains(sm))
-                .collect();
+            let applicable: Vec<usize> = candidates.iter().copied().filter(|&r| resolved[r].set.contains(sm)).collect();
             if applicable.is_empty() {
                 continue;
             }
@@ -2057,50 +1305,23 @@ fn resolve_rules(
                 if bs.is_subset(os) && bs != os {
                     continue;
                 }
-                let same_action = resolved[best].action == resolved[other].action
-                    && resolved[best].detail == resolved[other].detail;
-                let (later, earlier) = if other > best {
-                    (other, best)
-                } else {
-                    (best, other)
-                };
+                let same_action = resolved[best].action == resolved[other].action && resolved[best].detail == resolved[other].detail;
+                let (later, earlier) = if other > best { (other, best) } else { (best, other) };
                 let describe_key = |b: &Builder| -> (String, String) {
                     let key_name = match table {
-                        1 => ccs
-                            .iter()
-                            .find(|c| c.id as u16 == key)
-                            .map(|c| c.name.to_string()),
-                        _ => opcodes
-                            .iter()
-                            .find(|o| o.id == key)
-                            .map(|o| o.name.to_string()),
+                        1 => ccs.iter().find(|c| c.id as u16 == key).map(|c| c.name.to_string()),
+                        _ => opcodes.iter().find(|o| o.id == key).map(|o| o.name.to_string()),
                     }
                     .unwrap_or_default();
-                    let ty = if table >= 2 {
-                        "any type".to_string()
-                    } else {
-                        b.types
-                            .iter()
-                            .find(|t| t.id == vt)
-                            .map(|t| t.name.to_string())
-                            .unwrap_or_default()
-                    };
+                    let ty = if table >= 2 { "any type".to_string() } else { b.types.iter().find(|t| t.id == vt).map(|t| t.name.to_string()).unwrap_or_default() };
                     (key_name, ty)
                 };
                 if bs == os && same_action {
                     let r = &resolved[later];
-                    let first = format!(
-                        "{}:{}",
-                        b.file(resolved[earlier].file).display,
-                        resolved[earlier].stmt.line
-                    );
+                    let first = format!("{}:{}", b.file(resolved[earlier].file).display, resolved[earlier].stmt.line);
                     let (key_name, ty) = describe_key(b);
                     return Err(b.err(
-                        DescErrorKind::Duplicate {
-                            what: "rule for",
-                            name: format!("{key_name} on {ty}"),
-                            first,
-                        },
+                        DescErrorKind::Duplicate { what: "rule for", name: format!("{key_name} on {ty}"), first },
                         r.file,
                         r.stmt.line,
                         r.stmt.column,
@@ -2149,10 +1370,7 @@ fn resolve_rules(
                 }
                 1 => {
                     out.cc_nibbles[sm][key as usize][vt as usize] = byte;
-                    out.cc_sources[sm].insert(
-                        key as u32 * MAX_VT_SLOTS as u32 + vt as u32,
-                        winner.rule_index,
-                    );
+                    out.cc_sources[sm].insert(key as u32 * MAX_VT_SLOTS as u32 + vt as u32, winner.rule_index);
                 }
                 2 => {
                     out.promotion[sm][key as usize] = byte;
@@ -2160,8 +1378,7 @@ fn resolve_rules(
                 }
                 _ => {
                     out.fsincos[sm][key as usize] = byte;
-                    out.one_dim_sources[sm]
-                        .insert(key as u32 + OPCODE_STRIDE as u32, winner.rule_index);
+                    out.one_dim_sources[sm].insert(key as u32 + OPCODE_STRIDE as u32, winner.rule_index);
                 }
             }
         }
@@ -2242,14 +1459,7 @@ fn resolve_one<'s>(
     };
     if set.is_empty() {
         return Err(b.err(
-            DescErrorKind::NeverApplies(format!(
-                "its condition `{}` holds on no SM",
-                rule.text
-                    .split(" when ")
-                    .nth(1)
-                    .unwrap_or("")
-                    .trim_end_matches(';')
-            )),
+            DescErrorKind::NeverApplies(format!("its condition `{}` holds on no SM", rule.text.split(" when ").nth(1).unwrap_or("").trim_end_matches(';'))),
             file,
             rule.line,
             rule.column,
@@ -2260,81 +1470,37 @@ fn resolve_one<'s>(
     let mut key_ids = Vec::new();
     for k in &keys {
         let id = if rule.table == RuleTable::CondCodes {
-            ccs.iter()
-                .find(|c| c.name == k.text)
-                .map(|c| c.id as u16)
-                .ok_or_else(|| {
-                    b.err(
-                        b.unknown(
-                            "condition code",
-                            &k.text,
-                            ccs.iter().map(|c| c.name).collect(),
-                        ),
-                        file,
-                        k.line,
-                        k.column,
-                    )
-                })?
+            ccs.iter().find(|c| c.name == k.text).map(|c| c.id as u16).ok_or_else(|| {
+                b.err(b.unknown("condition code", &k.text, ccs.iter().map(|c| c.name).collect()), file, k.line, k.column)
+            })?
         } else {
-            opcodes
-                .iter()
-                .find(|o| o.name == k.text)
-                .map(|o| o.id)
-                .ok_or_else(|| {
-                    b.err(
-                        b.unknown("opcode", &k.text, opcodes.iter().map(|o| o.name).collect()),
-                        file,
-                        k.line,
-                        k.column,
-                    )
-                })?
+            opcodes.iter().find(|o| o.name == k.text).map(|o| o.id).ok_or_else(|| {
+                b.err(b.unknown("opcode", &k.text, opcodes.iter().map(|o| o.name).collect()), file, k.line, k.column)
+            })?
         };
         key_ids.push((id, k));
     }
     let mut type_ids = Vec::new();
     for t in &types {
         let id = b.type_id(&t.text).ok_or_else(|| {
-            b.err(
-                b.unknown("type", &t.text, b.types.iter().map(|t| t.name).collect()),
-                file,
-                t.line,
-                t.column,
-            )
+            b.err(b.unknown("type", &t.text, b.types.iter().map(|t| t.name).collect()), file, t.line, t.column)
         })?;
         type_ids.push((id, t));
     }
     let (action, detail) = match &rule.action {
         ActionSpec::Legal => (Action::Legal, None),
         ActionSpec::Expand => (Action::Expand, None),
-        ActionSpec::Custom(hook) => (
-            Action::Custom,
-            Some(ActionDetail::CustomHook(leak_str(&hook.text))),
-        ),
-        ActionSpec::LibCall(func) => (
-            Action::LibCall,
-            Some(ActionDetail::LibCall(leak_str(&func.text))),
-        ),
+        ActionSpec::Custom(hook) => (Action::Custom, Some(ActionDetail::CustomHook(leak_str(&hook.text)))),
+        ActionSpec::LibCall(func) => (Action::LibCall, Some(ActionDetail::LibCall(leak_str(&func.text)))),
         ActionSpec::Promote(None) => (Action::Promote, None),
         ActionSpec::Promote(Some(target)) => {
             let id = b.type_id(&target.text).ok_or_else(|| {
-                b.err(
-                    b.unknown(
-                        "type",
-                        &target.text,
-                        b.types.iter().map(|t| t.name).collect(),
-                    ),
-                    file,
-                    target.line,
-                    target.column,
-                )
+                b.err(b.unknown("type", &target.text, b.types.iter().map(|t| t.name).collect()), file, target.line, target.column)
             })?;
             for sm in 0..b.sm_names.len() {
                 if set.contains(sm) && type_class[sm][id as usize] == NO_CLASS {
                     return Err(b.err(
-                        DescErrorKind::Invalid(format!(
-                            "promotion target `{}` is not a register type on {}",
-                            target.text, b.sm_names[sm]
-                        )),
+                        DescErrorKind::Invalid(format!("promotion target `{}` is not a register type on {}", target.text, b.sm_names[sm])),
                         file,
                         target.line,
                         target.column,
@@ -2346,9 +1512,7 @@ fn resolve_one<'s>(
     };
     if action == Action::Legal && rule.table == RuleTable::Actions {
         for &(vt, t) in &type_ids {
-            let missing: Vec<usize> = (0..b.sm_names.len())
-                .filter(|&sm| set.contains(sm) && type_class[sm][vt as usize] == NO_CLASS)
-                .collect();
+            let missing: Vec<usize> = (0..b.sm_names.len()).filter(|&sm| set.contains(sm) && type_class[sm][vt as usize] == NO_CLASS).collect();
             if !missing.is_empty() {
                 let mut missing_set = SmSet(0);
                 for sm in missing {
@@ -2371,25 +1535,12 @@ fn resolve_one<'s>(
     match rule.table {
         RuleTable::Actions | RuleTable::CondCodes => {
             if type_ids.is_empty() {
-                return Err(b.err(
-                    DescErrorKind::Invalid("a rule needs a type list after `:`".into()),
-                    file,
-                    rule.line,
-                    rule.column,
-                ));
+                return Err(b.err(DescErrorKind::Invalid("a rule needs a type list after `:`".into()), file, rule.line, rule.column));
             }
             for &(k, kn) in &key_ids {
                 for &(t, _) in &type_ids {
                     if cells.iter().any(|&(ck, ct, _, _)| ck == k && ct == t) {
-                        return Err(b.err(
-                            DescErrorKind::Invalid(format!(
-                                "`{}` is named twice in this rule",
-                                kn.text
-                            )),
-                            file,
-                            kn.line,
-                            kn.column,
-                        ));
+                        return Err(b.err(DescErrorKind::Invalid(format!("`{}` is named twice in this rule", kn.text)), file, kn.line, kn.column));
                     }
                     cells.push((k, t, kn.line, kn.column));
                 }
@@ -2402,26 +1553,10 @@ fn resolve_one<'s>(
         }
     }
     let rule_index = b.add_rule(file, rule.line, &rule.text)?;
-    let cell_index = cells
-        .iter()
-        .enumerate()
-        .map(|(i, &(k, t, _, _))| ((k, t), i))
-        .collect();
+    let cell_index = cells.iter().enumerate().map(|(i, &(k, t, _, _))| ((k, t), i)).collect();
     let cell_wins = vec![0; cells.len()];
     let type_names = type_ids.iter().map(|&(t, n)| (t, n.clone())).collect();
-    Ok(ResolvedRule {
-        stmt: rule,
-        file,
-        set,
-        action,
-        detail,
-        rule_index,
-        cells,
-        cell_index,
-        cell_wins,
-        type_names,
-        wins: 0,
-    })
+    Ok(ResolvedRule { stmt: rule, file, set, action, detail, rule_index, cells, cell_index, cell_wins, type_names, wins: 0 })
 }
 
 /// Is `operand` of `sig` a bool (a type variable of class `bool`)?
@@ -2439,9 +1574,7 @@ fn placeholders(text: &str) -> Vec<&str> {
             rest = &rest[open + 2..];
             continue;
         }
-        let Some(close) = rest[open..].find('}') else {
-            break;
-        };
+        let Some(close) = rest[open..].find('}') else { break };
         out.push(&rest[open + 1..open + close]);
         rest = &rest[open + close + 1..];
     }
@@ -2458,23 +1591,12 @@ fn flag_field_known(group: &FlagGroupInfo, placeholder: &str) -> bool {
 
 fn literal_value(b: &Builder, text: &str, kind: &Name, file: usize) -> DescResult<i64> {
     text.parse::<i64>().map_err(|_| {
-        b.err(
-            DescErrorKind::Invalid(format!(
-                "`{}`: expected an integer value after the last `.`, found `{text}`",
-                kind.text
-            )),
-            file,
-            kind.line,
-            kind.column,
-        )
+        b.err(DescErrorKind::Invalid(format!("`{}`: expected an integer value after the last `.`, found `{text}`", kind.text)), file, kind.line, kind.column)
     })
 }
 
 /// Every `flags` statement, and the index of each group by name (without the `$`).
-fn build_flag_groups(
-    b: &mut Builder,
-    rule_files: &[(usize, Vec<Statement>)],
-) -> DescResult<(Vec<FlagGroupInfo>, HashMap<String, (u16, usize, usize)>)> {
+fn build_flag_groups(b: &mut Builder, rule_files: &[(usize, Vec<Statement>)]) -> DescResult<(Vec<FlagGroupInfo>, HashMap<String, (u16, usize, usize)>)> {
     let mut groups = Vec::new();
     let mut index: HashMap<String, (u16, usize, usize)> = HashMap::new();
     for (file, stmts) in rule_files {
@@ -2484,16 +1606,7 @@ fn build_flag_groups(
             let name = g.name.text.trim_start_matches('$').to_string();
             if let Some((_, f0, l0)) = index.get(&name) {
                 let first = format!("{}:{}", b.file(*f0).display, l0);
-                return Err(b.err(
-                    DescErrorKind::Duplicate {
-                        what: "flag group",
-                        name: g.name.text.clone(),
-                        first,
-                    },
-                    file,
-                    g.name.line,
-                    g.name.column,
-                ));
+                return Err(b.err(DescErrorKind::Duplicate { what: "flag group", name: g.name.text.clone(), first }, file, g.name.line, g.name.column));
             }
             let rule = b.add_rule(file, g.line, &g.text)?;
             let fields: Vec<&'static str> = g.fields.iter().map(|f| leak_str(&f.text)).collect();
@@ -2501,49 +1614,19 @@ fn build_flag_groups(
             let mut members: Vec<FlagMember> = Vec::new();
             for m in &g.members {
                 if m.texts.len() != arity {
-                    let expected = if fields.is_empty() {
-                        "one text".to_string()
-                    } else {
-                        format!("{} texts ({})", fields.len(), fields.join(", "))
-                    };
-                    return Err(b.err(
-                        DescErrorKind::Invalid(format!(
-                            "flag member `{}` has {} text(s), expected {expected}",
-                            m.flag.text,
-                            m.texts.len()
-                        )),
-                        file,
-                        m.flag.line,
-                        m.flag.column,
-                    ));
+                    let expected = if fields.is_empty() { "one text".to_string() } else { format!("{} texts ({})", fields.len(), fields.join(", ")) };
+                    return Err(b.err(DescErrorKind::Invalid(format!("flag member `{}` has {} text(s), expected {expected}", m.flag.text, m.texts.len())), file, m.flag.line, m.flag.column));
                 }
                 let sms = match &m.condition {
                     None => b.all_sms,
                     Some(c) => b.eval(c, file)?,
                 };
                 if sms.is_empty() {
-                    return Err(b.err(
-                        DescErrorKind::NeverApplies(format!(
-                            "flag member `{}`: its condition holds on no SM",
-                            m.flag.text
-                        )),
-                        file,
-                        m.flag.line,
-                        m.flag.column,
-                    ));
+                    return Err(b.err(DescErrorKind::NeverApplies(format!("flag member `{}`: its condition holds on no SM", m.flag.text)), file, m.flag.line, m.flag.column));
                 }
-                let flag = if m.flag.text == "_" {
-                    ""
-                } else {
-                    leak_str(&m.flag.text)
-                };
-                if let Some(other) = members
-                    .iter()
-                    .find(|o| o.flag == flag && o.sms & sms.0 != 0)
-                {
-                    let sm = (0..b.sm_names.len())
-                        .find(|&i| other.sms & sms.0 >> i & 1 == 1)
-                        .map_or("?", |i| b.sm_names[i].as_str());
+                let flag = if m.flag.text == "_" { "" } else { leak_str(&m.flag.text) };
+                if let Some(other) = members.iter().find(|o| o.flag == flag && o.sms & sms.0 != 0) {
+                    let sm = (0..b.sm_names.len()).find(|&i| other.sms & sms.0 >> i & 1 == 1).map_or("?", |i| b.sm_names[i].as_str());
                     return Err(b.err(
                         DescErrorKind::Invalid(format!("flag member `{}` applies twice on {sm}: members of one flag need disjoint `when` conditions", m.flag.text)),
                         file,
@@ -2552,25 +1635,11 @@ fn build_flag_groups(
                     ));
                 }
                 let min_ptx = m.condition.as_ref().map_or(0, |c| b.required_ptx(c));
-                let texts: Vec<&'static str> = m
-                    .texts
-                    .iter()
-                    .map(|(t, _, _)| leak_str(&t.replace("\\n", "\n")))
-                    .collect();
-                members.push(FlagMember {
-                    flag,
-                    texts: leak(texts),
-                    sms: sms.0,
-                    min_ptx,
-                    rule,
-                });
+                let texts: Vec<&'static str> = m.texts.iter().map(|(t, _, _)| leak_str(&t.replace("\\n", "\n"))).collect();
+                members.push(FlagMember { flag, texts: leak(texts), sms: sms.0, min_ptx, rule });
             }
             index.insert(name.clone(), (groups.len() as u16, file, g.line));
-            groups.push(FlagGroupInfo {
-                name: leak_str(&name),
-                fields: leak(fields),
-                members: leak(members),
-            });
+            groups.push(FlagGroupInfo { name: leak_str(&name), fields: leak(fields), members: leak(members) });
         }
     }
     Ok((groups, index))
@@ -2610,13 +1679,7 @@ impl Tree<'_> {
 
 /// Opcode properties that keep an instruction out of a nested node: absorbing it moves
 /// it to its user, which must not reorder an effect or a memory access.
-const NOT_NESTABLE: u16 = props::TERMINATOR
-    | props::SIDE_EFFECTS
-    | props::MAY_LOAD
-    | props::MAY_STORE
-    | props::CALL
-    | props::CONVERGENT
-    | props::BRANCH;
+const NOT_NESTABLE: u16 = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_LOAD | props::MAY_STORE | props::CALL | props::CONVERGENT | props::BRANCH;
 
 /// The signature operand that describes operand `j` (a variadic operand repeats).
 fn sig_slot(sig: &Signature, j: usize) -> Option<&SigOperand> {
@@ -2627,13 +1690,7 @@ fn sig_slot(sig: &Signature, j: usize) -> Option<&SigOperand> {
 }
 
 /// The operand kind a leaf written `name: kind` stands for. `bound` types bare operands.
-fn leaf_operand(
-    b: &Builder,
-    file: usize,
-    name: &Name,
-    kind: Option<&Name>,
-    type_or_bound: &dyn Fn(&Builder, Option<&Name>, &Name) -> DescResult<u8>,
-) -> DescResult<PatternOperand> {
+fn leaf_operand(b: &Builder, file: usize, name: &Name, kind: Option<&Name>, type_or_bound: &dyn Fn(&Builder, Option<&Name>, &Name) -> DescResult<u8>) -> DescResult<PatternOperand> {
     let k = kind.map(|k| k.text.as_str());
     Ok(match k {
         Some("imm") => PatternOperand::Imm(type_or_bound(b, None, name)?),
@@ -2650,15 +1707,7 @@ fn leaf_operand(
                 None => (None, Some(rest)),
             };
             let ty = match ty_text {
-                Some(t) => type_or_bound(
-                    b,
-                    Some(&Name {
-                        text: t.to_string(),
-                        column: kind.column + 4,
-                        ..kind.clone()
-                    }),
-                    name,
-                )?,
+                Some(t) => type_or_bound(b, Some(&Name { text: t.to_string(), column: kind.column + 4, ..kind.clone() }), name)?,
                 None => type_or_bound(b, None, name)?,
             };
             match constraint {
@@ -2730,20 +1779,10 @@ fn build_tree_args<'o>(
             rules::PatternArg::Leaf(name, kind) => {
                 let operand = leaf_operand(b, file, name, kind.as_ref(), type_or_bound)?;
                 if tree.operands.iter().any(|(n, _)| *n == name.text) {
-                    return Err(b.err(
-                        DescErrorKind::Invalid(format!(
-                            "operand name `{}` is used twice",
-                            name.text
-                        )),
-                        file,
-                        name.line,
-                        name.column,
-                    ));
+                    return Err(b.err(DescErrorKind::Invalid(format!("operand name `{}` is used twice", name.text)), file, name.line, name.column));
                 }
                 // A flag stands for a bool operand of the signature.
-                if operand == PatternOperand::Flag
-                    && !is_bool(&op.signature, op.signature.operands.get(position))
-                {
+                if operand == PatternOperand::Flag && !is_bool(&op.signature, op.signature.operands.get(position)) {
                     return Err(b.err(
                         DescErrorKind::Invalid(format!(
                             "`{}: flag` stands for an i1 operand, but operand {} of {} (`{}`) is not a bool",
@@ -2765,9 +1804,7 @@ fn build_tree_args<'o>(
                         name.column,
                     ));
                 }
-                tree.nodes[node]
-                    .args
-                    .push(NodeArg::Leaf(tree.operands.len() as u8));
+                tree.nodes[node].args.push(NodeArg::Leaf(tree.operands.len() as u8));
                 tree.nodes[node].arg_names.push(name.clone());
                 tree.operands.push((leak_str(&name.text), operand));
                 tree.leaf_names.push(name.clone());
@@ -2786,31 +1823,13 @@ fn build_tree_args<'o>(
                 flags.sort();
                 let Some(inner) = opcodes.iter().find(|o| o.name == base) else {
                     let candidates = opcodes.iter().map(|o| o.name).collect();
-                    return Err(b.err(
-                        b.unknown("opcode", base, candidates),
-                        file,
-                        n.opcode.line,
-                        n.opcode.column,
-                    ));
+                    return Err(b.err(b.unknown("opcode", base, candidates), file, n.opcode.line, n.opcode.column));
                 };
                 if let Some(bad) = flags.iter().find(|f| !inner.flags.contains(f)) {
-                    return Err(b.err(
-                        DescErrorKind::Invalid(format!(
-                            "{} has no flag `.{bad}` (it accepts: {})",
-                            inner.name,
-                            inner.flags.join(", ")
-                        )),
-                        file,
-                        n.opcode.line,
-                        n.opcode.column,
-                    ));
+                    return Err(b.err(DescErrorKind::Invalid(format!("{} has no flag `.{bad}` (it accepts: {})", inner.name, inner.flags.join(", "))), file, n.opcode.line, n.opcode.column));
                 }
                 if inner.props & NOT_NESTABLE != 0 {
-                    let what: Vec<&str> = props::NAMES
-                        .iter()
-                        .filter(|(_, bit)| inner.props & bit & NOT_NESTABLE != 0)
-                        .map(|(name, _)| *name)
-                        .collect();
+                    let what: Vec<&str> = props::NAMES.iter().filter(|(_, bit)| inner.props & bit & NOT_NESTABLE != 0).map(|(name, _)| *name).collect();
                     return Err(b.err(
                         DescErrorKind::Invalid(format!(
                             "{} cannot be a nested node ({}): absorbing it into its user would move it",
@@ -2822,12 +1841,7 @@ fn build_tree_args<'o>(
                         n.opcode.column,
                     ));
                 }
-                if inner
-                    .signature
-                    .operands
-                    .iter()
-                    .any(|o| o.kind == OperandKind::Block)
-                {
+                if inner.signature.operands.iter().any(|o| o.kind == OperandKind::Block) {
                     return Err(b.err(
                         DescErrorKind::Invalid(format!("{} (`{}`) cannot be a nested node: it names blocks (control flow stays where it is)", inner.name, inner.signature.text)),
                         file,
@@ -2844,103 +1858,53 @@ fn build_tree_args<'o>(
                     ));
                 }
                 let ty = match &n.ty {
-                    Some(t) => Some(b.type_id(&t.text).ok_or_else(|| {
-                        b.err(
-                            b.unknown("type", &t.text, b.types.iter().map(|t| t.name).collect()),
-                            file,
-                            t.line,
-                            t.column,
-                        )
-                    })?),
+                    Some(t) => Some(b.type_id(&t.text).ok_or_else(|| b.err(b.unknown("type", &t.text, b.types.iter().map(|t| t.name).collect()), file, t.line, t.column))?),
                     None => None,
                 };
                 if tree.nodes.len() >= u8::MAX as usize {
-                    return Err(b.err(
-                        DescErrorKind::Invalid("a pattern has at most 255 nodes".into()),
-                        file,
-                        n.opcode.line,
-                        n.opcode.column,
-                    ));
+                    return Err(b.err(DescErrorKind::Invalid("a pattern has at most 255 nodes".into()), file, n.opcode.line, n.opcode.column));
                 }
                 let index = tree.nodes.len();
                 tree.nodes[node].args.push(NodeArg::Node(index as u8));
                 tree.nodes[node].arg_names.push(n.opcode.clone());
-                tree.nodes.push(TreeNode {
-                    op: inner,
-                    name: n.opcode.clone(),
-                    flags,
-                    ty,
-                    shared: n.shared,
-                    args: Vec::new(),
-                    arg_names: Vec::new(),
-                });
+                tree.nodes.push(TreeNode { op: inner, name: n.opcode.clone(), flags, ty, shared: n.shared, args: Vec::new(), arg_names: Vec::new() });
                 build_tree_args(b, tree, index, &n.args, opcodes, type_or_bound)?;
             }
         }
     }
     if tree.operands.len() > u8::MAX as usize {
         let at = &tree.nodes[node].name;
-        return Err(b.err(
-            DescErrorKind::Invalid("a pattern has at most 255 operands".into()),
-            file,
-            at.line,
-            at.column,
-        ));
+        return Err(b.err(DescErrorKind::Invalid("a pattern has at most 255 operands".into()), file, at.line, at.column));
     }
     // Operand count, and each operand's kind, against the signature.
     let this = &tree.nodes[node];
     let count = this.args.len();
-    let fixed: Vec<_> = op
-        .signature
-        .operands
-        .iter()
-        .filter(|o| !o.variadic)
-        .collect();
+    let fixed: Vec<_> = op.signature.operands.iter().filter(|o| !o.variadic).collect();
     let required = fixed.iter().filter(|o| !o.optional).count();
     let variadic = op.signature.operands.iter().any(|o| o.variadic);
-    let values = this.args.last().is_some_and(
-        |a| matches!(a, NodeArg::Leaf(k) if tree.operands[*k as usize].1 == PatternOperand::Values),
-    );
+    let values = this.args.last().is_some_and(|a| matches!(a, NodeArg::Leaf(k) if tree.operands[*k as usize].1 == PatternOperand::Values));
     if (count < required && !values) || (!variadic && count > fixed.len()) {
         return Err(b.err(
-            DescErrorKind::Invalid(format!(
-                "{} takes {} operands (`{}`), the pattern gives {}",
-                op.name,
-                fixed.len(),
-                op.signature.text,
-                count
-            )),
+            DescErrorKind::Invalid(format!("{} takes {} operands (`{}`), the pattern gives {}", op.name, fixed.len(), op.signature.text, count)),
             file,
             this.name.line,
             this.name.column,
         ));
     }
     for (j, (arg, at)) in this.args.iter().zip(&this.arg_names).enumerate() {
-        let Some(slot) = sig_slot(&op.signature, j) else {
-            continue;
-        };
+        let Some(slot) = sig_slot(&op.signature, j) else { continue };
         let value_slot = matches!(slot.kind, OperandKind::TypeVar(_) | OperandKind::Fixed(_));
         let (fits, what) = match arg {
             NodeArg::Node(_) => (value_slot, "a nested node (a value)"),
             NodeArg::Leaf(k) => match tree.operands[*k as usize].1 {
                 PatternOperand::Values => (true, ""),
-                PatternOperand::Reg(_)
-                | PatternOperand::Imm(_)
-                | PatternOperand::ImmIs(..)
-                | PatternOperand::ImmRange(..)
-                | PatternOperand::LowMask(_)
-                | PatternOperand::Flag => (value_slot, "a value"),
-                PatternOperand::Literal | PatternOperand::LiteralIs(_) => (
-                    matches!(slot.kind, OperandKind::Imm | OperandKind::FloatImm),
-                    "a literal",
-                ),
-                PatternOperand::CondCode => {
-                    (slot.kind == OperandKind::CondCode, "a condition code")
+                PatternOperand::Reg(_) | PatternOperand::Imm(_) | PatternOperand::ImmIs(..) | PatternOperand::ImmRange(..) | PatternOperand::LowMask(_) | PatternOperand::Flag => {
+                    (value_slot, "a value")
                 }
+                PatternOperand::Literal | PatternOperand::LiteralIs(_) => (matches!(slot.kind, OperandKind::Imm | OperandKind::FloatImm), "a literal"),
+                PatternOperand::CondCode => (slot.kind == OperandKind::CondCode, "a condition code"),
                 PatternOperand::Block => (slot.kind == OperandKind::Block, "a block"),
-                PatternOperand::Symbol | PatternOperand::SymbolIs(_) => {
-                    (slot.kind == OperandKind::Symbol, "a symbol")
-                }
+                PatternOperand::Symbol | PatternOperand::SymbolIs(_) => (slot.kind == OperandKind::Symbol, "a symbol"),
             },
         };
         if !fits {
@@ -2978,72 +1942,33 @@ fn slot_text(kind: OperandKind) -> &'static str {
 /// takes one type per node, within its class, and a nested node's result is the type
 /// of the operand it stands for. Types propagate through the tree until nothing
 /// changes; a nested node whose type stays open needs `: TYPE`.
-fn infer_tree_types(
-    b: &Builder,
-    tree: &mut Tree<'_>,
-    results: &[PatternResult],
-    any_results: bool,
-) -> DescResult<()> {
+fn infer_tree_types(b: &Builder, tree: &mut Tree<'_>, results: &[PatternResult], any_results: bool) -> DescResult<()> {
     let file = tree.file;
     let type_name = |t: u8| b.types.iter().find(|x| x.id == t).map_or("?", |x| x.name);
     let in_class = |t: u8, class: TypeClass| -> bool {
-        let Some(info) = b.types.iter().find(|x| x.id == t) else {
-            return false;
-        };
+        let Some(info) = b.types.iter().find(|x| x.id == t) else { return false };
         let elem = b.types.iter().find(|x| x.id == info.elem);
         match class {
             TypeClass::Any => true,
-            TypeClass::Int => {
-                info.kind == TypeKind::Int
-                    || (info.kind == TypeKind::Vector
-                        && elem.is_some_and(|e| e.kind == TypeKind::Int))
-            }
+            TypeClass::Int => info.kind == TypeKind::Int || (info.kind == TypeKind::Vector && elem.is_some_and(|e| e.kind == TypeKind::Int)),
             TypeClass::ScalarInt => info.kind == TypeKind::Int,
-            TypeClass::Float => {
-                info.kind == TypeKind::Float
-                    || (info.kind == TypeKind::Vector
-                        && elem.is_some_and(|e| e.kind == TypeKind::Float))
-            }
+            TypeClass::Float => info.kind == TypeKind::Float || (info.kind == TypeKind::Vector && elem.is_some_and(|e| e.kind == TypeKind::Float)),
             TypeClass::ScalarFloat => info.kind == TypeKind::Float,
             TypeClass::Pointer => info.kind == TypeKind::Pointer,
             TypeClass::Vector => info.kind == TypeKind::Vector,
-            TypeClass::Bool => {
-                info.bits == 1 && info.kind == TypeKind::Int
-                    || (info.kind == TypeKind::Vector
-                        && elem.is_some_and(|e| e.kind == TypeKind::Int && e.bits == 1))
-            }
+            TypeClass::Bool => info.bits == 1 && info.kind == TypeKind::Int || (info.kind == TypeKind::Vector && elem.is_some_and(|e| e.kind == TypeKind::Int && e.bits == 1)),
         }
     };
-    let mut binds: Vec<Vec<Option<u8>>> = tree
-        .nodes
-        .iter()
-        .map(|n| vec![None; n.op.signature.type_vars.len()])
-        .collect();
+    let mut binds: Vec<Vec<Option<u8>>> = tree.nodes.iter().map(|n| vec![None; n.op.signature.type_vars.len()]).collect();
     // Binds a type variable of node `n` to `t`, or fails where the node's other operands
     // (or its class) disagree. `what` describes the operand, `at` locates it.
-    let bind = |binds: &mut Vec<Vec<Option<u8>>>,
-                tree: &Tree<'_>,
-                n: usize,
-                var: u8,
-                t: u8,
-                what: &str,
-                at: &Name|
-     -> DescResult<bool> {
+    let bind = |binds: &mut Vec<Vec<Option<u8>>>, tree: &Tree<'_>, n: usize, var: u8, t: u8, what: &str, at: &Name| -> DescResult<bool> {
         let sig = &tree.nodes[n].op.signature;
         let tv = sig.type_vars[var as usize];
         if !in_class(t, tv.class) {
-            let class = TypeClass::NAMES
-                .iter()
-                .find(|(_, c)| *c == tv.class)
-                .map_or("?", |(name, _)| name);
+            let class = TypeClass::NAMES.iter().find(|(_, c)| *c == tv.class).map_or("?", |(name, _)| name);
             return Err(b.err(
-                DescErrorKind::Invalid(format!(
-                    "{what} is {}, but {} (`{}`) needs {} of class `{class}` there",
-                    type_name(t),
-                    tree.nodes[n].op.name,
-                    sig.text,
-                    tv.name
-                )),
+                DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) needs {} of class `{class}` there", type_name(t), tree.nodes[n].op.name, sig.text, tv.name)),
                 file,
                 at.line,
                 at.column,
@@ -3076,9 +2001,7 @@ fn infer_tree_types(
             let sig = tree.nodes[n].op.signature;
             for j in 0..tree.nodes[n].args.len() {
                 let (arg, at) = (tree.nodes[n].args[j], tree.nodes[n].arg_names[j].clone());
-                let Some(slot) = sig_slot(&sig, j) else {
-                    continue;
-                };
+                let Some(slot) = sig_slot(&sig, j) else { continue };
                 let actual = tree.arg_type(arg);
                 let what = match arg {
                     NodeArg::Leaf(_) => format!("`{}`", at.text),
@@ -3110,13 +2033,7 @@ fn infer_tree_types(
                     OperandKind::Fixed(f) => match (actual, arg) {
                         (Some(t), _) if t != f => {
                             return Err(b.err(
-                                DescErrorKind::Invalid(format!(
-                                    "{what} is {}, but {} (`{}`) takes {} there",
-                                    type_name(t),
-                                    tree.nodes[n].op.name,
-                                    sig.text,
-                                    type_name(f)
-                                )),
+                                DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) takes {} there", type_name(t), tree.nodes[n].op.name, sig.text, type_name(f))),
                                 file,
                                 at.line,
                                 at.column,
@@ -3141,22 +2058,9 @@ fn infer_tree_types(
                     let PatternResult::Reg(t) = *r else { continue };
                     let what = format!("result {} of the pattern", k + 1);
                     match slot.kind {
-                        OperandKind::TypeVar(var) => {
-                            changed |= bind(&mut binds, tree, n, var, t, &what, &at)?
-                        }
+                        OperandKind::TypeVar(var) => changed |= bind(&mut binds, tree, n, var, t, &what, &at)?,
                         OperandKind::Fixed(f) if f != t => {
-                            return Err(b.err(
-                                DescErrorKind::Invalid(format!(
-                                    "{what} is {}, but {} (`{}`) gives {}",
-                                    type_name(t),
-                                    tree.nodes[n].op.name,
-                                    sig.text,
-                                    type_name(f)
-                                )),
-                                file,
-                                at.line,
-                                at.column,
-                            ))
+                            return Err(b.err(DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) gives {}", type_name(t), tree.nodes[n].op.name, sig.text, type_name(f))), file, at.line, at.column))
                         }
                         _ => {}
                     }
@@ -3164,9 +2068,7 @@ fn infer_tree_types(
             } else {
                 let what = format!("the result of the nested {}", tree.nodes[n].op.name);
                 match (sig.results[0].kind, tree.nodes[n].ty) {
-                    (OperandKind::TypeVar(var), Some(t)) => {
-                        changed |= bind(&mut binds, tree, n, var, t, &what, &at)?
-                    }
+                    (OperandKind::TypeVar(var), Some(t)) => changed |= bind(&mut binds, tree, n, var, t, &what, &at)?,
                     (OperandKind::TypeVar(var), None) => {
                         if let Some(t) = binds[n][var as usize] {
                             tree.nodes[n].ty = Some(t);
@@ -3174,18 +2076,7 @@ fn infer_tree_types(
                         }
                     }
                     (OperandKind::Fixed(f), Some(t)) if f != t => {
-                        return Err(b.err(
-                            DescErrorKind::Invalid(format!(
-                                "{what} is {}, but {} (`{}`) gives {}",
-                                type_name(t),
-                                tree.nodes[n].op.name,
-                                sig.text,
-                                type_name(f)
-                            )),
-                            file,
-                            at.line,
-                            at.column,
-                        ))
+                        return Err(b.err(DescErrorKind::Invalid(format!("{what} is {}, but {} (`{}`) gives {}", type_name(t), tree.nodes[n].op.name, sig.text, type_name(f))), file, at.line, at.column))
                     }
                     (OperandKind::Fixed(f), None) => {
                         tree.nodes[n].ty = Some(f);
@@ -3225,66 +2116,33 @@ fn build_patterns(
     for (file, stmts) in rule_files {
         let file = *file;
         for stmt in stmts {
-            let Statement::Pattern(p) = stmt else {
-                continue;
-            };
+            let Statement::Pattern(p) = stmt else { continue };
             // `LOAD.volatile`: the opcode and the flags the instruction must carry;
             // `ATOMIC_LOAD_ADD.$atom_scope`: a flag group.
             let mut parts = p.opcode.text.split('.');
             let base = parts.next().unwrap_or("");
-            let (group_parts, fixed_parts): (Vec<&str>, Vec<&str>) =
-                parts.partition(|f| f.starts_with('$'));
+            let (group_parts, fixed_parts): (Vec<&str>, Vec<&str>) = parts.partition(|f| f.starts_with('$'));
             let mut flags: Vec<&'static str> = fixed_parts.into_iter().map(leak_str).collect();
             flags.sort();
             let mut groups: Vec<u16> = Vec::new();
             for g in &group_parts {
                 let Some(&(gi, _, _)) = group_index.get(&g[1..]) else {
                     let candidates = flag_groups.iter().map(|x| x.name).collect();
-                    return Err(b.err(
-                        b.unknown("flag group", g, candidates),
-                        file,
-                        p.opcode.line,
-                        p.opcode.column,
-                    ));
+                    return Err(b.err(b.unknown("flag group", g, candidates), file, p.opcode.line, p.opcode.column));
                 };
                 if groups.contains(&gi) {
-                    return Err(b.err(
-                        DescErrorKind::Invalid(format!("flag group `{g}` is named twice")),
-                        file,
-                        p.opcode.line,
-                        p.opcode.column,
-                    ));
+                    return Err(b.err(DescErrorKind::Invalid(format!("flag group `{g}` is named twice")), file, p.opcode.line, p.opcode.column));
                 }
                 groups.push(gi);
             }
             let Some(op) = opcodes.iter().find(|o| o.name == base) else {
                 let candidates = opcodes.iter().map(|o| o.name).collect();
-                return Err(b.err(
-                    b.unknown("opcode", base, candidates),
-                    file,
-                    p.opcode.line,
-                    p.opcode.column,
-                ));
+                return Err(b.err(b.unknown("opcode", base, candidates), file, p.opcode.line, p.opcode.column));
             };
-            let group_flags = groups.iter().flat_map(|&g| {
-                flag_groups[g as usize]
-                    .members
-                    .iter()
-                    .map(|m| m.flag)
-                    .filter(|f| !f.is_empty())
-            });
-            if let Some(bad) = flags
-                .iter()
-                .copied()
-                .chain(group_flags.clone())
-                .find(|f| !op.flags.contains(f))
-            {
+            let group_flags = groups.iter().flat_map(|&g| flag_groups[g as usize].members.iter().map(|m| m.flag).filter(|f| !f.is_empty()));
+            if let Some(bad) = flags.iter().copied().chain(group_flags.clone()).find(|f| !op.flags.contains(f)) {
                 return Err(b.err(
-                    DescErrorKind::Invalid(format!(
-                        "{} has no flag `.{bad}` (it accepts: {})",
-                        op.name,
-                        op.flags.join(", ")
-                    )),
+                    DescErrorKind::Invalid(format!("{} has no flag `.{bad}` (it accepts: {})", op.name, op.flags.join(", "))),
                     file,
                     p.opcode.line,
                     p.opcode.column,
@@ -3293,12 +2151,7 @@ fn build_patterns(
             // A flag must tell which group (or fixed flag) it belongs to.
             let mut seen: Vec<&str> = flags.clone();
             for f in groups.iter().flat_map(|&g| {
-                let mut own: Vec<&str> = flag_groups[g as usize]
-                    .members
-                    .iter()
-                    .map(|m| m.flag)
-                    .filter(|f| !f.is_empty())
-                    .collect();
+                let mut own: Vec<&str> = flag_groups[g as usize].members.iter().map(|m| m.flag).filter(|f| !f.is_empty()).collect();
                 own.sort_unstable();
                 own.dedup();
                 own
@@ -3315,10 +2168,7 @@ fn build_patterns(
                     for t in m.texts {
                         for name in placeholders(t) {
                             let base_name = name.split('.').next().unwrap_or("");
-                            let later = groups[k + 1..].iter().any(|&h| {
-                                flag_groups[h as usize].name == base_name
-                                    && flag_field_known(&flag_groups[h as usize], name)
-                            });
+                            let later = groups[k + 1..].iter().any(|&h| flag_groups[h as usize].name == base_name && flag_field_known(&flag_groups[h as usize], name));
                             if !later {
                                 let (_, gf, gl) = group_index[group.name];
                                 return Err(b.err(
@@ -3343,102 +2193,43 @@ fn build_patterns(
             };
             let min_ptx = p.condition.as_ref().map_or(0, |c| b.required_ptx(c));
             if set.is_empty() {
-                return Err(b.err(
-                    DescErrorKind::NeverApplies("the pattern's condition holds on no SM".into()),
-                    file,
-                    p.line,
-                    p.column,
-                ));
+                return Err(b.err(DescErrorKind::NeverApplies("the pattern's condition holds on no SM".into()), file, p.line, p.column));
             }
             let rule = b.add_rule(file, p.line, &p.text)?;
             // No `for` clause: one instance, every operand typed explicitly.
-            let bindings: Vec<Option<(&Name, &str)>> = if p.bindings.is_empty() {
-                vec![None]
-            } else {
-                p.bindings
-                    .iter()
-                    .map(|(n, s)| Some((n, s.as_str())))
-                    .collect()
-            };
+            let bindings: Vec<Option<(&Name, &str)>> =
+                if p.bindings.is_empty() { vec![None] } else { p.bindings.iter().map(|(n, s)| Some((n, s.as_str()))).collect() };
             for binding in bindings {
                 let bound = match binding {
                     None => None,
                     Some((name, suffix)) => {
                         let Some(vt) = b.type_id(&name.text) else {
                             let candidates = b.types.iter().map(|t| t.name).collect();
-                            return Err(b.err(
-                                b.unknown("type", &name.text, candidates),
-                                file,
-                                name.line,
-                                name.column,
-                            ));
+                            return Err(b.err(b.unknown("type", &name.text, candidates), file, name.line, name.column));
                         };
                         Some((vt, name, suffix))
                     }
                 };
-                let type_or_bound =
-                    |b: &Builder, kind: Option<&Name>, what: &Name| -> DescResult<u8> {
-                        match kind {
-                            Some(k) => b.type_id(&k.text).ok_or_else(|| {
-                                b.err(
-                                    b.unknown(
-                                        "operand kind or type",
-                                        &k.text,
-                                        b.types
-                                            .iter()
-                                            .map(|t| t.name)
-                                            .chain(["imm", "lit", "cc", "bb", "sym", "flag"])
-                                            .collect(),
-                                    ),
-                                    file,
-                                    k.line,
-                                    k.column,
-                                )
-                            }),
-                            None => bound.map(|(vt, _, _)| vt).ok_or_else(|| {
-                                b.err(
-                                    DescErrorKind::Invalid(format!(
-                                        "operand `{}` needs a type (`{}: i32`) or a `for` clause",
-                                        what.text, what.text
-                                    )),
-                                    file,
-                                    what.line,
-                                    what.column,
-                                )
-                            }),
-                        }
-                    };
-                // The tree: nodes in preorder (the root first), leaves in preorder.
-                let mut tree = Tree {
-                    file,
-                    operands: Vec::new(),
-                    leaf_names: Vec::new(),
-                    nodes: Vec::new(),
+                let type_or_bound = |b: &Builder, kind: Option<&Name>, what: &Name| -> DescResult<u8> {
+                    match kind {
+                        Some(k) => b.type_id(&k.text).ok_or_else(|| {
+                            b.err(b.unknown("operand kind or type", &k.text, b.types.iter().map(|t| t.name).chain(["imm", "lit", "cc", "bb", "sym", "flag"]).collect()), file, k.line, k.column)
+                        }),
+                        None => bound.map(|(vt, _, _)| vt).ok_or_else(|| {
+                            b.err(DescErrorKind::Invalid(format!("operand `{}` needs a type (`{}: i32`) or a `for` clause", what.text, what.text)), file, what.line, what.column)
+                        }),
+                    }
                 };
-                tree.nodes.push(TreeNode {
-                    op,
-                    name: p.opcode.clone(),
-                    flags: flags.clone(),
-                    ty: None,
-                    shared: false,
-                    args: Vec::new(),
-                    arg_names: Vec::new(),
-                });
-                build_tree_args(
-                    b,
-                    &mut tree,
-                    0,
-                    &p.args,
-                    opcodes,
-                    &|b: &Builder, kind: Option<&Name>, what: &Name| type_or_bound(b, kind, what),
-                )?;
+                // The tree: nodes in preorder (the root first), leaves in preorder.
+                let mut tree = Tree { file, operands: Vec::new(), leaf_names: Vec::new(), nodes: Vec::new() };
+                tree.nodes.push(TreeNode { op, name: p.opcode.clone(), flags: flags.clone(), ty: None, shared: false, args: Vec::new(), arg_names: Vec::new() });
+                build_tree_args(b, &mut tree, 0, &p.args, opcodes, &|b: &Builder, kind: Option<&Name>, what: &Name| type_or_bound(b, kind, what))?;
                 let any_results = p.results.len() == 1 && p.results[0].text == "values";
                 let mut results = Vec::new();
                 match p.results.as_slice() {
                     [r] if r.text == "none" || r.text == "values" => {}
                     [] => {
-                        let single =
-                            op.signature.results.len() == 1 && !op.signature.results[0].variadic;
+                        let single = op.signature.results.len() == 1 && !op.signature.results[0].variadic;
                         if single {
                             results.push(PatternResult::Reg(type_or_bound(b, None, &p.name)?));
                         }
@@ -3451,11 +2242,7 @@ fn build_patterns(
                                     "{} has {} result{} (`{}`), the pattern gives {}",
                                     op.name,
                                     op.signature.results.len(),
-                                    if op.signature.results.len() == 1 {
-                                        ""
-                                    } else {
-                                        "s"
-                                    },
+                                    if op.signature.results.len() == 1 { "" } else { "s" },
                                     op.signature.text,
                                     list.len()
                                 )),
@@ -3465,9 +2252,7 @@ fn build_patterns(
                             ));
                         }
                         for r in list {
-                            if r.text == "flag"
-                                && !is_bool(&op.signature, op.signature.results.get(results.len()))
-                            {
+                            if r.text == "flag" && !is_bool(&op.signature, op.signature.results.get(results.len())) {
                                 return Err(b.err(
                                     DescErrorKind::Invalid(format!("result {} of {} (`{}`) is not a bool, so it cannot be a flag", results.len() + 1, op.name, op.signature.text)),
                                     file,
@@ -3477,11 +2262,7 @@ fn build_patterns(
                             }
                             // `T` is the `for` clause's type (`-> (T, T)` for a pair of them).
                             let kind = if r.text == "T" { None } else { Some(r) };
-                            results.push(if r.text == "flag" {
-                                PatternResult::Flag
-                            } else {
-                                PatternResult::Reg(type_or_bound(b, kind, r)?)
-                            });
+                            results.push(if r.text == "flag" { PatternResult::Flag } else { PatternResult::Reg(type_or_bound(b, kind, r)?) });
                         }
                     }
                 }
@@ -3494,31 +2275,12 @@ fn build_patterns(
                 // Registers must exist where the pattern applies.
                 let regs = operands
                     .iter()
-                    .filter_map(|(_, o)| {
-                        if let PatternOperand::Reg(t) = o {
-                            Some(*t)
-                        } else {
-                            None
-                        }
-                    })
-                    .chain(results.iter().filter_map(|r| {
-                        if let PatternResult::Reg(t) = r {
-                            Some(*t)
-                        } else {
-                            None
-                        }
-                    }))
+                    .filter_map(|(_, o)| if let PatternOperand::Reg(t) = o { Some(*t) } else { None })
+                    .chain(results.iter().filter_map(|r| if let PatternResult::Reg(t) = r { Some(*t) } else { None }))
                     .chain(tree.nodes.iter().filter_map(|n| n.ty));
                 for t in regs {
-                    if let Some(sm) = (0..b.sm_names.len())
-                        .find(|&sm| set.contains(sm) && type_class[sm][t as usize] == NO_CLASS)
-                    {
-                        let ty = b
-                            .types
-                            .iter()
-                            .find(|x| x.id == t)
-                            .map(|x| x.name)
-                            .unwrap_or("?");
+                    if let Some(sm) = (0..b.sm_names.len()).find(|&sm| set.contains(sm) && type_class[sm][t as usize] == NO_CLASS) {
+                        let ty = b.types.iter().find(|x| x.id == t).map(|x| x.name).unwrap_or("?");
                         return Err(b.err(
                             DescErrorKind::Invalid(format!("the pattern uses `{ty}` registers on {}, where `{ty}` is not a register type (add a `when` condition)", b.sm_names[sm])),
                             file,
@@ -3535,15 +2297,8 @@ fn build_patterns(
                     };
                     let Some(row) = row else { continue };
                     let cell = OPCODE_STRIDE * row as usize + node.op.id as usize;
-                    if !(0..b.sm_names.len()).any(|sm| {
-                        set.contains(sm) && actions[sm].get(cell) == Some(&(Action::Legal as u8))
-                    }) {
-                        let ty = b
-                            .types
-                            .iter()
-                            .find(|x| x.id == row)
-                            .map(|x| x.name)
-                            .unwrap_or("?");
+                    if !(0..b.sm_names.len()).any(|sm| set.contains(sm) && actions[sm].get(cell) == Some(&(Action::Legal as u8))) {
+                        let ty = b.types.iter().find(|x| x.id == row).map(|x| x.name).unwrap_or("?");
                         return Err(b.err(
                             DescErrorKind::NeverApplies(format!(
                                 "the nested {} on {ty} is not Legal on any SM where the pattern applies ({}), so no instruction can match it",
@@ -3560,9 +2315,7 @@ fn build_patterns(
                 let template = match bound {
                     Some((vt, _, _)) => {
                         let ty = b.types.iter().find(|t| t.id == vt).map_or("?", |t| t.name);
-                        p.template
-                            .replace("{tmp.T}", &format!("{{tmp.{ty}}}"))
-                            .replace("{tmp.T.", &format!("{{tmp.{ty}."))
+                        p.template.replace("{tmp.T}", &format!("{{tmp.{ty}}}")).replace("{tmp.T.", &format!("{{tmp.{ty}."))
                     }
                     None => p.template.clone(),
                 };
@@ -3570,47 +2323,23 @@ fn build_patterns(
                 let mut rest = template.as_str();
                 let mut offset = 0;
                 loop {
-                    let (Some(open), brace) = (
-                        rest.find(['{', '}']),
-                        rest.find(['{', '}']).map(|i| &rest[i..]),
-                    ) else {
-                        break;
-                    };
+                    let (Some(open), brace) = (rest.find(['{', '}']), rest.find(['{', '}']).map(|i| &rest[i..])) else { break };
                     if brace.is_some_and(|r| r.starts_with("{{") || r.starts_with("}}")) {
                         offset += open + 2;
                         rest = &rest[open + 2..];
                         continue;
                     }
                     if brace.is_some_and(|r| r.starts_with('}')) {
-                        return Err(b.err(
-                            DescErrorKind::Invalid(
-                                "unmatched `}` in template (write `}}` for a brace)".into(),
-                            ),
-                            file,
-                            p.template_line,
-                            p.template_column + offset + open,
-                        ));
+                        return Err(b.err(DescErrorKind::Invalid("unmatched `}` in template (write `}}` for a brace)".into()), file, p.template_line, p.template_column + offset + open));
                     }
                     let Some(close) = rest[open..].find('}') else {
-                        return Err(b.err(
-                            DescErrorKind::Invalid("unclosed `{` in template".into()),
-                            file,
-                            p.template_line,
-                            p.template_column + offset + open,
-                        ));
+                        return Err(b.err(DescErrorKind::Invalid("unclosed `{` in template".into()), file, p.template_line, p.template_column + offset + open));
                     };
                     let name = &rest[open + 1..open + close];
-                    let scratch_type = name
-                        .strip_prefix("tmp.")
-                        .map(|t| b.type_id(scratch_type_name(t)));
+                    let scratch_type = name.strip_prefix("tmp.").map(|t| b.type_id(scratch_type_name(t)));
                     // `{d1}` is a result unless an operand has that name.
-                    let result_index = name
-                        .strip_prefix('d')
-                        .and_then(|n| n.parse::<usize>().ok())
-                        .filter(|_| !operands.iter().any(|(n, _)| *n == name));
-                    let flag = operands
-                        .iter()
-                        .any(|(n, o)| *n == name && *o == PatternOperand::Flag);
+                    let result_index = name.strip_prefix('d').and_then(|n| n.parse::<usize>().ok()).filter(|_| !operands.iter().any(|(n, _)| *n == name));
+                    let flag = operands.iter().any(|(n, o)| *n == name && *o == PatternOperand::Flag);
                     if flag {
                         return Err(b.err(
                             DescErrorKind::Invalid(format!("`{name}` is a flag: the hardware carries it, so the template cannot name it")),
@@ -3622,30 +2351,17 @@ fn build_patterns(
                     let known = match name {
                         _ if scratch_type.is_some() => scratch_type.flatten().is_some(),
                         "d" => result.is_some(),
-                        _ if result_index.is_some() => result_index.is_some_and(|i| {
-                            i > 0 && matches!(results.get(i), Some(PatternResult::Reg(_)))
-                        }),
+                        _ if result_index.is_some() => result_index.is_some_and(|i| i > 0 && matches!(results.get(i), Some(PatternResult::Reg(_)))),
                         "T" => bound.is_some(),
-                        "cc" | "ccs" => {
-                            operands.iter().any(|(_, o)| *o == PatternOperand::CondCode)
-                        }
+                        "cc" | "ccs" => operands.iter().any(|(_, o)| *o == PatternOperand::CondCode),
                         "param" => op.name == "ARG",
                         // The frame object a FRAME_INDEX node names, as its depot address.
                         "frame" => tree.nodes.iter().any(|n| n.op.name == "FRAME_INDEX"),
-                        _ if groups
-                            .iter()
-                            .any(|&g| flag_field_known(&flag_groups[g as usize], name)) =>
-                        {
-                            true
-                        }
+                        _ if groups.iter().any(|&g| flag_field_known(&flag_groups[g as usize], name)) => true,
                         _ => operands.iter().any(|(n, _)| *n == name),
                     };
                     if !known {
-                        let names: Vec<String> = operands
-                            .iter()
-                            .filter(|(_, o)| *o != PatternOperand::Flag)
-                            .map(|(n, _)| format!("{{{n}}}"))
-                            .collect();
+                        let names: Vec<String> = operands.iter().filter(|(_, o)| *o != PatternOperand::Flag).map(|(n, _)| format!("{{{n}}}")).collect();
                         return Err(b.err(
                             DescErrorKind::Invalid(format!(
                                 "unknown template placeholder `{{{name}}}` (this pattern has {}{}{}{}{})",
@@ -3674,56 +2390,23 @@ fn build_patterns(
                 // that does not name it drops an input of an absorbed instruction (fixed
                 // values, flags and an ARG's index, which `{param}` names, say nothing more).
                 // A one-node pattern may ignore an operand (the mask of a mask-less shfl).
-                let used = if tree.nodes.len() > 1 {
-                    placeholders(&template)
-                } else {
-                    Vec::new()
-                };
+                let used = if tree.nodes.len() > 1 { placeholders(&template) } else { Vec::new() };
                 let cc_named = used.iter().any(|u| *u == "cc" || *u == "ccs");
                 for ((leaf, kind), name) in operands.iter().zip(&tree.leaf_names) {
                     let silent = match kind {
-                        PatternOperand::ImmIs(..)
-                        | PatternOperand::LiteralIs(_)
-                        | PatternOperand::SymbolIs(_)
-                        | PatternOperand::Flag => true,
+                        PatternOperand::ImmIs(..) | PatternOperand::LiteralIs(_) | PatternOperand::SymbolIs(_) | PatternOperand::Flag => true,
                         PatternOperand::CondCode => cc_named,
-                        PatternOperand::Literal => {
-                            (op.name == "ARG" && used.contains(&"param")) || used.contains(&"frame")
-                        }
+                        PatternOperand::Literal => (op.name == "ARG" && used.contains(&"param")) || used.contains(&"frame"),
                         _ => p.hook.is_some(),
                     };
                     if tree.nodes.len() > 1 && !silent && !used.contains(leaf) {
-                        return Err(b.err(
-                            DescErrorKind::Invalid(format!(
-                                "operand `{leaf}` is not used by the template (write `{{{leaf}}}`)"
-                            )),
-                            file,
-                            name.line,
-                            name.column,
-                        ));
+                        return Err(b.err(DescErrorKind::Invalid(format!("operand `{leaf}` is not used by the template (write `{{{leaf}}}`)")), file, name.line, name.column));
                     }
                 }
-                if operands
-                    .iter()
-                    .filter(|(_, k)| *k == PatternOperand::CondCode)
-                    .count()
-                    > 1
-                {
-                    let second = operands
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, (_, k))| *k == PatternOperand::CondCode)
-                        .nth(1)
-                        .map_or(0, |(i, _)| i);
+                if operands.iter().filter(|(_, k)| *k == PatternOperand::CondCode).count() > 1 {
+                    let second = operands.iter().enumerate().filter(|(_, (_, k))| *k == PatternOperand::CondCode).nth(1).map_or(0, |(i, _)| i);
                     let at = &tree.leaf_names[second];
-                    return Err(b.err(
-                        DescErrorKind::Invalid(
-                            "a pattern takes at most one condition code (`{cc}` names it)".into(),
-                        ),
-                        file,
-                        at.line,
-                        at.column,
-                    ));
+                    return Err(b.err(DescErrorKind::Invalid("a pattern takes at most one condition code (`{cc}` names it)".into()), file, at.line, at.column));
                 }
                 let name = match bound {
                     Some((_, ty, _)) => format!("{}_{}", p.name.text, ty.text),
@@ -3731,16 +2414,7 @@ fn build_patterns(
                 };
                 if let Some((f0, l0)) = first_seen.get(&name) {
                     let first = format!("{}:{}", b.file(*f0).display, l0);
-                    return Err(b.err(
-                        DescErrorKind::Duplicate {
-                            what: "machine instruction",
-                            name,
-                            first,
-                        },
-                        file,
-                        p.name.line,
-                        p.name.column,
-                    ));
+                    return Err(b.err(DescErrorKind::Duplicate { what: "machine instruction", name, first }, file, p.name.line, p.name.column));
                 }
                 if let Some(generic) = opcodes.iter().find(|o| o.name == name) {
                     return Err(b.err(
@@ -3758,10 +2432,7 @@ fn build_patterns(
                 let priority = operands
                     .iter()
                     .map(|(_, o)| match o {
-                        PatternOperand::Imm(_)
-                        | PatternOperand::LiteralIs(_)
-                        | PatternOperand::ImmRange(..)
-                        | PatternOperand::LowMask(_) => 1,
+                        PatternOperand::Imm(_) | PatternOperand::LiteralIs(_) | PatternOperand::ImmRange(..) | PatternOperand::LowMask(_) => 1,
                         PatternOperand::ImmIs(..) => 2,
                         _ => 0,
                     })
@@ -3772,18 +2443,7 @@ fn build_patterns(
                     flags: leak(flags.clone()),
                     flag_groups: leak(groups.clone()),
                     operands: leak(operands),
-                    nodes: leak(
-                        tree.nodes
-                            .iter()
-                            .map(|n| PatternNode {
-                                opcode: n.op.id,
-                                flags: leak(n.flags.clone()),
-                                ty: n.ty,
-                                args: leak(n.args.clone()),
-                                shared: n.shared,
-                            })
-                            .collect(),
-                    ),
+                    nodes: leak(tree.nodes.iter().map(|n| PatternNode { opcode: n.op.id, flags: leak(n.flags.clone()), ty: n.ty, args: leak(n.args.clone()), shared: n.shared }).collect()),
                     results: leak(results),
                     sms: set.0,
                     min_ptx,

@@ -18,17 +18,9 @@ pub enum DescErrorKind {
     #[error("rule syntax error: expected {expected}, found {found}")]
     RuleSyntax { expected: String, found: String },
     #[error("unknown {what} `{name}`{}", suggestion_suffix(.suggestions))]
-    Unknown {
-        what: &'static str,
-        name: String,
-        suggestions: Vec<String>,
-    },
+    Unknown { what: &'static str, name: String, suggestions: Vec<String> },
     #[error("duplicate {what} `{name}` (first defined at {first})")]
-    Duplicate {
-        what: &'static str,
-        name: String,
-        first: String,
-    },
+    Duplicate { what: &'static str, name: String, first: String },
     #[error("{0}")]
     Invalid(String),
     #[error("rule conflicts with the rule at {other}, and neither is more specific: on {sm}, {op} on {ty} would be both `{this_action}` and `{other_action}` (this rule applies on {this_sms}; the other on {other_sms})")]
@@ -52,14 +44,7 @@ fn suggestion_suffix(suggestions: &[String]) -> String {
     if suggestions.is_empty() {
         String::new()
     } else {
-        format!(
-            " (did you mean {}?)",
-            suggestions
-                .iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!(" (did you mean {}?)", suggestions.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
     }
 }
 
@@ -78,23 +63,13 @@ pub struct DescError {
 
 impl fmt::Display for DescError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.kind
-        )
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.kind)
     }
 }
 
 impl DescError {
     pub fn new(kind: DescErrorKind, file: &str, line: usize, column: usize) -> DescError {
-        DescError {
-            kind,
-            file: file.to_string(),
-            line: line.max(1),
-            column: column.max(1),
-            text: None,
-        }
+        DescError { kind, file: file.to_string(), line: line.max(1), column: column.max(1), text: None }
     }
 
     /// Byte offset of the error position in `text`.
@@ -102,11 +77,8 @@ impl DescError {
         let mut offset = 0;
         for (index, line) in text.split_inclusive('\n').enumerate() {
             if index + 1 == self.line {
-                let column_bytes: usize = line
-                    .chars()
-                    .take(self.column.saturating_sub(1))
-                    .map(char::len_utf8)
-                    .sum();
+                let column_bytes: usize =
+                    line.chars().take(self.column.saturating_sub(1)).map(char::len_utf8).sum();
                 return (offset + column_bytes).min(text.len());
             }
             offset += line.len();
@@ -148,47 +120,20 @@ pub type DescResult<T> = Result<T, DescError>;
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut scored: Vec<(f64, &str)> = candidates
         .into_iter()
-        .map(|c| {
-            (
-                strsim::normalized_damerau_levenshtein(
-                    &name.to_ascii_lowercase(),
-                    &c.to_ascii_lowercase(),
-                ),
-                c,
-            )
-        })
+        .map(|c| (strsim::normalized_damerau_levenshtein(&name.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))
         .filter(|(score, _)| *score >= 0.5)
         .collect();
-    scored.sort_by(|a, b| {
-        b.0.partial_cmp(&a.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.1.cmp(b.1))
-    });
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, c)| c.to_string())
-        .collect()
+    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(b.1)));
+    scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
 }
 
 /// ` (did you mean `a`, `b`?)` for the names closest to `name`, or nothing. `style`
 /// writes each suggestion: `|n| format!("`{n}`")`, `|n| format!("@{n}")`.
-pub fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-    style: impl Fn(&str) -> String,
-) -> String {
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>, style: impl Fn(&str) -> String) -> String {
     let suggestions = closest(name, candidates);
     if suggestions.is_empty() {
         String::new()
     } else {
-        format!(
-            " (did you mean {}?)",
-            suggestions
-                .iter()
-                .map(|s| style(s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!(" (did you mean {}?)", suggestions.iter().map(|s| style(s)).collect::<Vec<_>>().join(", "))
     }
 }

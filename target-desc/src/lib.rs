@@ -54,42 +54,16 @@ pub fn load_dir(dir: &Path, display_prefix: &str) -> DescResult<Loaded> {
                 std::io::ErrorKind::NotFound => "no such file".to_string(),
                 _ => e.to_string(),
             };
-            DescError::new(
-                DescErrorKind::Io(format!("`{name}`: {reason}")),
-                &display(name),
-                1,
-                1,
-            )
+            DescError::new(DescErrorKind::Io(format!("`{name}`: {reason}")), &display(name), 1, 1)
         })?;
-        Ok((
-            SourceFile {
-                display: display(name),
-                text: Arc::from(text),
-            },
-            path,
-        ))
+        Ok((SourceFile { display: display(name), text: Arc::from(text) }, path))
     };
     let (manifest, manifest_path) = read("target.yaml")?;
     let parsed: syntax::Manifest = serde_yaml::from_str(&manifest.text).map_err(|e| {
-        let (line, column) = build::clamp_position(
-            &manifest.text,
-            e.location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((1, 1)),
-        );
+        let (line, column) = build::clamp_position(&manifest.text, e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1)));
         let message = e.to_string();
-        let message = message
-            .split(" at line ")
-            .next()
-            .unwrap_or(&message)
-            .to_string();
-        DescError {
-            kind: DescErrorKind::Yaml(message),
-            file: manifest.display.clone(),
-            line,
-            column,
-            text: Some(manifest.text.clone()),
-        }
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        DescError { kind: DescErrorKind::Yaml(message), file: manifest.display.clone(), line, column, text: Some(manifest.text.clone()) }
     })?;
     let mut files = Vec::new();
     let mut paths = vec![manifest_path];

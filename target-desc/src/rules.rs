@@ -24,11 +24,7 @@ pub struct Name {
 impl Name {
     fn from_pair(pair: &Pair<'_, Rule>) -> Name {
         let (line, column) = pair.as_span().start_pos().line_col();
-        Name {
-            text: pair.as_str().to_string(),
-            line,
-            column,
-        }
+        Name { text: pair.as_str().to_string(), line, column }
     }
 
     pub fn is_set(&self) -> bool {
@@ -157,37 +153,24 @@ pub struct FlagMemberStmt {
 
 #[derive(Debug, Clone)]
 pub enum Statement {
-    Set {
-        name: Name,
-        items: Vec<Name>,
-    },
+    Set { name: Name, items: Vec<Name> },
     Flags(FlagsStmt),
     Pattern(PatternStmt),
-    Default {
-        condcode: bool,
-        action: ActionSpec,
-        line: usize,
-        column: usize,
-        text: String,
-    },
+    Default { condcode: bool, action: ActionSpec, line: usize, column: usize, text: String },
     Rule(RuleStmt),
 }
 
 /// Parses a `.rules` file.
 pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
     let mut pairs = RuleParser::parse(Rule::file, text).map_err(|e| syntax_error(e, file, text))?;
-    let file_pair = pairs
-        .next()
-        .expect("the file rule always produces one pair");
+    let file_pair = pairs.next().expect("the file rule always produces one pair");
     let mut out = Vec::new();
     for pair in file_pair.into_inner() {
         let (line, column) = pair.as_span().start_pos().line_col();
         let text = collapse(pair.as_str());
         match pair.as_rule() {
             Rule::set_stmt => {
-                let mut inner = pair
-                    .into_inner()
-                    .filter(|p| matches!(p.as_rule(), Rule::set_ref | Rule::name_list));
+                let mut inner = pair.into_inner().filter(|p| matches!(p.as_rule(), Rule::set_ref | Rule::name_list));
                 let name = Name::from_pair(&inner.next().expect("set name"));
                 let items = names(inner.next().expect("set items"));
                 out.push(Statement::Set { name, items });
@@ -202,20 +185,10 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
                         _ => {}
                     }
                 }
-                out.push(Statement::Default {
-                    condcode,
-                    action,
-                    line,
-                    column,
-                    text,
-                });
+                out.push(Statement::Default { condcode, action, line, column, text });
             }
             Rule::rule | Rule::cc_rule | Rule::one_dim_rule => {
-                let mut table = if pair.as_rule() == Rule::cc_rule {
-                    RuleTable::CondCodes
-                } else {
-                    RuleTable::Actions
-                };
+                let mut table = if pair.as_rule() == Rule::cc_rule { RuleTable::CondCodes } else { RuleTable::Actions };
                 let mut action = ActionSpec::Expand;
                 let mut lists = Vec::new();
                 let mut condition = None;
@@ -235,20 +208,9 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
                 let mut lists = lists.into_iter();
                 let keys = lists.next().unwrap_or_default();
                 let types = lists.next().unwrap_or_default();
-                out.push(Statement::Rule(RuleStmt {
-                    table,
-                    action,
-                    keys,
-                    types,
-                    condition,
-                    line,
-                    column,
-                    text,
-                }));
+                out.push(Statement::Rule(RuleStmt { table, action, keys, types, condition, line, column, text }));
             }
-            Rule::pattern_stmt => {
-                out.push(Statement::Pattern(parse_pattern(pair, line, column, text)))
-            }
+            Rule::pattern_stmt => out.push(Statement::Pattern(parse_pattern(pair, line, column, text))),
             Rule::flags_stmt => out.push(Statement::Flags(parse_flags(pair, line, column, text))),
             Rule::EOI => {}
             other => unreachable!("unexpected statement {other:?}"),
@@ -269,31 +231,20 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let mut hook = None;
     for p in pair.into_inner() {
         match p.as_rule() {
-            Rule::hook => {
-                hook = p
-                    .into_inner()
-                    .find(|x| x.as_rule() == Rule::ident)
-                    .map(|x| Name::from_pair(&x))
-            }
+            Rule::hook => hook = p.into_inner().find(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x)),
             Rule::ident if after_arrow => {
                 results.push(Name::from_pair(&p));
                 after_arrow = false;
             }
             Rule::result_list => {
-                results.extend(
-                    p.into_inner()
-                        .filter(|x| x.as_rule() == Rule::ident)
-                        .map(|x| Name::from_pair(&x)),
-                );
+                results.extend(p.into_inner().filter(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x)));
                 after_arrow = false;
             }
             Rule::ident | Rule::pattern_op => idents.push(Name::from_pair(&p)),
             Rule::arrow => after_arrow = true,
             Rule::for_clause => {
                 for b in p.into_inner().filter(|b| b.as_rule() == Rule::binding) {
-                    let mut inner = b
-                        .into_inner()
-                        .filter(|x| matches!(x.as_rule(), Rule::ident | Rule::suffix));
+                    let mut inner = b.into_inner().filter(|x| matches!(x.as_rule(), Rule::ident | Rule::suffix));
                     let ty = Name::from_pair(&inner.next().expect("binding type"));
                     let suffix = inner.next().expect("binding suffix").as_str().to_string();
                     bindings.push((ty, suffix));
@@ -317,42 +268,19 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
     let mut idents = idents.into_iter();
     let name = idents.next().expect("pattern name");
     let opcode = idents.next().expect("pattern opcode");
-    PatternStmt {
-        name,
-        bindings,
-        opcode,
-        args,
-        results,
-        condition,
-        template,
-        template_line,
-        template_column,
-        hook,
-        line,
-        column,
-        text,
-    }
+    PatternStmt { name, bindings, opcode, args, results, condition, template, template_line, template_column, hook, line, column, text }
 }
 
 /// The operands of a pattern node (`pattern_args`), nested nodes included.
 fn parse_args(pair: Pair<'_, Rule>) -> Vec<PatternArg> {
     let mut args = Vec::new();
-    for a in pair
-        .into_inner()
-        .filter(|a| a.as_rule() == Rule::pattern_arg)
-    {
+    for a in pair.into_inner().filter(|a| a.as_rule() == Rule::pattern_arg) {
         let first = a.clone().into_inner().next();
         match first.as_ref().map(|x| x.as_rule()) {
             Some(Rule::symbol_arg) => {
                 // A fixed symbol: the name is the symbol, the kind is `@`.
                 let name = Name::from_pair(first.as_ref().expect("matched Some"));
-                args.push(PatternArg::Leaf(
-                    name.clone(),
-                    Some(Name {
-                        text: "@".into(),
-                        ..name
-                    }),
-                ));
+                args.push(PatternArg::Leaf(name.clone(), Some(Name { text: "@".into(), ..name })));
             }
             Some(Rule::pattern_node) => {
                 let node = first.expect("matched Some");
@@ -369,12 +297,7 @@ fn parse_args(pair: Pair<'_, Rule>) -> Vec<PatternArg> {
                         _ => {}
                     }
                 }
-                args.push(PatternArg::Node(PatternNode {
-                    opcode: opcode.expect("node opcode"),
-                    args: inner_args,
-                    ty,
-                    shared,
-                }));
+                args.push(PatternArg::Node(PatternNode { opcode: opcode.expect("node opcode"), args: inner_args, ty, shared }));
             }
             _ => {
                 let mut inner = a.into_inner().filter(|x| x.as_rule() == Rule::ident);
@@ -394,11 +317,7 @@ fn parse_flags(pair: Pair<'_, Rule>, line: usize, column: usize, text: String) -
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::set_ref => name = Some(Name::from_pair(&p)),
-            Rule::field_list => fields.extend(
-                p.into_inner()
-                    .filter(|x| x.as_rule() == Rule::ident)
-                    .map(|x| Name::from_pair(&x)),
-            ),
+            Rule::field_list => fields.extend(p.into_inner().filter(|x| x.as_rule() == Rule::ident).map(|x| Name::from_pair(&x))),
             Rule::flag_member => {
                 let mut flag = None;
                 let mut texts = Vec::new();
@@ -413,55 +332,28 @@ fn parse_flags(pair: Pair<'_, Rule>, line: usize, column: usize, text: String) -
                                 texts.push((raw[1..raw.len() - 1].to_string(), l, c + 1));
                             }
                         }
-                        Rule::condition => {
-                            condition = Some(parse_expr(
-                                m.into_inner().nth(1).expect("condition expression"),
-                            ))
-                        }
+                        Rule::condition => condition = Some(parse_expr(m.into_inner().nth(1).expect("condition expression"))),
                         _ => {}
                     }
                 }
-                members.push(FlagMemberStmt {
-                    flag: flag.expect("member flag"),
-                    texts,
-                    condition,
-                });
+                members.push(FlagMemberStmt { flag: flag.expect("member flag"), texts, condition });
             }
             _ => {}
         }
     }
-    FlagsStmt {
-        name: name.expect("group name"),
-        fields,
-        members,
-        line,
-        column,
-        text,
-    }
+    FlagsStmt { name: name.expect("group name"), fields, members, line, column, text }
 }
 
 /// Parses a stand-alone condition (the `when:` of a YAML entry). `line`/`column` are
 /// where the condition text starts, so errors point into the YAML file.
-pub fn parse_condition(
-    text: &str,
-    file: &str,
-    line: usize,
-    column: usize,
-) -> Result<Condition, DescError> {
+pub fn parse_condition(text: &str, file: &str, line: usize, column: usize) -> Result<Condition, DescError> {
     let mut pairs = RuleParser::parse(Rule::condition_only, text).map_err(|e| {
         let mut err = syntax_error(e, file, text);
         err.column += column.saturating_sub(1);
         err.line = line;
         err
     })?;
-    let mut cond = parse_expr(
-        pairs
-            .next()
-            .expect("condition")
-            .into_inner()
-            .next()
-            .expect("expr"),
-    );
+    let mut cond = parse_expr(pairs.next().expect("condition").into_inner().next().expect("expr"));
     shift_condition(&mut cond, line, column);
     Ok(cond)
 }
@@ -482,22 +374,13 @@ fn shift_condition(cond: &mut Condition, line: usize, column: usize) {
 }
 
 fn collapse(text: &str) -> String {
-    let without_comments: Vec<&str> = text
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or(""))
-        .collect();
-    without_comments
-        .join(" ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let without_comments: Vec<&str> =
+        text.lines().map(|l| l.split('#').next().unwrap_or("")).collect();
+    without_comments.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn names(list: Pair<'_, Rule>) -> Vec<Name> {
-    list.into_inner()
-        .filter(|p| matches!(p.as_rule(), Rule::ident | Rule::set_ref))
-        .map(|p| Name::from_pair(&p))
-        .collect()
+    list.into_inner().filter(|p| matches!(p.as_rule(), Rule::ident | Rule::set_ref)).map(|p| Name::from_pair(&p)).collect()
 }
 
 fn parse_action(pair: Pair<'_, Rule>) -> ActionSpec {
@@ -517,24 +400,14 @@ fn parse_expr(pair: Pair<'_, Rule>) -> Condition {
     match pair.as_rule() {
         Rule::expr => {
             let mut terms: Vec<Condition> = pair.into_inner().map(parse_expr).collect();
-            if terms.len() == 1 {
-                terms.pop().expect("one term")
-            } else {
-                Condition::Or(terms)
-            }
+            if terms.len() == 1 { terms.pop().expect("one term") } else { Condition::Or(terms) }
         }
         Rule::term => {
             let mut factors: Vec<Condition> = pair.into_inner().map(parse_expr).collect();
-            if factors.len() == 1 {
-                factors.pop().expect("one factor")
-            } else {
-                Condition::And(factors)
-            }
+            if factors.len() == 1 { factors.pop().expect("one factor") } else { Condition::And(factors) }
         }
         Rule::factor => parse_expr(pair.into_inner().next().expect("factor content")),
-        Rule::negation => Condition::Not(Box::new(parse_expr(
-            pair.into_inner().next().expect("negated"),
-        ))),
+        Rule::negation => Condition::Not(Box::new(parse_expr(pair.into_inner().next().expect("negated")))),
         Rule::ident => Condition::Atom(Name::from_pair(&pair)),
         other => unreachable!("unexpected condition node {other:?}"),
     }
@@ -545,12 +418,7 @@ fn describe(grammar_rule: &Rule) -> &'static str {
         Rule::ident => "a name",
         Rule::set_ref => "a set name (`$name`)",
         Rule::name_list => "a list of names",
-        Rule::action
-        | Rule::legal
-        | Rule::expand
-        | Rule::custom
-        | Rule::libcall
-        | Rule::promote => {
+        Rule::action | Rule::legal | Rule::expand | Rule::custom | Rule::libcall | Rule::promote => {
             "an action (`legal`, `expand`, `custom(hook)`, `libcall(function)`, `promote`)"
         }
         Rule::kw_set | Rule::set_stmt => "`set`",
@@ -595,10 +463,7 @@ fn syntax_error(err: pest::error::Error<Rule>, file: &str, text: &str) -> DescEr
     let mut wants_punctuation = false;
     if let pest::error::ErrorVariant::ParsingError { positives, .. } = &err.variant {
         for expected_rule in positives {
-            wants_punctuation |= matches!(
-                expected_rule,
-                Rule::comma | Rule::colon | Rule::semi | Rule::equals
-            );
+            wants_punctuation |= matches!(expected_rule, Rule::comma | Rule::colon | Rule::semi | Rule::equals);
             let d = describe(expected_rule);
             if !expected.contains(&d) {
                 expected.push(d);
@@ -615,30 +480,18 @@ fn syntax_error(err: pest::error::Error<Rule>, file: &str, text: &str) -> DescEr
         let before = &text[..position.min(text.len())];
         let end = before.trim_end().len();
         let line = before[..end].matches('\n').count() + 1;
-        let column = before[..end]
-            .rsplit('\n')
-            .next()
-            .unwrap_or("")
-            .chars()
-            .count()
-            + 1;
+        let column = before[..end].rsplit('\n').next().unwrap_or("").chars().count() + 1;
         (line, column)
     } else {
         (line, column)
     };
-    let found = match rest
-        .split(|c: char| c.is_whitespace() || c == ';' || c == ',')
-        .find(|s| !s.is_empty())
-    {
+    let found = match rest.split(|c: char| c.is_whitespace() || c == ';' || c == ',').find(|s| !s.is_empty()) {
         Some(token) => format!("`{token}`"),
         None if rest.trim().is_empty() => "end of file".to_string(),
         None => format!("`{}`", rest.chars().next().unwrap_or(' ')),
     };
     DescError::new(
-        DescErrorKind::RuleSyntax {
-            expected: expected.join(" or "),
-            found,
-        },
+        DescErrorKind::RuleSyntax { expected: expected.join(" or "), found },
         file,
         line,
         column,
@@ -659,14 +512,7 @@ mod tests {
         assert_eq!(stmts.len(), 10);
         match &stmts[4] {
             Statement::Rule(r) => {
-                assert_eq!(
-                    r.action,
-                    ActionSpec::Promote(Some(Name {
-                        text: "f32".into(),
-                        line: 6,
-                        column: 9
-                    }))
-                );
+                assert_eq!(r.action, ActionSpec::Promote(Some(Name { text: "f32".into(), line: 6, column: 9 })));
                 assert_eq!(r.line, 6);
                 assert!(matches!(r.condition, Some(Condition::And(_))));
             }
@@ -682,40 +528,18 @@ mod tests {
     fn pattern_operands_nest() {
         let src = "pattern MADW : ADD(MUL(shared SIGN_EXTEND(a: i32): i64, b: imm.i64.s32), c) -> i64 = \"mad.wide.s32 {d}, {a}, {b}, {c}\";\n";
         let stmts = parse_file(src, "x.rules").unwrap();
-        let Statement::Pattern(p) = &stmts[0] else {
-            panic!("{stmts:?}")
-        };
+        let Statement::Pattern(p) = &stmts[0] else { panic!("{stmts:?}") };
         assert_eq!(p.opcode.text, "ADD");
-        let [PatternArg::Node(mul), PatternArg::Leaf(c, None)] = p.args.as_slice() else {
-            panic!("{:?}", p.args)
-        };
-        assert_eq!(
-            (
-                mul.opcode.text.as_str(),
-                mul.shared,
-                mul.ty.is_none(),
-                c.text.as_str()
-            ),
-            ("MUL", false, true, "c")
-        );
-        let [PatternArg::Node(ext), PatternArg::Leaf(b, Some(kind))] = mul.args.as_slice() else {
-            panic!("{:?}", mul.args)
-        };
+        let [PatternArg::Node(mul), PatternArg::Leaf(c, None)] = p.args.as_slice() else { panic!("{:?}", p.args) };
+        assert_eq!((mul.opcode.text.as_str(), mul.shared, mul.ty.is_none(), c.text.as_str()), ("MUL", false, true, "c"));
+        let [PatternArg::Node(ext), PatternArg::Leaf(b, Some(kind))] = mul.args.as_slice() else { panic!("{:?}", mul.args) };
         assert_eq!((b.text.as_str(), kind.text.as_str()), ("b", "imm.i64.s32"));
         assert!(ext.shared);
-        assert_eq!(
-            (
-                ext.opcode.text.as_str(),
-                ext.ty.as_ref().map(|t| t.text.as_str())
-            ),
-            ("SIGN_EXTEND", Some("i64"))
-        );
+        assert_eq!((ext.opcode.text.as_str(), ext.ty.as_ref().map(|t| t.text.as_str())), ("SIGN_EXTEND", Some("i64")));
         assert_eq!((ext.opcode.line, ext.opcode.column), (1, 31));
         // A leaf may still be called `shared`.
         let stmts = parse_file("pattern X : ADD(shared, b) = \"\";", "x.rules").unwrap();
-        let Statement::Pattern(p) = &stmts[0] else {
-            panic!()
-        };
+        let Statement::Pattern(p) = &stmts[0] else { panic!() };
         assert!(matches!(&p.args[0], PatternArg::Leaf(n, None) if n.text == "shared"));
     }
 
@@ -724,10 +548,7 @@ mod tests {
         let err = parse_file("legal ADD : i32;\nlegall SUB : i32;\n", "x.rules").unwrap_err();
         assert_eq!((err.line, err.column), (2, 1));
         let msg = err.to_string();
-        assert!(
-            msg.contains("expected") && msg.contains("found `legall`"),
-            "{msg}"
-        );
+        assert!(msg.contains("expected") && msg.contains("found `legall`"), "{msg}");
     }
 
     #[test]
@@ -735,9 +556,6 @@ mod tests {
         let err = parse_file("legal ADD : i32\nlegal SUB : i32;\n", "x.rules").unwrap_err();
         // Reported right after `i32`, where the `;` belongs.
         assert_eq!((err.line, err.column), (1, 16), "{err}");
-        assert!(
-            err.to_string().contains("`;`") && err.to_string().contains("found `legal`"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("`;`") && err.to_string().contains("found `legal`"), "{err}");
     }
 }

@@ -30,10 +30,7 @@ pub fn parse(
             .map(|(_, c)| *c)
             .ok_or_else(|| {
                 let known: Vec<_> = TypeClass::NAMES.iter().map(|(n, _)| *n).collect();
-                format!(
-                    "unknown type class `{class}` for `{name}` (known: {})",
-                    known.join(", ")
-                )
+                format!("unknown type class `{class}` for `{name}` (known: {})", known.join(", "))
             })?;
         type_vars.push((name.clone(), class));
     }
@@ -44,32 +41,20 @@ pub fn parse(
     let args = args
         .strip_prefix('(')
         .and_then(|a| a.strip_suffix(')'))
-        .ok_or_else(|| {
-            format!("signature `{text}` must start with a parenthesised operand list")
-        })?;
+        .ok_or_else(|| format!("signature `{text}` must start with a parenthesised operand list"))?;
     let mut used = vec![false; type_vars.len()];
     let operands = parse_list(args, &type_vars, &mut used, type_id)?;
     let results = match results {
         None => Vec::new(),
         Some(r) => {
-            let inner = r
-                .strip_prefix('(')
-                .and_then(|r| r.strip_suffix(')'))
-                .unwrap_or(r);
+            let inner = r.strip_prefix('(').and_then(|r| r.strip_suffix(')')).unwrap_or(r);
             parse_list(inner, &type_vars, &mut used, type_id)?
         }
     };
     if let Some(i) = used.iter().position(|u| !u) {
-        return Err(format!(
-            "type variable `{}` is declared but not used in `{text}`",
-            type_vars[i].0
-        ));
+        return Err(format!("type variable `{}` is declared but not used in `{text}`", type_vars[i].0));
     }
-    Ok(ParsedSignature {
-        type_vars,
-        operands,
-        results,
-    })
+    Ok(ParsedSignature { type_vars, operands, results })
 }
 
 fn parse_list(
@@ -108,11 +93,7 @@ fn parse_list(
                 }
             }
         };
-        out.push(SigOperand {
-            kind,
-            variadic,
-            optional,
-        });
+        out.push(SigOperand { kind, variadic, optional });
     }
     Ok(out)
 }
@@ -123,45 +104,26 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
+        pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
     }
 
     #[test]
     fn parses_operands_results_and_modifiers() {
         let ids = |n: &str| (n == "i64").then_some(6u8);
-        let sig = parse(
-            "(P, i64, imm?) -> (P, B)",
-            &vars(&[("P", "ptr"), ("B", "bool")]),
-            &ids,
-        )
-        .unwrap();
+        let sig = parse("(P, i64, imm?) -> (P, B)", &vars(&[("P", "ptr"), ("B", "bool")]), &ids).unwrap();
         assert_eq!(sig.operands.len(), 3);
         assert_eq!(sig.operands[1].kind, OperandKind::Fixed(6));
         assert!(sig.operands[2].optional);
         assert_eq!(sig.results.len(), 2);
-        let call = parse(
-            "(sym, A...) -> R...",
-            &vars(&[("A", "any"), ("R", "any")]),
-            &ids,
-        )
-        .unwrap();
+        let call = parse("(sym, A...) -> R...", &vars(&[("A", "any"), ("R", "any")]), &ids).unwrap();
         assert!(call.operands[1].variadic && call.results[0].variadic);
     }
 
     #[test]
     fn rejects_unknown_names_and_unused_variables() {
         let ids = |n: &str| (n == "i32").then_some(5u8);
-        assert!(parse("(X) -> T", &vars(&[("T", "int")]), &ids)
-            .unwrap_err()
-            .contains("`X`"));
-        assert!(parse("() -> i32", &vars(&[("T", "int")]), &ids)
-            .unwrap_err()
-            .contains("not used"));
-        assert!(parse("(T)", &vars(&[("T", "integer")]), &ids)
-            .unwrap_err()
-            .contains("unknown type class"));
+        assert!(parse("(X) -> T", &vars(&[("T", "int")]), &ids).unwrap_err().contains("`X`"));
+        assert!(parse("() -> i32", &vars(&[("T", "int")]), &ids).unwrap_err().contains("not used"));
+        assert!(parse("(T)", &vars(&[("T", "integer")]), &ids).unwrap_err().contains("unknown type class"));
     }
 }

@@ -38,13 +38,8 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 5] = [
-        Action::Legal,
-        Action::Custom,
-        Action::Expand,
-        Action::LibCall,
-        Action::Promote,
-    ];
+    pub const ALL: [Action; 5] =
+        [Action::Legal, Action::Custom, Action::Expand, Action::LibCall, Action::Promote];
 
     pub fn from_byte(byte: u8) -> Option<Action> {
         Action::ALL.get(byte as usize).copied()
@@ -464,11 +459,7 @@ impl PatternOperand {
     /// flags and `values`.
     pub fn value_type(self) -> Option<u8> {
         match self {
-            PatternOperand::Reg(t)
-            | PatternOperand::Imm(t)
-            | PatternOperand::ImmIs(t, _)
-            | PatternOperand::ImmRange(t, _, _)
-            | PatternOperand::LowMask(t) => Some(t),
+            PatternOperand::Reg(t) | PatternOperand::Imm(t) | PatternOperand::ImmIs(t, _) | PatternOperand::ImmRange(t, _, _) | PatternOperand::LowMask(t) => Some(t),
             _ => None,
         }
     }
@@ -478,26 +469,15 @@ impl PatternOperand {
     /// mask length of a [`PatternOperand::LowMask`].
     pub fn fold_constant(self, value: i128, bits: u16) -> Option<i128> {
         let bits = u32::from(bits.clamp(1, 128));
-        let unsigned = if bits >= 128 {
-            value
-        } else {
-            value & ((1i128 << bits) - 1)
-        };
-        let signed = if bits >= 128 || unsigned >> (bits - 1) == 0 {
-            unsigned
-        } else {
-            unsigned - (1i128 << bits)
-        };
+        let unsigned = if bits >= 128 { value } else { value & ((1i128 << bits) - 1) };
+        let signed = if bits >= 128 || unsigned >> (bits - 1) == 0 { unsigned } else { unsigned - (1i128 << bits) };
         match self {
             PatternOperand::Imm(_) => Some(value),
             PatternOperand::ImmIs(_, n) => (value == i128::from(n)).then_some(value),
-            PatternOperand::ImmRange(_, min, max) => (i128::from(min)..=i128::from(max))
-                .contains(&signed)
-                .then_some(value),
+            PatternOperand::ImmRange(_, min, max) => (i128::from(min)..=i128::from(max)).contains(&signed).then_some(value),
             PatternOperand::LowMask(_) => {
                 let n = (unsigned + 1).trailing_zeros();
-                (unsigned != 0 && (unsigned + 1).count_ones() == 1 && n < bits)
-                    .then_some(i128::from(n))
+                (unsigned != 0 && (unsigned + 1).count_ones() == 1 && n < bits).then_some(i128::from(n))
             }
             _ => None,
         }
@@ -628,9 +608,7 @@ impl FlagGroupInfo {
     /// The member that stands for `flag` (`None`: the flag's absence) on an SM.
     pub fn member(&self, flag: Option<&str>, sm_index: usize) -> Option<&FlagMember> {
         let flag = flag.unwrap_or("");
-        self.members
-            .iter()
-            .find(|m| m.flag == flag && m.sms >> sm_index & 1 == 1)
+        self.members.iter().find(|m| m.flag == flag && m.sms >> sm_index & 1 == 1)
     }
 
     /// Whether `flag` is one of the group's flags (on any SM).
@@ -664,12 +642,7 @@ impl PatternInfo {
 
     /// The node holding leaf `k` and the leaf's operand position in it.
     pub fn leaf_slot(&self, k: usize) -> Option<(usize, usize)> {
-        self.nodes.iter().enumerate().find_map(|(n, node)| {
-            node.args
-                .iter()
-                .position(|a| *a == NodeArg::Leaf(k as u8))
-                .map(|j| (n, j))
-        })
+        self.nodes.iter().enumerate().find_map(|(n, node)| node.args.iter().position(|a| *a == NodeArg::Leaf(k as u8)).map(|j| (n, j)))
     }
 }
 
@@ -762,8 +735,7 @@ impl OccupancyInfo {
         if assumed > self.regs_per_block || per_warp * warps > self.regs_per_block {
             return 0;
         }
-        let warps_by_regs =
-            (self.regs_per_sm / self.sub_partitions / per_warp) * self.sub_partitions;
+        let warps_by_regs = (self.regs_per_sm / self.sub_partitions / per_warp) * self.sub_partitions;
         let by_regs = warps_by_regs / warps;
         let by_warps = self.max_warps_per_sm / warps;
         by_regs.min(by_warps).min(self.max_blocks_per_sm)
@@ -782,9 +754,7 @@ impl OccupancyInfo {
             }
             regs += granule;
         }
-        if best == Some(self.max_regs_per_thread / granule * granule)
-            && self.blocks_per_sm(self.max_regs_per_thread, threads) >= blocks.max(1)
-        {
+        if best == Some(self.max_regs_per_thread / granule * granule) && self.blocks_per_sm(self.max_regs_per_thread, threads) >= blocks.max(1) {
             best = Some(self.max_regs_per_thread);
         }
         best
@@ -920,9 +890,7 @@ impl SmTables {
 
     #[inline]
     pub fn type_supported(&self, vt: VtId) -> bool {
-        self.type_class
-            .get(vt.0 as usize)
-            .is_some_and(|&c| c != NO_CLASS)
+        self.type_class.get(vt.0 as usize).is_some_and(|&c| c != NO_CLASS)
     }
 
     /// Reads one nibble of the condition-code table.
@@ -952,10 +920,7 @@ impl SmTables {
 }
 
 fn lookup_sorted<K: Ord + Copy, V>(table: &[(K, V)], key: K) -> Option<&V> {
-    table
-        .binary_search_by(|(k, _)| k.cmp(&key))
-        .ok()
-        .map(|i| &table[i].1)
+    table.binary_search_by(|(k, _)| k.cmp(&key)).ok().map(|i| &table[i].1)
 }
 
 /// Packs per-type 4-bit actions into the condition-code words of one condition code.
@@ -972,12 +937,7 @@ impl TargetTables {
     /// pattern requires is there and each other flag is taken by a distinct flag group
     /// of the pattern, whose member applies on the SM (a group left without a flag needs
     /// a `_` member). Returns the flags the machine instruction keeps (the groups').
-    pub fn match_flags<'a>(
-        &self,
-        p: &PatternInfo,
-        flags: &[&'a str],
-        sm_index: usize,
-    ) -> Option<Vec<&'a str>> {
+    pub fn match_flags<'a>(&self, p: &PatternInfo, flags: &[&'a str], sm_index: usize) -> Option<Vec<&'a str>> {
         if p.flag_groups.is_empty() {
             return (p.flags == flags).then(Vec::new);
         }
@@ -987,10 +947,7 @@ impl TargetTables {
         let mut kept = Vec::new();
         let mut taken = vec![false; p.flag_groups.len()];
         for f in flags.iter().filter(|f| !p.flags.contains(f)) {
-            let g = p
-                .flag_groups
-                .iter()
-                .position(|&g| self.flag_groups[g as usize].has_flag(f))?;
+            let g = p.flag_groups.iter().position(|&g| self.flag_groups[g as usize].has_flag(f))?;
             if taken[g] {
                 return None;
             }
@@ -1008,27 +965,16 @@ impl TargetTables {
 
     /// The flag-group members a selected instruction with `flags` uses on an SM, one per
     /// group of the pattern, in the pattern's group order.
-    pub fn flag_members<S: AsRef<str>>(
-        &self,
-        p: &PatternInfo,
-        flags: &[S],
-        sm_index: usize,
-    ) -> Result<Vec<(&FlagGroupInfo, &FlagMember)>, String> {
+    pub fn flag_members<S: AsRef<str>>(&self, p: &PatternInfo, flags: &[S], sm_index: usize) -> Result<Vec<(&FlagGroupInfo, &FlagMember)>, String> {
         p.flag_groups
             .iter()
             .map(|&g| {
                 let group = &self.flag_groups[g as usize];
                 let flag = flags.iter().map(AsRef::as_ref).find(|f| group.has_flag(f));
-                group
-                    .member(flag, sm_index)
-                    .map(|m| (group, m))
-                    .ok_or_else(|| {
-                        let what = flag.map_or("no flag".to_string(), |f| format!("`.{f}`"));
-                        format!(
-                            "{}: flag group ${} has no member for {what} on this SM",
-                            p.name, group.name
-                        )
-                    })
+                group.member(flag, sm_index).map(|m| (group, m)).ok_or_else(|| {
+                    let what = flag.map_or("no flag".to_string(), |f| format!("`.{f}`"));
+                    format!("{}: flag group ${} has no member for {what} on this SM", p.name, group.name)
+                })
             })
             .collect()
     }
@@ -1036,12 +982,7 @@ impl TargetTables {
     /// Pattern `p`'s template with every flag-group placeholder (`{GROUP}`,
     /// `{GROUP.FIELD}`) replaced by the text of the instruction's flag on the SM. A
     /// member's text may itself name another group of the pattern (`fence.sc{scope.fence}`).
-    pub fn resolve_flag_groups<S: AsRef<str>>(
-        &self,
-        p: &PatternInfo,
-        flags: &[S],
-        sm_index: usize,
-    ) -> Result<String, String> {
+    pub fn resolve_flag_groups<S: AsRef<str>>(&self, p: &PatternInfo, flags: &[S], sm_index: usize) -> Result<String, String> {
         let members = self.flag_members(p, flags, sm_index)?;
         let mut text = p.template.to_string();
         // The builder rejects cycles, so each round removes one level of nesting.
@@ -1077,10 +1018,7 @@ impl TargetTables {
             .or_else(|| lower.strip_prefix("sm"))
             .unwrap_or(&lower);
         let canonical = format!("sm_{bare}");
-        self.names
-            .sms
-            .get(&canonical)
-            .map(|i| &self.sms[i as usize])
+        self.names.sms.get(&canonical).map(|i| &self.sms[i as usize])
     }
 
     pub fn sm_index(&self, sm: &SmTables) -> usize {
@@ -1147,16 +1085,17 @@ impl TargetTables {
 
     /// The register class holding `vt` on `sm`, and the description line that put it
     /// there.
-    pub fn register_type(&self, sm: &SmTables, vt: VtId) -> Option<(&RegisterClassInfo, RuleInfo)> {
+    pub fn register_type(
+        &self,
+        sm: &SmTables,
+        vt: VtId,
+    ) -> Option<(&RegisterClassInfo, RuleInfo)> {
         let class = *sm.type_class.get(vt.0 as usize)?;
         if class == NO_CLASS {
             return None;
         }
         let source = lookup_sorted(sm.type_sources, vt.0).copied()?;
-        Some((
-            &self.register_classes[class as usize],
-            self.rules[source as usize],
-        ))
+        Some((&self.register_classes[class as usize], self.rules[source as usize]))
     }
 
     /// The entry of the promotion table (BSWAP, CTLZ, ...) or the FSINCOS table.
@@ -1234,11 +1173,7 @@ mod tests {
         assert_eq!(mask.fold_constant(0xff, 32), Some(8));
         assert_eq!(mask.fold_constant(1, 32), Some(1));
         assert_eq!(mask.fold_constant(0x7fff_ffff, 32), Some(31));
-        assert_eq!(
-            mask.fold_constant(0xffff_ffff, 32),
-            None,
-            "all ones is no proper mask"
-        );
+        assert_eq!(mask.fold_constant(0xffff_ffff, 32), None, "all ones is no proper mask");
         assert_eq!(mask.fold_constant(-1, 64), None);
         assert_eq!(mask.fold_constant(0, 32), None);
         assert_eq!(mask.fold_constant(0xf0, 32), None);
@@ -1258,12 +1193,7 @@ mod tests {
 mod occupancy_tests {
     use super::{OccupancyInfo, SourceLoc};
 
-    fn profile(
-        max_warps: u32,
-        max_blocks: u32,
-        sub_partitions: u32,
-        regs_per_block: u32,
-    ) -> OccupancyInfo {
+    fn profile(max_warps: u32, max_blocks: u32, sub_partitions: u32, regs_per_block: u32) -> OccupancyInfo {
         OccupancyInfo {
             name: "test",
             regs_per_sm: 65536,
@@ -1274,10 +1204,7 @@ mod occupancy_tests {
             max_warps_per_sm: max_warps,
             max_blocks_per_sm: max_blocks,
             max_threads_per_block: 1024,
-            source: SourceLoc {
-                file: "test",
-                line: 1,
-            },
+            source: SourceLoc { file: "test", line: 1 },
         }
     }
 

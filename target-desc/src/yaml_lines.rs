@@ -17,21 +17,13 @@ fn indent(line: &str) -> Option<usize> {
 
 /// Finds `key:` at exactly `depth` within `lines[start..end]`; returns the key's line
 /// index and the end of its block.
-fn find_key(
-    lines: &[&str],
-    start: usize,
-    end: usize,
-    depth: usize,
-    key: &str,
-) -> Option<(usize, usize)> {
+fn find_key(lines: &[&str], start: usize, end: usize, depth: usize, key: &str) -> Option<(usize, usize)> {
     let mut i = start;
     while i < end {
         if indent(lines[i]) == Some(depth) {
             let t = lines[i].trim_start();
             let t = t.strip_prefix("- ").unwrap_or(t);
-            if t.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with(':'))
-            {
+            if t.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with(':')) {
                 let mut j = i + 1;
                 while j < end {
                     if let Some(d) = indent(lines[j]) {
@@ -59,9 +51,7 @@ pub fn key_line(text: &str, path: &[&str]) -> Option<usize> {
         found = Some(line + 1);
         start = line + 1;
         end = block_end;
-        depth = (start..end)
-            .find_map(|i| indent(lines[i]))
-            .unwrap_or(depth + 2);
+        depth = (start..end).find_map(|i| indent(lines[i])).unwrap_or(depth + 2);
     }
     found
 }
@@ -75,9 +65,7 @@ pub fn item_lines(text: &str, path: &[&str]) -> Vec<usize> {
             Some((line, block_end)) => {
                 start = line + 1;
                 end = block_end;
-                depth = (start..end)
-                    .find_map(|i| indent(lines[i]))
-                    .unwrap_or(depth + 2);
+                depth = (start..end).find_map(|i| indent(lines[i])).unwrap_or(depth + 2);
             }
             None => return Vec::new(),
         }
@@ -92,12 +80,7 @@ pub fn item_lines(text: &str, path: &[&str]) -> Vec<usize> {
 /// for at most `span` lines; falls back to the start of `from_line`.
 pub fn find_token(text: &str, from_line: usize, span: usize, token: &str) -> (usize, usize) {
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-';
-    for (offset, line) in text
-        .lines()
-        .skip(from_line.saturating_sub(1))
-        .take(span.max(1))
-        .enumerate()
-    {
+    for (offset, line) in text.lines().skip(from_line.saturating_sub(1)).take(span.max(1)).enumerate() {
         let mut search = 0;
         while let Some(pos) = line[search..].find(token) {
             let at = search + pos;
@@ -122,10 +105,7 @@ mod tests {
     #[test]
     fn finds_items_of_top_level_and_nested_sections() {
         assert_eq!(item_lines(TEXT, &["value_types"]), vec![4, 5]);
-        assert_eq!(
-            item_lines(TEXT, &["scheduling", "priorities"]),
-            vec![10, 11]
-        );
+        assert_eq!(item_lines(TEXT, &["scheduling", "priorities"]), vec![10, 11]);
         assert_eq!(key_line(TEXT, &["scheduling"]), Some(7));
         assert!(item_lines(TEXT, &["missing"]).is_empty());
     }

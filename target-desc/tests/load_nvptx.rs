@@ -19,22 +19,10 @@ fn shipped_description_loads() {
 #[test]
 fn latency_classes_resolve_per_sm_family() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("nvptx");
-    let t = target_desc::load_dir(&dir, "target-desc/nvptx")
-        .unwrap_or_else(|e| panic!("{e}"))
-        .tables;
-    let class = |name: &str| {
-        t.scheduling
-            .latency_classes
-            .iter()
-            .position(|c| c.name == name)
-            .unwrap_or_else(|| panic!("no class {name}"))
-    };
+    let t = target_desc::load_dir(&dir, "target-desc/nvptx").unwrap_or_else(|e| panic!("{e}")).tables;
+    let class = |name: &str| t.scheduling.latency_classes.iter().position(|c| c.name == name).unwrap_or_else(|| panic!("no class {name}"));
     let cost = |sm: &str, name: &str| {
-        let s = t
-            .sms
-            .iter()
-            .find(|s| s.name == sm)
-            .unwrap_or_else(|| panic!("no {sm}"));
+        let s = t.sms.iter().find(|s| s.name == sm).unwrap_or_else(|| panic!("no {sm}"));
         let c = s.latencies[class(name)];
         (c.latency, c.issue)
     };
@@ -59,8 +47,5 @@ fn latency_classes_resolve_per_sm_family() {
     assert!(t.scheduling.units.contains(&"sfu") && t.scheduling.issue_width == 1);
     // Provenance: each resolved figure names the class's line.
     let s80 = t.sms.iter().find(|s| s.name == "sm_80").unwrap();
-    assert!(s80.latencies[class("fp64")]
-        .source
-        .file
-        .ends_with("scheduling.yaml"));
+    assert!(s80.latencies[class("fp64")].source.file.ends_with("scheduling.yaml"));
 }

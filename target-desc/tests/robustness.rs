@@ -13,42 +13,25 @@ fn shipped_files() -> Vec<(String, String)> {
     let mut files = vec![("target.yaml".to_string(), manifest.clone())];
     for line in manifest.lines() {
         if let Some(name) = line.trim().strip_prefix("- ") {
-            files.push((
-                name.to_string(),
-                std::fs::read_to_string(dir.join(name)).unwrap(),
-            ));
+            files.push((name.to_string(), std::fs::read_to_string(dir.join(name)).unwrap()));
         }
     }
     files
 }
 
 fn load(files: &[(String, String)]) -> Result<(), target_desc::DescError> {
-    let mut sources: Vec<SourceFile> = files
-        .iter()
-        .map(|(n, t)| SourceFile {
-            display: n.clone(),
-            text: Arc::from(t.as_str()),
-        })
-        .collect();
+    let mut sources: Vec<SourceFile> =
+        files.iter().map(|(n, t)| SourceFile { display: n.clone(), text: Arc::from(t.as_str()) }).collect();
     let manifest = sources.remove(0);
     build::build(manifest, sources).map(|_| ())
 }
 
 fn check_error_location(files: &[(String, String)], e: &target_desc::DescError) {
-    let (_, text) = files
-        .iter()
-        .find(|(n, _)| *n == e.file)
-        .unwrap_or_else(|| panic!("error names unknown file: {e}"));
+    let (_, text) = files.iter().find(|(n, _)| *n == e.file).unwrap_or_else(|| panic!("error names unknown file: {e}"));
     let lines = text.lines().count().max(1);
     assert!(e.line >= 1 && e.line <= lines, "line out of range: {e}");
-    let width = text
-        .lines()
-        .nth(e.line - 1)
-        .map_or(0, |l| l.chars().count());
-    assert!(
-        e.column >= 1 && e.column <= width + 1,
-        "column out of range ({width}): {e}"
-    );
+    let width = text.lines().nth(e.line - 1).map_or(0, |l| l.chars().count());
+    assert!(e.column >= 1 && e.column <= width + 1, "column out of range ({width}): {e}");
 }
 
 proptest! {

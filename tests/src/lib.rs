@@ -14,15 +14,11 @@ pub fn find_ptxas() -> Option<PathBuf> {
             return Some(p);
         }
     }
-    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas");
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas");
     if local.is_file() {
         return Some(local);
     }
-    let on_path = Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let on_path = Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success());
     on_path.then(|| PathBuf::from("ptxas"))
 }
 
@@ -35,9 +31,7 @@ pub fn ptxas() -> Option<PathBuf> {
             panic!("ptxas not found and CI is set: run scripts/install-ptxas.sh or set PTXAS")
         }
         None => {
-            eprintln!(
-                "SKIPPED ptxas checks: ptxas not found (run scripts/install-ptxas.sh or set PTXAS)"
-            );
+            eprintln!("SKIPPED ptxas checks: ptxas not found (run scripts/install-ptxas.sh or set PTXAS)");
             None
         }
     }

@@ -17,54 +17,32 @@ fn json(args: &[&str]) -> Value {
 }
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
 /// The text of `file:line` (a path relative to the repository root).
 fn source_line(source: &str) -> String {
     let (file, line) = source.rsplit_once(':').unwrap();
-    let path = if Path::new(file).is_absolute() {
-        PathBuf::from(file)
-    } else {
-        repo().join(file)
-    };
+    let path = if Path::new(file).is_absolute() { PathBuf::from(file) } else { repo().join(file) };
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .nth(line.parse::<usize>().unwrap() - 1)
-        .unwrap()
-        .to_string()
+    text.lines().nth(line.parse::<usize>().unwrap() - 1).unwrap().to_string()
 }
 
 #[test]
 fn action_query_reports_the_deciding_rule() {
-    let v = json(&[
-        "audit", "--sm", "80", "--op", "FMA", "--vt", "v2bf16", "--json",
-    ]);
+    let v = json(&["audit", "--sm", "80", "--op", "FMA", "--vt", "v2bf16", "--json"]);
     assert_eq!(v["sm"], "sm_80");
     assert_eq!(v["op"], "FMA");
     assert_eq!(v["vt"], "v2bf16");
     assert_eq!(v["action"], "Legal");
     let source = v["source"].as_str().unwrap();
-    assert!(
-        source.starts_with("target-desc/nvptx/legality.rules:"),
-        "{source}"
-    );
+    assert!(source.starts_with("target-desc/nvptx/legality.rules:"), "{source}");
     let line = source_line(source);
-    assert!(
-        line.contains("FMA") && line.contains("v2bf16") && line.contains("bf16_storage"),
-        "{line}"
-    );
+    assert!(line.contains("FMA") && line.contains("v2bf16") && line.contains("bf16_storage"), "{line}");
 
-    let v = json(&[
-        "audit", "--sm", "sm_80", "--op", "FADD", "--vt", "bf16", "--json",
-    ]);
+    let v = json(&["audit", "--sm", "sm_80", "--op", "FADD", "--vt", "bf16", "--json"]);
     assert_eq!(v["action"], "Expand");
-    let v = json(&[
-        "audit", "--sm", "90", "--op", "FADD", "--vt", "bf16", "--json",
-    ]);
+    let v = json(&["audit", "--sm", "90", "--op", "FADD", "--vt", "bf16", "--json"]);
     assert_eq!(v["action"], "Legal");
     assert!(source_line(v["source"].as_str().unwrap()).contains("bf16_math"));
 }
@@ -87,30 +65,17 @@ fn type_query_reports_the_register_class_and_its_line() {
 fn the_text_form_names_action_and_source() {
     let out = ptxc(&["audit", "--sm", "50", "--op", "FADD", "--vt", "f16"]);
     assert_eq!(out.code, 0);
-    assert!(
-        out.stdout.contains("Promote")
-            && out.stdout.contains("f32")
-            && out.stdout.contains("legality.rules:"),
-        "{}",
-        out.stdout
-    );
+    assert!(out.stdout.contains("Promote") && out.stdout.contains("f32") && out.stdout.contains("legality.rules:"), "{}", out.stdout);
 }
 
 #[test]
 fn dump_covers_the_whole_table_in_every_format() {
     let rows = json(&["audit", "--sm", "80", "--dump", "--json"]);
     let rows = rows.as_array().unwrap();
-    let fma = rows
-        .iter()
-        .find(|r| r["kind"] == "action" && r["key"] == "FMA" && r["vt"] == "v2bf16")
-        .unwrap();
+    let fma = rows.iter().find(|r| r["kind"] == "action" && r["key"] == "FMA" && r["vt"] == "v2bf16").unwrap();
     assert_eq!(fma["value"], "Legal");
-    assert!(rows
-        .iter()
-        .any(|r| r["kind"] == "condcode" && r["key"] == "olt" && r["vt"] == "f16"));
-    assert!(rows.iter().any(|r| r["kind"] == "type"
-        && r["vt"] == "bf16"
-        && r["value"] == "supported Int16HalfRegs"));
+    assert!(rows.iter().any(|r| r["kind"] == "condcode" && r["key"] == "olt" && r["vt"] == "f16"));
+    assert!(rows.iter().any(|r| r["kind"] == "type" && r["vt"] == "bf16" && r["value"] == "supported Int16HalfRegs"));
     let csv = ptxc(&["audit", "--sm", "80", "--dump", "--csv"]).stdout;
     assert_eq!(csv.lines().next(), Some("sm,kind,key,vt,value,source"));
     assert_eq!(csv.lines().count(), rows.len() + 1);
@@ -125,10 +90,7 @@ fn diff_lists_exactly_the_entries_that_change() {
     assert_eq!(v["to"], "sm_80");
     let diffs = v["differences"].as_array().unwrap();
     assert_eq!(v["count"].as_u64().unwrap() as usize, diffs.len());
-    let fma = diffs
-        .iter()
-        .find(|d| d["kind"] == "action" && d["key"] == "FMA" && d["vt"] == "v2bf16")
-        .unwrap();
+    let fma = diffs.iter().find(|d| d["kind"] == "action" && d["key"] == "FMA" && d["vt"] == "v2bf16").unwrap();
     assert_eq!(fma["to"]["value"], "Legal");
     assert_ne!(fma["from"]["value"], "Legal");
     assert!(source_line(fma["to"]["source"].as_str().unwrap()).contains("v2bf16"));
@@ -145,18 +107,9 @@ fn unknown_names_get_suggestions_not_panics() {
     for (args, needle) in [
         (vec!["audit", "--sm", "sm_95", "--vt", "i32"], "sm_90"),
         (vec!["audit", "--sm", "8O", "--vt", "i32"], "unknown SM"),
-        (
-            vec!["audit", "--sm", "80", "--op", "FADDD", "--vt", "f32"],
-            "FADD",
-        ),
-        (
-            vec!["audit", "--sm", "80", "--op", "FADD", "--vt", "f23"],
-            "f32",
-        ),
-        (
-            vec!["audit", "--sm", "80", "--cc", "ltt", "--vt", "f32"],
-            "lt",
-        ),
+        (vec!["audit", "--sm", "80", "--op", "FADDD", "--vt", "f32"], "FADD"),
+        (vec!["audit", "--sm", "80", "--op", "FADD", "--vt", "f23"], "f32"),
+        (vec!["audit", "--sm", "80", "--cc", "ltt", "--vt", "f32"], "lt"),
         (vec!["audit", "--diff", "75", "sm_1000"], "sm_100"),
         (vec!["audit", "--sm", "80", "--op", "FADD"], "--vt"),
         (vec!["audit"], "--sm"),
@@ -185,30 +138,13 @@ fn copy_description() -> (tempfile::TempDir, PathBuf) {
 fn a_runtime_copy_audits_like_the_built_in_tables() {
     let (_tmp, dir) = copy_description();
     let dir = dir.to_str().unwrap();
-    for q in [
-        ["--op", "FMA", "--vt", "v2bf16"],
-        ["--op", "ADD", "--vt", "i128"],
-        ["--op", "FADD", "--vt", "f16"],
-    ] {
+    for q in [["--op", "FMA", "--vt", "v2bf16"], ["--op", "ADD", "--vt", "i128"], ["--op", "FADD", "--vt", "f16"]] {
         for sm in ["50", "70", "80", "90", "100"] {
             let built_in = json(&[&["audit", "--sm", sm, "--json"][..], &q[..]].concat());
-            let runtime = json(
-                &[
-                    &["audit", "--sm", sm, "--json", "--target-desc", dir][..],
-                    &q[..],
-                ]
-                .concat(),
-            );
+            let runtime = json(&[&["audit", "--sm", sm, "--json", "--target-desc", dir][..], &q[..]].concat());
             assert_eq!(built_in["action"], runtime["action"], "sm {sm} {q:?}");
-            let (b, r) = (
-                built_in["source"].as_str().unwrap(),
-                runtime["source"].as_str().unwrap(),
-            );
-            assert_eq!(
-                b.rsplit_once(':').unwrap().1,
-                r.rsplit_once(':').unwrap().1,
-                "same line"
-            );
+            let (b, r) = (built_in["source"].as_str().unwrap(), runtime["source"].as_str().unwrap());
+            assert_eq!(b.rsplit_once(':').unwrap().1, r.rsplit_once(':').unwrap().1, "same line");
             assert!(r.starts_with(dir), "{r}");
         }
     }
@@ -236,59 +172,19 @@ fn adding_an_sm_needs_only_description_files() {
     let summary = json(&["audit", "--sm", "121", "--json", "--target-desc", dir]);
     assert_eq!(summary["sm"], "sm_121");
     assert_eq!(summary["min_ptx"], "8.8");
-    assert!(
-        summary["features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|f| f == "f32x2_math"),
-        "inherits sm_100's features"
-    );
+    assert!(summary["features"].as_array().unwrap().iter().any(|f| f == "f32x2_math"), "inherits sm_100's features");
     // No `occupancy:` of its own: sm_120's profile, with the profile's source line.
     assert_eq!(summary["occupancy"]["profile"], "blackwell_consumer");
     assert_eq!(summary["occupancy"]["max_warps_per_sm"], 48);
-    assert!(summary["occupancy"]["source"]
-        .as_str()
-        .unwrap()
-        .starts_with(&format!("{dir}/sm.yaml:")));
+    assert!(summary["occupancy"]["source"].as_str().unwrap().starts_with(&format!("{dir}/sm.yaml:")));
 
-    let v = json(&[
-        "audit",
-        "--sm",
-        "sm_121",
-        "--op",
-        "ROTL",
-        "--vt",
-        "i64",
-        "--json",
-        "--target-desc",
-        dir,
-    ]);
+    let v = json(&["audit", "--sm", "sm_121", "--op", "ROTL", "--vt", "i64", "--json", "--target-desc", dir]);
     assert_eq!(v["action"], "Legal");
     assert_eq!(v["source"], format!("{dir}/legality.rules:{new_rule_line}"));
-    let v = json(&[
-        "audit",
-        "--sm",
-        "120",
-        "--op",
-        "ROTL",
-        "--vt",
-        "i64",
-        "--json",
-        "--target-desc",
-        dir,
-    ]);
+    let v = json(&["audit", "--sm", "120", "--op", "ROTL", "--vt", "i64", "--json", "--target-desc", dir]);
     assert_eq!(v["action"], "Expand");
 
-    let diff = json(&[
-        "audit",
-        "--diff",
-        "120",
-        "121",
-        "--json",
-        "--target-desc",
-        dir,
-    ]);
+    let diff = json(&["audit", "--diff", "120", "121", "--json", "--target-desc", dir]);
     assert_eq!(diff["count"], 1, "{diff}");
     assert_eq!(diff["differences"][0]["key"], "ROTL");
     // The built-in tables do not know the new SM.
@@ -299,38 +195,12 @@ fn adding_an_sm_needs_only_description_files() {
 fn a_broken_runtime_description_is_a_located_error() {
     let (_tmp, dir) = copy_description();
     let rules = dir.join("legality.rules");
-    let text = std::fs::read_to_string(&rules)
-        .unwrap()
-        .replace("legal BRCOND : i1;", "legal BRCOND : i7;");
+    let text = std::fs::read_to_string(&rules).unwrap().replace("legal BRCOND : i1;", "legal BRCOND : i7;");
     std::fs::write(&rules, &text).unwrap();
-    let line = text
-        .lines()
-        .position(|l| l.contains("BRCOND : i7"))
-        .unwrap()
-        + 1;
-    let out = ptxc(&[
-        "audit",
-        "--sm",
-        "80",
-        "--vt",
-        "i32",
-        "--target-desc",
-        dir.to_str().unwrap(),
-    ]);
+    let line = text.lines().position(|l| l.contains("BRCOND : i7")).unwrap() + 1;
+    let out = ptxc(&["audit", "--sm", "80", "--vt", "i32", "--target-desc", dir.to_str().unwrap()]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains(&format!("legality.rules:{line}:16")),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("unknown type `i7`") && out.stderr.contains("did you mean `i1`"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("legal BRCOND : i7;"),
-        "shows the source line: {}",
-        out.stderr
-    );
+    assert!(out.stderr.contains(&format!("legality.rules:{line}:16")), "{}", out.stderr);
+    assert!(out.stderr.contains("unknown type `i7`") && out.stderr.contains("did you mean `i1`"), "{}", out.stderr);
+    assert!(out.stderr.contains("legal BRCOND : i7;"), "shows the source line: {}", out.stderr);
 }

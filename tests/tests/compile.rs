@@ -9,30 +9,17 @@ fn ptxc(args: &[&str]) -> Output {
 }
 
 fn case(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("filecheck")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("filecheck").join(name).to_string_lossy().into_owned()
 }
 
 #[test]
 fn output_is_byte_identical_across_runs() {
-    for file in [
-        "saxpy.mir",
-        "phi-elim.mir",
-        "compares.mir",
-        "packed-math.mir",
-    ] {
+    for file in ["saxpy.mir", "phi-elim.mir", "compares.mir", "packed-math.mir"] {
         let path = case(file);
         let first = ptxc(&["compile", &path, "--sm", "100"]);
         assert_eq!(first.code, 0, "{}", first.stderr);
         for _ in 0..3 {
-            assert_eq!(
-                ptxc(&["compile", &path, "--sm", "100"]).stdout,
-                first.stdout,
-                "{file}"
-            );
+            assert_eq!(ptxc(&["compile", &path, "--sm", "100"]).stdout, first.stdout, "{file}");
         }
     }
 }
@@ -52,46 +39,18 @@ fn output_file_and_stdout_agree() {
 #[test]
 fn print_after_all_prints_every_pass_and_each_parses_back() {
     let path = case("phi-elim.mir");
-    let out = ptxc(&[
-        "compile",
-        &path,
-        "--sm",
-        "80",
-        "--print-after-all",
-        "--verify",
-    ]);
+    let out = ptxc(&["compile", &path, "--sm", "80", "--print-after-all", "--verify"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for pass in backend::passes::PASSES {
         let marker = format!("# *** MIR after {} ***\n", pass.name);
-        let start = out
-            .stderr
-            .find(&marker)
-            .unwrap_or_else(|| panic!("no dump after {}", pass.name))
-            + marker.len();
+        let start = out.stderr.find(&marker).unwrap_or_else(|| panic!("no dump after {}", pass.name)) + marker.len();
         let rest = &out.stderr[start..];
         let end = rest.find("# *** MIR after").unwrap_or(rest.len());
         let dump = &rest[..end];
         let module = backend::mir::parser::parse_module(dump, "dump.mir", tables::nvptx())
-            .unwrap_or_else(|e| {
-                panic!(
-                    "MIR after {} does not parse: {}\n{dump}",
-                    pass.name,
-                    e.render()
-                )
-            });
-        let errors = backend::mir::verifier::verify_module(
-            &module,
-            tables::nvptx(),
-            backend::mir::verifier::Source {
-                file: "dump.mir",
-                text: dump,
-            },
-        );
-        assert!(
-            errors.is_empty(),
-            "MIR after {} does not verify: {errors:?}",
-            pass.name
-        );
+            .unwrap_or_else(|e| panic!("MIR after {} does not parse: {}\n{dump}", pass.name, e.render()));
+        let errors = backend::mir::verifier::verify_module(&module, tables::nvptx(), backend::mir::verifier::Source { file: "dump.mir", text: dump });
+        assert!(errors.is_empty(), "MIR after {} does not verify: {errors:?}", pass.name);
     }
     assert!(out.stdout.contains(".entry loop_sum"));
 }
@@ -112,20 +71,8 @@ fn each_stage_can_be_rerun_from_its_printed_mir() {
         std::fs::write(&next, &out.stdout).unwrap();
         path = next.to_string_lossy().into_owned();
     }
-    let direct = ptxc(&[
-        "compile",
-        &case("phi-elim.mir"),
-        "--sm",
-        "80",
-        "--stop-after",
-        "phi-elim",
-    ])
-    .stdout;
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        direct,
-        "stepwise and direct pipelines agree"
-    );
+    let direct = ptxc(&["compile", &case("phi-elim.mir"), "--sm", "80", "--stop-after", "phi-elim"]).stdout;
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), direct, "stepwise and direct pipelines agree");
 }
 
 #[test]
@@ -133,18 +80,10 @@ fn bad_invocations_are_clear_errors() {
     let path = case("saxpy.mir");
     let out = ptxc(&["compile", &path, "--sm", "sm_95"]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("unknown SM `sm_95`") && out.stderr.contains("sm_90"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("unknown SM `sm_95`") && out.stderr.contains("sm_90"), "{}", out.stderr);
     let out = ptxc(&["compile", &path, "--sm", "80", "--stop-after", "regalloc"]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("unknown pass `regalloc`") && out.stderr.contains("isel"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("unknown pass `regalloc`") && out.stderr.contains("isel"), "{}", out.stderr);
     let out = ptxc(&["compile", "/nonexistent.mir", "--sm", "80"]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("cannot read /nonexistent.mir"));
@@ -158,18 +97,13 @@ fn every_sm_compiles_a_minimal_kernel_that_ptxas_accepts() {
     let Some(ptxas) = tests::ptxas() else { return };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("empty.mir");
-    std::fs::write(
-        &path,
-        "---\nname: empty\nkind: kernel\nparams: []\nbody: |\n  bb.0:\n    RET\n...\n",
-    )
-    .unwrap();
+    std::fs::write(&path, "---\nname: empty\nkind: kernel\nparams: []\nbody: |\n  bb.0:\n    RET\n...\n").unwrap();
     for sm in tables::nvptx().sms {
         let out = ptxc(&["compile", path.to_str().unwrap(), "--sm", sm.name]);
         assert_eq!(out.code, 0, "{}: {}", sm.name, out.stderr);
         let version = format!(".version {}.{}", sm.min_ptx / 10, sm.min_ptx % 10);
         assert!(out.stdout.contains(&version), "{}: {}", sm.name, out.stdout);
-        tests::assemble(&ptxas, &out.stdout, sm.name)
-            .unwrap_or_else(|e| panic!("{}: {e}", sm.name));
+        tests::assemble(&ptxas, &out.stdout, sm.name).unwrap_or_else(|e| panic!("{}: {e}", sm.name));
     }
 }
 
@@ -177,39 +111,16 @@ fn every_sm_compiles_a_minimal_kernel_that_ptxas_accepts() {
 fn every_emission_hook_the_description_names_exists() {
     for p in tables::nvptx().patterns {
         if let Some(hook) = p.hook {
-            assert!(
-                backend::emit::call_abi::HOOKS.contains(&hook),
-                "{} names unknown hook `{hook}`",
-                p.name
-            );
+            assert!(backend::emit::call_abi::HOOKS.contains(&hook), "{} names unknown hook `{hook}`", p.name);
         }
     }
 }
 
 #[test]
 fn print_after_prints_only_the_named_passes() {
-    let out = ptxc(&[
-        "compile",
-        &case("phi-elim.mir"),
-        "--sm",
-        "80",
-        "--print-after",
-        "isel",
-        "--print-after",
-        "phi-elim",
-    ]);
+    let out = ptxc(&["compile", &case("phi-elim.mir"), "--sm", "80", "--print-after", "isel", "--print-after", "phi-elim"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("# *** MIR after isel ***")
-            && out.stderr.contains("# *** MIR after phi-elim ***")
-    );
-    assert!(
-        !out.stderr.contains("MIR after verify") && !out.stderr.contains("MIR after dce"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stdout.contains(".entry loop_sum"),
-        "PTX still goes to stdout"
-    );
+    assert!(out.stderr.contains("# *** MIR after isel ***") && out.stderr.contains("# *** MIR after phi-elim ***"));
+    assert!(!out.stderr.contains("MIR after verify") && !out.stderr.contains("MIR after dce"), "{}", out.stderr);
+    assert!(out.stdout.contains(".entry loop_sum"), "PTX still goes to stdout");
 }

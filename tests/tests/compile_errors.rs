@@ -38,17 +38,9 @@ fn every_case_has_a_description_and_a_test() {
     let mut cases: Vec<String> = std::fs::read_dir(&ui)
         .expect("ui")
         .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .strip_suffix(".rs")
-                .map(str::to_string)
-        })
+        .filter_map(|e| e.file_name().to_string_lossy().strip_suffix(".rs").map(str::to_string))
         .collect();
     descs.sort();
     cases.sort();
-    assert_eq!(
-        descs, cases,
-        "ui/descs/<case>/ and ui/<case>.rs must match one to one"
-    );
+    assert_eq!(descs, cases, "ui/descs/<case>/ and ui/<case>.rs must match one to one");
 }

@@ -10,11 +10,8 @@ use backend::cli::run;
 
 fn cases() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("filecheck");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mir"))
-        .collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "mir")).collect();
     files.sort();
     files
 }
@@ -50,50 +47,25 @@ fn filecheck_cases() {
             }
         }
         for (args, directives) in runs {
-            let checker = filecheck::CheckerBuilder::new()
-                .text(&directives)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-                .finish();
-            assert!(
-                !checker.is_empty(),
-                "{}: RUN `{args}` has no check directives",
-                path.display()
-            );
+            let checker = filecheck::CheckerBuilder::new().text(&directives).unwrap_or_else(|e| panic!("{}: {e}", path.display())).finish();
+            assert!(!checker.is_empty(), "{}: RUN `{args}` has no check directives", path.display());
             let mut argv: Vec<String> = vec!["ptxc".into()];
             argv.extend(args.split_whitespace().map(str::to_string));
             argv.push(path.to_string_lossy().into_owned());
             let out = run(&argv);
             // A successful run is checked on its output followed by its diagnostics
             // (remarks, --print-after); a failing one on its diagnostics.
-            let output = if out.code == 0 {
-                format!("{}{}", out.stdout, out.stderr)
-            } else {
-                out.stderr.clone()
-            };
+            let output = if out.code == 0 { format!("{}{}", out.stdout, out.stderr) } else { out.stderr.clone() };
             let (ok, explanation) = checker.explain(&output, filecheck::NO_VARIABLES).unwrap();
             if !ok {
-                failures.push(format!(
-                    "{} with `{args}` (exit {}):\n{explanation}\n--- output ---\n{output}",
-                    path.display(),
-                    out.code
-                ));
+                failures.push(format!("{} with `{args}` (exit {}):\n{explanation}\n--- output ---\n{output}", path.display(), out.code));
                 continue;
             }
             let is_ptx = out.code == 0 && out.stdout.contains(".target ");
             if let (true, Some(ptxas)) = (is_ptx, &ptxas) {
-                let sm = out
-                    .stdout
-                    .lines()
-                    .find_map(|l| l.strip_prefix(".target "))
-                    .unwrap()
-                    .trim()
-                    .to_string();
+                let sm = out.stdout.lines().find_map(|l| l.strip_prefix(".target ")).unwrap().trim().to_string();
                 if let Err(e) = tests::assemble(ptxas, &out.stdout, &sm) {
-                    failures.push(format!(
-                        "{} with `{args}`: ptxas rejects the output:\n{e}\n{}",
-                        path.display(),
-                        out.stdout
-                    ));
+                    failures.push(format!("{} with `{args}`: ptxas rejects the output:\n{e}\n{}", path.display(), out.stdout));
                 }
             }
         }

@@ -41,12 +41,8 @@ fn cases() -> Vec<Case> {
     paths
         .into_iter()
         .map(|path| {
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            let name = format!(
-                "tests/mir-errors/{}",
-                path.file_name().unwrap().to_string_lossy()
-            );
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            let name = format!("tests/mir-errors/{}", path.file_name().unwrap().to_string_lossy());
             Case { path, name, text }
         })
         .collect()
@@ -75,40 +71,19 @@ fn expectations(case: &Case) -> Result<Vec<Expect>, String> {
     header(&case.text)
         .filter_map(|l| l.strip_prefix("# ERROR:"))
         .map(|rest| {
-            let bad = || {
-                format!(
-                    "{}: malformed expectation `# ERROR:{rest}` (want `# ERROR: LINE:COL: TEXT`)",
-                    case.name
-                )
-            };
+            let bad = || format!("{}: malformed expectation `# ERROR:{rest}` (want `# ERROR: LINE:COL: TEXT`)", case.name);
             let mut parts = rest.trim_start().splitn(3, ':');
-            let line = parts
-                .next()
-                .and_then(|s| s.trim().parse().ok())
-                .ok_or_else(bad)?;
-            let column = parts
-                .next()
-                .and_then(|s| s.trim().parse().ok())
-                .ok_or_else(bad)?;
-            let text = parts
-                .next()
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .ok_or_else(bad)?;
-            Ok(Expect {
-                line,
-                column,
-                text: text.to_string(),
-            })
+            let line = parts.next().and_then(|s| s.trim().parse().ok()).ok_or_else(bad)?;
+            let column = parts.next().and_then(|s| s.trim().parse().ok()).ok_or_else(bad)?;
+            let text = parts.next().map(str::trim).filter(|t| !t.is_empty()).ok_or_else(bad)?;
+            Ok(Expect { line, column, text: text.to_string() })
         })
         .collect()
 }
 
 /// The reason on a `# KNOWN-BUG:` line, if the case has one.
 fn known_bug(case: &Case) -> Option<&str> {
-    header(&case.text)
-        .find_map(|l| l.strip_prefix("# KNOWN-BUG:"))
-        .map(str::trim)
+    header(&case.text).find_map(|l| l.strip_prefix("# KNOWN-BUG:")).map(str::trim)
 }
 
 /// The parser's error, or every error of the verifier.
@@ -116,16 +91,12 @@ fn diagnose(text: &str, name: &str) -> Vec<MirError> {
     let tables = tables::nvptx();
     match parser::parse_module(text, name, tables) {
         Err(e) => vec![e],
-        Ok(module) => {
-            verifier::verify_module(&module, tables, verifier::Source { file: name, text })
-        }
+        Ok(module) => verifier::verify_module(&module, tables, verifier::Source { file: name, text }),
     }
 }
 
 fn matches(expect: &Expect, error: &MirError) -> bool {
-    error.line == expect.line
-        && error.column == expect.column
-        && error.message.contains(&expect.text)
+    error.line == expect.line && error.column == expect.column && error.message.contains(&expect.text)
 }
 
 fn listing(errors: &[MirError]) -> String {
@@ -135,28 +106,16 @@ fn listing(errors: &[MirError]) -> String {
 #[test]
 fn there_are_enough_annotated_cases() {
     let cases = cases();
-    assert!(
-        cases.len() >= 30,
-        "only {} case files in tests/mir-errors",
-        cases.len()
-    );
+    assert!(cases.len() >= 30, "only {} case files in tests/mir-errors", cases.len());
     let mut problems = Vec::new();
     for case in &cases {
         match expectations(case) {
             Err(e) => problems.push(e),
-            Ok(expects) if expects.is_empty() => {
-                problems.push(format!("{}: no `# ERROR: LINE:COL: TEXT` line", case.name))
-            }
+            Ok(expects) if expects.is_empty() => problems.push(format!("{}: no `# ERROR: LINE:COL: TEXT` line", case.name)),
             Ok(_) => {}
         }
-        if header(&case.text)
-            .next()
-            .is_none_or(|l| l.starts_with("# ERROR:") || l.starts_with("# KNOWN-BUG:"))
-        {
-            problems.push(format!(
-                "{}: the first line must describe the mistake",
-                case.name
-            ));
+        if header(&case.text).next().is_none_or(|l| l.starts_with("# ERROR:") || l.starts_with("# KNOWN-BUG:")) {
+            problems.push(format!("{}: the first line must describe the mistake", case.name));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -167,22 +126,12 @@ fn every_case_gets_its_expected_diagnostics() {
     let mut failures = Vec::new();
     let mut known = Vec::new();
     for case in cases() {
-        let Ok(expects) = expectations(&case) else {
-            continue;
-        };
+        let Ok(expects) = expectations(&case) else { continue };
         let errors = diagnose(&case.text, &case.name);
         let lines: Vec<&str> = case.text.lines().collect();
 
         if errors.is_empty() {
-            failures.push(format!(
-                "{}: accepted, but it is malformed (expected {})",
-                case.name,
-                expects
-                    .iter()
-                    .map(|e| e.to_string())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ));
+            failures.push(format!("{}: accepted, but it is malformed (expected {})", case.name, expects.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")));
             continue;
         }
         for e in &errors {
@@ -198,10 +147,7 @@ fn every_case_gets_its_expected_diagnostics() {
             }
         }
 
-        let missing: Vec<&Expect> = expects
-            .iter()
-            .filter(|x| !errors.iter().any(|e| matches(x, e)))
-            .collect();
+        let missing: Vec<&Expect> = expects.iter().filter(|x| !errors.iter().any(|e| matches(x, e))).collect();
         match (known_bug(&case), missing.is_empty()) {
             (None, false) => failures.push(format!(
                 "{}: no reported error matches\n    {}\n  reported:{}",
@@ -221,39 +167,22 @@ fn every_case_gets_its_expected_diagnostics() {
         let path = case.path.to_string_lossy().to_string();
         let out = backend::cli::run(["ptxc", "run-pass", "verify", path.as_str()]);
         if out.code != 1 {
-            failures.push(format!(
-                "{}: `ptxc run-pass verify` exited with {} (expected 1)\n{}",
-                case.name, out.code, out.stderr
-            ));
+            failures.push(format!("{}: `ptxc run-pass verify` exited with {} (expected 1)\n{}", case.name, out.code, out.stderr));
         }
         if !out.stdout.is_empty() {
-            failures.push(format!(
-                "{}: `ptxc run-pass verify` printed on stdout:\n{}",
-                case.name, out.stdout
-            ));
+            failures.push(format!("{}: `ptxc run-pass verify` printed on stdout:\n{}", case.name, out.stdout));
         }
         for e in &errors {
             let located = format!("{path}:{}:{}: error: {}", e.line, e.column, e.message);
             if !out.stderr.contains(&located) {
-                failures.push(format!(
-                    "{}: stderr of `ptxc run-pass verify` lacks `{located}`:\n{}",
-                    case.name, out.stderr
-                ));
+                failures.push(format!("{}: stderr of `ptxc run-pass verify` lacks `{located}`:\n{}", case.name, out.stderr));
             }
         }
     }
     if !known.is_empty() {
-        eprintln!(
-            "known wrong diagnostics (cases marked KNOWN-BUG):\n  {}",
-            known.join("\n  ")
-        );
+        eprintln!("known wrong diagnostics (cases marked KNOWN-BUG):\n  {}", known.join("\n  "));
     }
-    assert!(
-        failures.is_empty(),
-        "{} problem(s):\n  {}",
-        failures.len(),
-        failures.join("\n  ")
-    );
+    assert!(failures.is_empty(), "{} problem(s):\n  {}", failures.len(), failures.join("\n  "));
 }
 
 #[test]
@@ -282,9 +211,5 @@ fn truncated_cases_never_panic() {
             }
         }
     }
-    assert!(
-        panics.is_empty(),
-        "the front end panicked on:\n  {}",
-        panics.join("\n  ")
-    );
+    assert!(panics.is_empty(), "the front end panicked on:\n  {}", panics.join("\n  "));
 }

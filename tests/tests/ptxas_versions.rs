@@ -4,8 +4,7 @@
 
 /// PTX ISA versions ptxas 12.9 knows, in order.
 const PTX_VERSIONS: [u16; 30] = [
-    32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82,
-    83, 84, 85, 86, 87, 88,
+    32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88,
 ];
 
 fn kernel(version: u16, sm: &str) -> String {
@@ -19,12 +18,7 @@ fn every_sm_assembles_at_its_minimum_ptx_version_and_not_below() {
     for sm in tables::nvptx().sms {
         tests::assemble(&ptxas, &kernel(sm.min_ptx, sm.name), sm.name)
             .unwrap_or_else(|e| panic!("{} at PTX {}: {e}", sm.name, sm.min_ptx));
-        let below = PTX_VERSIONS
-            .iter()
-            .rev()
-            .find(|&&v| v < sm.min_ptx)
-            .copied()
-            .unwrap();
+        let below = PTX_VERSIONS.iter().rev().find(|&&v| v < sm.min_ptx).copied().unwrap();
         assert!(
             tests::assemble(&ptxas, &kernel(below, sm.name), sm.name).is_err(),
             "{} also assembles at PTX {below}: the description's minimum {} is too high",

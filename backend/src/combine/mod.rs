@@ -56,13 +56,7 @@ pub struct Stats {
 
 impl Stats {
     pub fn total(&self) -> usize {
-        self.folded
-            + self.simplified
-            + self.strength_reduced
-            + self.reassociated
-            + self.vector_chains
-            + self.contracted
-            + self.cse
+        self.folded + self.simplified + self.strength_reduced + self.reassociated + self.vector_chains + self.contracted + self.cse
     }
 }
 
@@ -105,11 +99,7 @@ struct Ops {
 
 impl Ops {
     fn resolve(tables: &TargetTables) -> Result<Ops, String> {
-        let op = |name: &str| {
-            tables.opcode(name).ok_or_else(|| {
-                format!("the description has no generic opcode {name}, which the combiner needs")
-            })
-        };
+        let op = |name: &str| tables.opcode(name).ok_or_else(|| format!("the description has no generic opcode {name}, which the combiner needs"));
         Ok(Ops {
             constant: op("CONSTANT")?,
             fconstant: op("FCONSTANT")?,
@@ -316,10 +306,7 @@ impl<'a> Combiner<'a> {
 
     /// Scalar integer width of `vt` (None for vectors, floats, pointers).
     fn int_bits(&self, vt: VtId) -> Option<u32> {
-        self.tables
-            .type_info(vt)
-            .filter(|t| t.kind == TypeKind::Int)
-            .map(|t| u32::from(t.bits))
+        self.tables.type_info(vt).filter(|t| t.kind == TypeKind::Int).map(|t| u32::from(t.bits))
     }
 
     fn scalar(&self, v: ValueId) -> Option<u128> {
@@ -350,27 +337,15 @@ impl<'a> Combiner<'a> {
         match t.kind {
             TypeKind::Int if (1..=128).contains(&bits) && self.legal(self.ops.constant, vt) => {
                 let shift = 128 - bits;
-                Some((
-                    self.ops.constant,
-                    Operand::Int(((value << shift) as i128) >> shift),
-                ))
+                Some((self.ops.constant, Operand::Int(((value << shift) as i128) >> shift)))
             }
-            TypeKind::Float if self.legal(self.ops.fconstant, vt) => {
-                Some((self.ops.fconstant, Operand::Int(value as i128)))
-            }
+            TypeKind::Float if self.legal(self.ops.fconstant, vt) => Some((self.ops.fconstant, Operand::Int(value as i128))),
             _ => None,
         }
     }
 
     /// A value holding the constant `value` of type `vt`, inserted before (b, i).
-    fn constant(
-        &mut self,
-        f: &mut Function,
-        b: usize,
-        i: usize,
-        vt: VtId,
-        value: u128,
-    ) -> Option<ValueId> {
+    fn constant(&mut self, f: &mut Function, b: usize, i: usize, vt: VtId, value: u128) -> Option<ValueId> {
         let (op, literal) = self.literal(vt, value)?;
         let key_literal = match literal {
             Operand::Int(x) => x,
@@ -384,17 +359,7 @@ impl<'a> Combiner<'a> {
         let base = format!("k{}", key_literal.unsigned_abs());
         let v = self.new_value(f, vt, &base, Some(vec![value]));
         let loc = f.blocks[b].insts[i].loc;
-        self.inserts.push((
-            b,
-            i,
-            Inst {
-                defs: vec![v],
-                opcode: Opcode::Generic(op),
-                flags: Vec::new(),
-                operands: vec![literal],
-                loc,
-            },
-        ));
+        self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![literal], loc }));
         self.made.insert((b, vt.0 as u16, key_literal), v);
         Some(v)
     }
@@ -407,55 +372,26 @@ impl<'a> Combiner<'a> {
     /// stays linear.
     fn value_number(&mut self, f: &Function, b: usize, i: usize) {
         let inst = &f.blocks[b].insts[i];
-        let Opcode::Generic(op) = inst.opcode else {
-            return;
-        };
-        let effects = props::TERMINATOR
-            | props::SIDE_EFFECTS
-            | props::MAY_LOAD
-            | props::MAY_STORE
-            | props::CALL
-            | props::CONVERGENT
-            | props::BRANCH;
-        let Some(info) = self.tables.opcode_info(op) else {
-            return;
-        };
-        if info.props & effects != 0
-            || inst.defs.len() != 1
-            || matches!(info.name, "PHI" | "UNDEF" | "INTRINSIC" | "ARG")
-        {
+        let Opcode::Generic(op) = inst.opcode else { return };
+        let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_LOAD | props::MAY_STORE | props::CALL | props::CONVERGENT | props::BRANCH;
+        let Some(info) = self.tables.opcode_info(op) else { return };
+        if info.props & effects != 0 || inst.defs.len() != 1 || matches!(info.name, "PHI" | "UNDEF" | "INTRINSIC" | "ARG") {
             return;
         }
         let d = inst.defs[0];
         if self.repl[d.0 as usize] != d {
             return; // already replaced by a rule
         }
-        let key = format!(
-            "{:?}|{:?}|{:?}|{}",
-            op,
-            inst.flags,
-            inst.operands,
-            f.value(d).ty.0
-        );
+        let key = format!("{:?}|{:?}|{:?}|{}", op, inst.flags, inst.operands, f.value(d).ty.0);
         let list = self.expressions.entry(key).or_default();
-        let earlier = list
-            .iter()
-            .find(|(eb, ei, _)| {
-                (*eb == b && *ei < i)
-                    || (*eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(*eb, b)))
-            })
-            .map(|e| e.2);
+        let earlier = list.iter().find(|(eb, ei, _)| (*eb == b && *ei < i) || (*eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(*eb, b)))).map(|e| e.2);
         match earlier {
             Some(v) => {
                 self.repl[d.0 as usize] = v;
                 self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
                 self.stats.cse += 1;
                 let loc = inst.loc;
-                let message = format!(
-                    "cse: {} is %{}",
-                    inst.opcode.name(self.tables),
-                    f.value(v).name
-                );
+                let message = format!("cse: {} is %{}", inst.opcode.name(self.tables), f.value(v).name);
                 self.remark(loc, message);
             }
             None if list.len() < 8 => list.push((b, i, d)),
@@ -468,26 +404,19 @@ impl<'a> Combiner<'a> {
     }
 
     fn remark(&mut self, loc: Loc, message: String) {
-        self.stats
-            .remarks
-            .push((self.function.clone(), loc, message));
+        self.stats.remarks.push((self.function.clone(), loc, message));
     }
 
     /// Tries one rewrite of the instruction at (b, i); true when it changed.
     fn combine(&mut self, f: &mut Function, b: usize, i: usize) -> bool {
         let inst = &f.blocks[b].insts[i];
-        let Opcode::Generic(op) = inst.opcode else {
-            return false;
-        };
+        let Opcode::Generic(op) = inst.opcode else { return false };
         if inst.defs.len() != 1 {
             return false;
         }
         let d = inst.defs[0];
         // Constant folding, by the interpreter's evaluation.
-        let operands: Option<Vec<Vec<u128>>> = inst
-            .uses()
-            .map(|v| self.konst.get(v.0 as usize).cloned().flatten())
-            .collect();
+        let operands: Option<Vec<Vec<u128>>> = inst.uses().map(|v| self.konst.get(v.0 as usize).cloned().flatten()).collect();
         if let Some(operands) = operands {
             if let Evaluation::Values(values) = fold::evaluate(self.tables, f, inst, &operands) {
                 let lanes = values.into_iter().next().unwrap_or_default();
@@ -538,9 +467,7 @@ impl<'a> Combiner<'a> {
             }
             Rewrite::Constant(value) => {
                 let vt = self.ty(f, d);
-                let Some((cop, literal)) = self.literal(vt, value) else {
-                    return false;
-                };
+                let Some((cop, literal)) = self.literal(vt, value) else { return false };
                 let inst = &mut f.blocks[b].insts[i];
                 inst.opcode = Opcode::Generic(cop);
                 inst.flags.clear();
@@ -578,36 +505,16 @@ impl<'a> Combiner<'a> {
     }
 
     /// The rules, by opcode. Returns the rewrite and its kind (for statistics).
-    fn rule(
-        &mut self,
-        f: &mut Function,
-        b: usize,
-        i: usize,
-        op: OpcodeId,
-        d: ValueId,
-    ) -> Option<(Rewrite, &'static str)> {
+    fn rule(&mut self, f: &mut Function, b: usize, i: usize, op: OpcodeId, d: ValueId) -> Option<(Rewrite, &'static str)> {
         let ops = self.ops;
         let inst = f.blocks[b].insts[i].clone();
         let vals: Vec<ValueId> = inst.uses().collect();
         let vt = self.ty(f, d);
         let bits = self.int_bits(vt);
-        let ones = bits.map(|n| {
-            if n >= 128 {
-                u128::MAX
-            } else {
-                (1u128 << n) - 1
-            }
-        });
+        let ones = bits.map(|n| if n >= 128 { u128::MAX } else { (1u128 << n) - 1 });
         let c = |k: usize| vals.get(k).and_then(|v| self.scalar(*v));
         let identity = |r: Rewrite| Some((r, "identity"));
-        if bits.is_some()
-            && [
-                ops.add, ops.sub, ops.mul, ops.and, ops.or, ops.xor, ops.shl, ops.sra, ops.srl,
-                ops.sdiv, ops.udiv, ops.urem, ops.srem,
-            ]
-            .contains(&op)
-            && vals.len() == 2
-        {
+        if bits.is_some() && [ops.add, ops.sub, ops.mul, ops.and, ops.or, ops.xor, ops.shl, ops.sra, ops.srl, ops.sdiv, ops.udiv, ops.urem, ops.srem].contains(&op) && vals.len() == 2 {
             let (x, y) = (vals[0], vals[1]);
             let (cx, cy) = (c(0), c(1));
             let commutative = [ops.add, ops.mul, ops.and, ops.or, ops.xor].contains(&op);
@@ -641,9 +548,7 @@ impl<'a> Combiner<'a> {
             if op == ops.or && k == Some(ones) {
                 return identity(Rewrite::Constant(ones));
             }
-            if (op == ops.mul || op == ops.sdiv || op == ops.udiv)
-                && (if op == ops.mul { k } else { cy }) == Some(1)
-            {
+            if (op == ops.mul || op == ops.sdiv || op == ops.udiv) && (if op == ops.mul { k } else { cy }) == Some(1) {
                 return identity(Rewrite::Value(if op == ops.mul { var? } else { x }));
             }
             if (op == ops.shl || op == ops.sra || op == ops.srl) && cy == Some(0) {
@@ -653,78 +558,30 @@ impl<'a> Combiner<'a> {
             let power = |k: u128| (k != 0 && k & (k - 1) == 0).then(|| k.trailing_zeros());
             // Not of an extended value: `MUL(SIGN_EXTEND(a), 2^n)` is one `mul.wide`
             // for the selector's tree patterns.
-            let extended = var
-                .and_then(|v| self.def(f, v))
-                .is_some_and(|d| self.is(d, ops.sext) || self.is(d, ops.zext));
+            let extended = var.and_then(|v| self.def(f, v)).is_some_and(|d| self.is(d, ops.sext) || self.is(d, ops.zext));
             if op == ops.mul && !extended && k.is_some_and(|k| power(k).is_some_and(|n| n > 0)) {
                 let n = power(k?)?;
                 let amount = self.shift_amount(f, b, i, vt, n)?;
-                return Some((
-                    Rewrite::Inst(
-                        ops.shl,
-                        Vec::new(),
-                        vec![Operand::Value(var?), Operand::Value(amount)],
-                    ),
-                    "strength reduction",
-                ));
+                return Some((Rewrite::Inst(ops.shl, Vec::new(), vec![Operand::Value(var?), Operand::Value(amount)]), "strength reduction"));
             }
-            if op == ops.udiv
-                && cy.is_some_and(|k| power(k).is_some_and(|n| n > 0))
-                && self.legal(ops.srl, vt)
-            {
+            if op == ops.udiv && cy.is_some_and(|k| power(k).is_some_and(|n| n > 0)) && self.legal(ops.srl, vt) {
                 let amount = self.shift_amount(f, b, i, vt, power(cy?)?)?;
-                return Some((
-                    Rewrite::Inst(
-                        ops.srl,
-                        Vec::new(),
-                        vec![Operand::Value(x), Operand::Value(amount)],
-                    ),
-                    "strength reduction",
-                ));
+                return Some((Rewrite::Inst(ops.srl, Vec::new(), vec![Operand::Value(x), Operand::Value(amount)]), "strength reduction"));
             }
             if op == ops.urem && cy.is_some_and(|k| power(k).is_some()) && self.legal(ops.and, vt) {
                 let mask = self.constant(f, b, i, vt, cy? - 1)?;
-                return Some((
-                    Rewrite::Inst(
-                        ops.and,
-                        Vec::new(),
-                        vec![Operand::Value(x), Operand::Value(mask)],
-                    ),
-                    "strength reduction",
-                ));
+                return Some((Rewrite::Inst(ops.and, Vec::new(), vec![Operand::Value(x), Operand::Value(mask)]), "strength reduction"));
             }
             // x rem y next to a dominating x div y: x - (x div y) * y, one division.
-            if (op == ops.srem || op == ops.urem)
-                && self.legal(ops.mul, vt)
-                && self.legal(ops.sub, vt)
-            {
+            if (op == ops.srem || op == ops.urem) && self.legal(ops.mul, vt) && self.legal(ops.sub, vt) {
                 let div_op = if op == ops.srem { ops.sdiv } else { ops.udiv };
                 let found = self.divisions.get(&(div_op, x, y)).and_then(|list| {
-                    list.iter()
-                        .find(|(db, di, _)| {
-                            (*db == b && *di < i) || (*db != b && self.dominates(*db, b))
-                        })
-                        .map(|e| e.2)
+                    list.iter().find(|(db, di, _)| (*db == b && *di < i) || (*db != b && self.dominates(*db, b))).map(|e| e.2)
                 });
                 if let Some(q) = found {
                     let base = format!("{}.mul", f.value(d).name);
-                    let product = self.insert(
-                        f,
-                        b,
-                        i,
-                        ops.mul,
-                        vec![Operand::Value(q), Operand::Value(y)],
-                        vt,
-                        &base,
-                    );
-                    return Some((
-                        Rewrite::Inst(
-                            ops.sub,
-                            Vec::new(),
-                            vec![Operand::Value(x), Operand::Value(product)],
-                        ),
-                        "strength reduction",
-                    ));
+                    let product = self.insert(f, b, i, ops.mul, vec![Operand::Value(q), Operand::Value(y)], vt, &base);
+                    return Some((Rewrite::Inst(ops.sub, Vec::new(), vec![Operand::Value(x), Operand::Value(product)]), "strength reduction"));
                 }
             }
             // (x + c1) + c2 = x + (c1 + c2).
@@ -738,14 +595,7 @@ impl<'a> Combiner<'a> {
                             _ => return None,
                         };
                         let sum = self.constant(f, b, i, vt, k1.wrapping_add(k2) & ones)?;
-                        return Some((
-                            Rewrite::Inst(
-                                ops.add,
-                                inst.flags.clone(),
-                                vec![Operand::Value(ix), Operand::Value(sum)],
-                            ),
-                            "reassociation",
-                        ));
+                        return Some((Rewrite::Inst(ops.add, inst.flags.clone(), vec![Operand::Value(ix), Operand::Value(sum)]), "reassociation"));
                     }
                 }
             }
@@ -757,22 +607,12 @@ impl<'a> Combiner<'a> {
             if k2 == 0 {
                 return identity(Rewrite::Value(p));
             }
-            let inner = self
-                .def(f, p)
-                .filter(|d| self.is(d, ops.ptr_add))
-                .cloned()?;
+            let inner = self.def(f, p).filter(|d| self.is(d, ops.ptr_add)).cloned()?;
             let iv: Vec<ValueId> = inner.uses().collect();
             let k1 = self.scalar(iv[1])?;
             let off_ty = self.ty(f, off);
             let sum = self.constant(f, b, i, off_ty, k1.wrapping_add(k2) & u128::from(u64::MAX))?;
-            return Some((
-                Rewrite::Inst(
-                    ops.ptr_add,
-                    inst.flags.clone(),
-                    vec![Operand::Value(iv[0]), Operand::Value(sum)],
-                ),
-                "reassociation",
-            ));
+            return Some((Rewrite::Inst(ops.ptr_add, inst.flags.clone(), vec![Operand::Value(iv[0]), Operand::Value(sum)]), "reassociation"));
         }
         if op == ops.select && vals.len() == 3 {
             let (cond, x, y) = (vals[0], vals[1], vals[2]);
@@ -789,13 +629,7 @@ impl<'a> Combiner<'a> {
             return None;
         }
         if op == ops.setcc && vals.len() == 2 && vals[0] == vals[1] {
-            let cc = inst.operands.iter().find_map(|o| {
-                if let Operand::CondCode(cc) = o {
-                    Some(*cc)
-                } else {
-                    None
-                }
-            })?;
+            let cc = inst.operands.iter().find_map(|o| if let Operand::CondCode(cc) = o { Some(*cc) } else { None })?;
             // Only integers and pointers: a float compared with itself is unordered
             // when it is NaN.
             let operand_kind = self.tables.type_info(self.ty(f, vals[0]))?.kind;
@@ -809,43 +643,27 @@ impl<'a> Combiner<'a> {
         if [ops.zext, ops.sext, ops.anyext, ops.truncate].contains(&op) && vals.len() == 1 {
             let x = vals[0];
             let inner = self.def(f, x).cloned()?;
-            let Opcode::Generic(iop) = inner.opcode else {
-                return None;
-            };
+            let Opcode::Generic(iop) = inner.opcode else { return None };
             let src = inner.uses().next()?;
-            let (src_bits, mid_bits, dst_bits) = (
-                self.int_bits(self.ty(f, src))?,
-                self.int_bits(self.ty(f, x))?,
-                bits?,
-            );
+            let (src_bits, mid_bits, dst_bits) = (self.int_bits(self.ty(f, src))?, self.int_bits(self.ty(f, x))?, bits?);
             if op == ops.truncate && [ops.zext, ops.sext, ops.anyext].contains(&iop) {
                 // trunc(ext(y)) is y when the widths match, a narrower extension or
                 // truncation of y otherwise.
                 if src_bits == dst_bits {
                     return identity(Rewrite::Value(src));
                 }
-                let new_op = if dst_bits < src_bits {
-                    ops.truncate
-                } else {
-                    iop
-                };
+                let new_op = if dst_bits < src_bits { ops.truncate } else { iop };
                 if self.legal(new_op, vt) && dst_bits <= mid_bits {
                     return identity(Rewrite::Inst(new_op, Vec::new(), vec![Operand::Value(src)]));
                 }
                 return None;
             }
             if op == ops.truncate && iop == ops.truncate && self.legal(ops.truncate, vt) {
-                return identity(Rewrite::Inst(
-                    ops.truncate,
-                    Vec::new(),
-                    vec![Operand::Value(src)],
-                ));
+                return identity(Rewrite::Inst(ops.truncate, Vec::new(), vec![Operand::Value(src)]));
             }
             // ext(ext(y)): zext of zext, sext of sext, sext of zext (the inner one
             // already cleared the sign) are one extension of y.
-            let same = (op == ops.zext && iop == ops.zext)
-                || (op == ops.sext && (iop == ops.sext || iop == ops.zext))
-                || (op == ops.anyext && iop == ops.anyext);
+            let same = (op == ops.zext && iop == ops.zext) || (op == ops.sext && (iop == ops.sext || iop == ops.zext)) || (op == ops.anyext && iop == ops.anyext);
             if same && src_bits < mid_bits && self.legal(iop, vt) {
                 return identity(Rewrite::Inst(iop, Vec::new(), vec![Operand::Value(src)]));
             }
@@ -856,20 +674,13 @@ impl<'a> Combiner<'a> {
             if self.ty(f, x) == vt {
                 return identity(Rewrite::Value(x));
             }
-            let inner = self
-                .def(f, x)
-                .filter(|d| self.is(d, ops.bitcast))
-                .cloned()?;
+            let inner = self.def(f, x).filter(|d| self.is(d, ops.bitcast)).cloned()?;
             let src = inner.uses().next()?;
             if self.ty(f, src) == vt {
                 return identity(Rewrite::Value(src));
             }
             if self.legal(ops.bitcast, vt) {
-                return identity(Rewrite::Inst(
-                    ops.bitcast,
-                    Vec::new(),
-                    vec![Operand::Value(src)],
-                ));
+                return identity(Rewrite::Inst(ops.bitcast, Vec::new(), vec![Operand::Value(src)]));
             }
             return None;
         }
@@ -890,10 +701,7 @@ impl<'a> Combiner<'a> {
                 }
                 let mut operands = inst.operands.clone();
                 operands[0] = Operand::Value(iv[0]);
-                return Some((
-                    Rewrite::Inst(ops.extract_vector_elt, inst.flags.clone(), operands),
-                    "vector chain",
-                ));
+                return Some((Rewrite::Inst(ops.extract_vector_elt, inst.flags.clone(), operands), "vector chain"));
             }
             return None;
         }
@@ -901,9 +709,7 @@ impl<'a> Combiner<'a> {
             // A vector rebuilt from all its own lanes, in order, is that vector.
             let mut source = None;
             for (lane, e) in vals.iter().enumerate() {
-                let ex = self
-                    .def(f, *e)
-                    .filter(|d| self.is(d, ops.extract_vector_elt))?;
+                let ex = self.def(f, *e).filter(|d| self.is(d, ops.extract_vector_elt))?;
                 let ev: Vec<ValueId> = ex.uses().collect();
                 if self.scalar(ev[1]) != Some(lane as u128) || source.is_some_and(|s| s != ev[0]) {
                     return None;
@@ -911,10 +717,7 @@ impl<'a> Combiner<'a> {
                 source = Some(ev[0]);
             }
             let source = source?;
-            let lanes = self
-                .tables
-                .type_info(self.ty(f, source))
-                .map(|t| t.lanes as usize);
+            let lanes = self.tables.type_info(self.ty(f, source)).map(|t| t.lanes as usize);
             if self.ty(f, source) == vt && lanes == Some(vals.len()) {
                 return Some((Rewrite::Value(source), "vector chain"));
             }
@@ -924,9 +727,7 @@ impl<'a> Combiner<'a> {
             // insert(v, extract(v, i), i) is v.
             let (v, e, index) = (vals[0], vals[1], vals[2]);
             let lane = self.scalar(index)?;
-            let ex = self
-                .def(f, e)
-                .filter(|d| self.is(d, ops.extract_vector_elt))?;
+            let ex = self.def(f, e).filter(|d| self.is(d, ops.extract_vector_elt))?;
             let ev: Vec<ValueId> = ex.uses().collect();
             if ev[0] == v && self.scalar(ev[1]) == Some(lane) {
                 return Some((Rewrite::Value(v), "vector chain"));
@@ -934,33 +735,16 @@ impl<'a> Combiner<'a> {
             return None;
         }
         if op == ops.extract_element && vals.len() == 1 {
-            let pair = self
-                .def(f, vals[0])
-                .filter(|d| self.is(d, ops.build_pair))?;
+            let pair = self.def(f, vals[0]).filter(|d| self.is(d, ops.build_pair))?;
             let halves: Vec<ValueId> = pair.uses().collect();
-            let which = inst.operands.iter().find_map(|o| {
-                if let Operand::Int(k) = o {
-                    Some(*k)
-                } else {
-                    None
-                }
-            })?;
-            return Some((
-                Rewrite::Value(*halves.get(usize::try_from(which).ok()?)?),
-                "vector chain",
-            ));
+            let which = inst.operands.iter().find_map(|o| if let Operand::Int(k) = o { Some(*k) } else { None })?;
+            return Some((Rewrite::Value(*halves.get(usize::try_from(which).ok()?)?), "vector chain"));
         }
         if op == ops.fneg && vals.len() == 1 && inst.flags.is_empty() {
-            let inner = self
-                .def(f, vals[0])
-                .filter(|d| self.is(d, ops.fneg) && d.flags.is_empty())?;
+            let inner = self.def(f, vals[0]).filter(|d| self.is(d, ops.fneg) && d.flags.is_empty())?;
             return identity(Rewrite::Value(inner.uses().next()?));
         }
-        if (op == ops.fadd || op == ops.fsub)
-            && inst.has_flag(CONTRACT)
-            && vals.len() == 2
-            && self.legal(ops.fma, vt)
-        {
+        if (op == ops.fadd || op == ops.fsub) && inst.has_flag(CONTRACT) && vals.len() == 2 && self.legal(ops.fma, vt) {
             return self.contract(f, b, i, &inst, op, &vals, vt);
         }
         None
@@ -969,45 +753,20 @@ impl<'a> Combiner<'a> {
     /// FADD.contract(FMUL.contract(a, b), c) = FMA(a, b, c), and the FSUB forms with an
     /// FNEG, when the product has no other user (else both would be computed).
     #[allow(clippy::too_many_arguments)]
-    fn contract(
-        &mut self,
-        f: &mut Function,
-        b: usize,
-        i: usize,
-        inst: &Inst,
-        op: OpcodeId,
-        vals: &[ValueId],
-        vt: VtId,
-    ) -> Option<(Rewrite, &'static str)> {
+    fn contract(&mut self, f: &mut Function, b: usize, i: usize, inst: &Inst, op: OpcodeId, vals: &[ValueId], vt: VtId) -> Option<(Rewrite, &'static str)> {
         let ops = self.ops;
-        let flags: Vec<String> = inst
-            .flags
-            .iter()
-            .filter(|x| *x != CONTRACT)
-            .cloned()
-            .collect();
+        let flags: Vec<String> = inst.flags.iter().filter(|x| *x != CONTRACT).cloned().collect();
         let product = |v: ValueId| -> Option<(ValueId, ValueId)> {
-            let m = self
-                .def(f, v)
-                .filter(|d| self.is(d, ops.fmul) && d.has_flag(CONTRACT))?;
+            let m = self.def(f, v).filter(|d| self.is(d, ops.fmul) && d.has_flag(CONTRACT))?;
             let mflags: Vec<&String> = m.flags.iter().filter(|x| *x != CONTRACT).collect();
-            if self.uses[v.0 as usize] != 1
-                || mflags.len() != flags.len()
-                || !mflags.iter().all(|x| flags.contains(x))
-            {
+            if self.uses[v.0 as usize] != 1 || mflags.len() != flags.len() || !mflags.iter().all(|x| flags.contains(x)) {
                 return None;
             }
             let mv: Vec<ValueId> = m.uses().collect();
             Some((mv[0], mv[1]))
         };
         let (x, y) = (vals[0], vals[1]);
-        let fma = |a: ValueId, m: ValueId, c: ValueId| {
-            Rewrite::Inst(
-                ops.fma,
-                flags.clone(),
-                vec![Operand::Value(a), Operand::Value(m), Operand::Value(c)],
-            )
-        };
+        let fma = |a: ValueId, m: ValueId, c: ValueId| Rewrite::Inst(ops.fma, flags.clone(), vec![Operand::Value(a), Operand::Value(m), Operand::Value(c)]);
         if let Some((a, m)) = product(x) {
             if op == ops.fadd {
                 return Some((fma(a, m, y), "contraction"));
@@ -1028,14 +787,7 @@ impl<'a> Combiner<'a> {
     }
 
     /// A new `FNEG v` inserted before (b, i) (exact: it flips the sign bit).
-    fn negate(
-        &mut self,
-        f: &mut Function,
-        b: usize,
-        i: usize,
-        v: ValueId,
-        vt: VtId,
-    ) -> Option<ValueId> {
+    fn negate(&mut self, f: &mut Function, b: usize, i: usize, v: ValueId, vt: VtId) -> Option<ValueId> {
         if !self.legal(self.ops.fneg, vt) {
             return None;
         }
@@ -1045,13 +797,7 @@ impl<'a> Combiner<'a> {
 
     /// A new value of type `vt` named after `base` (made unique), with the pass's
     /// per-value facts.
-    fn new_value(
-        &mut self,
-        f: &mut Function,
-        vt: VtId,
-        base: &str,
-        konst: Option<Vec<u128>>,
-    ) -> ValueId {
+    fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<Vec<u128>>) -> ValueId {
         let mut name = base.to_string();
         let mut n = 0;
         while self.names.contains(&name) {
@@ -1071,16 +817,7 @@ impl<'a> Combiner<'a> {
     /// A new instruction `op operands` of type `vt` inserted before (b, i), its result
     /// named after `base`.
     #[allow(clippy::too_many_arguments)]
-    fn insert(
-        &mut self,
-        f: &mut Function,
-        b: usize,
-        i: usize,
-        op: OpcodeId,
-        operands: Vec<Operand>,
-        vt: VtId,
-        base: &str,
-    ) -> ValueId {
+    fn insert(&mut self, f: &mut Function, b: usize, i: usize, op: OpcodeId, operands: Vec<Operand>, vt: VtId, base: &str) -> ValueId {
         let v = self.new_value(f, vt, base, None);
         self.uses[v.0 as usize] = 1;
         for o in &operands {
@@ -1089,30 +826,13 @@ impl<'a> Combiner<'a> {
             }
         }
         let loc = f.blocks[b].insts[i].loc;
-        self.inserts.push((
-            b,
-            i,
-            Inst {
-                defs: vec![v],
-                opcode: Opcode::Generic(op),
-                flags: Vec::new(),
-                operands,
-                loc,
-            },
-        ));
+        self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands, loc }));
         v
     }
 
     /// The shift amount `n` for a shift of a `vt` value: a constant of the type the
     /// description's SHL takes for `vt` (the legalizer uses i32).
-    fn shift_amount(
-        &mut self,
-        f: &mut Function,
-        b: usize,
-        i: usize,
-        vt: VtId,
-        n: u32,
-    ) -> Option<ValueId> {
+    fn shift_amount(&mut self, f: &mut Function, b: usize, i: usize, vt: VtId, n: u32) -> Option<ValueId> {
         if !self.legal(self.ops.shl, vt) {
             return None;
         }

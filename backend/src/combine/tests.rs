@@ -16,10 +16,7 @@ fn combine(body: &str, sm: &str) -> (String, super::Stats) {
 fn folds_constants_and_removes_the_dead_operands() {
     let (out, stats) = combine("    %a:i32 = CONSTANT 6\n    %b:i32 = CONSTANT 7\n    %c:i32 = MUL %a, %b\n    STORE %c, %p\n", "sm_80");
     assert!(out.contains("%c:i32 = CONSTANT 42"), "{out}");
-    assert!(
-        !out.contains("CONSTANT 6"),
-        "dead constants removed:\n{out}"
-    );
+    assert!(!out.contains("CONSTANT 6"), "dead constants removed:\n{out}");
     assert_eq!(stats.folded, 1);
 }
 
@@ -29,10 +26,7 @@ fn identities_and_powers_of_two() {
     assert!(out.contains("SHL %x, %k3"), "{out}");
     assert!(!out.contains("ADD"), "{out}");
     let (out, _) = combine("    %e:i32 = CONSTANT 16\n    %q:i32 = UDIV %x, %e\n    %r:i32 = UREM %x, %e\n    %s:i32 = ADD %q, %r\n    STORE %s, %p\n", "sm_80");
-    assert!(
-        out.contains("SRL %x, %k4") && out.contains("AND %x, %k15"),
-        "{out}"
-    );
+    assert!(out.contains("SRL %x, %k4") && out.contains("AND %x, %k15"), "{out}");
 }
 
 #[test]
@@ -64,15 +58,9 @@ fn contraction_needs_the_flag_on_both() {
     assert!(out.contains("%s:f32 = FMA %f, %f, %f"), "{out}");
     assert_eq!(stats.contracted, 1);
     let (out, _) = combine("    %f:f32 = BITCAST %x\n    %m:f32 = FMUL %f, %f\n    %s:f32 = FADD.contract %m, %f\n    STORE %s, %p\n", "sm_80");
-    assert!(
-        !out.contains("FMA"),
-        "the product does not allow it:\n{out}"
-    );
+    assert!(!out.contains("FMA"), "the product does not allow it:\n{out}");
     let (out, _) = combine("    %f:f32 = BITCAST %x\n    %m:f32 = FMUL.contract %f, %f\n    %s:f32 = FSUB.contract %f, %m\n    STORE %s, %p\n", "sm_80");
-    assert!(
-        out.contains("FNEG %f") && out.contains("%s:f32 = FMA %f.neg, %f, %f"),
-        "{out}"
-    );
+    assert!(out.contains("FNEG %f") && out.contains("%s:f32 = FMA %f.neg, %f, %f"), "{out}");
 }
 
 #[test]
@@ -84,26 +72,14 @@ fn a_value_compared_with_itself() {
 #[test]
 fn a_remainder_reuses_its_division() {
     let (out, _) = combine("    %y:i32 = ADD %x, %x\n    %q:i32 = SDIV %x, %y\n    %r:i32 = SREM %x, %y\n    %u:i32 = UREM %x, %y\n    STORE %q, %p\n    STORE %r, %p\n    STORE %u, %p\n", "sm_80");
-    assert!(
-        out.contains("%r.mul:i32 = MUL %q, %y") && out.contains("%r:i32 = SUB %x, %r.mul"),
-        "{out}"
-    );
-    assert!(
-        out.contains("%u:i32 = UREM %x, %y"),
-        "no unsigned division to share:\n{out}"
-    );
+    assert!(out.contains("%r.mul:i32 = MUL %q, %y") && out.contains("%r:i32 = SUB %x, %r.mul"), "{out}");
+    assert!(out.contains("%u:i32 = UREM %x, %y"), "no unsigned division to share:\n{out}");
 }
 
 #[test]
 fn equal_pure_instructions_are_computed_once() {
     let (out, stats) = combine("    %a:i32 = ADD %x, %x\n    %b:i32 = ADD %x, %x\n    %c:i32 = MUL %a, %b\n    STORE %c, %p\n    %l:i32 = LOAD %p\n    %m:i32 = LOAD %p\n    %n:i32 = ADD %l, %m\n    STORE %n, %p\n", "sm_80");
-    assert!(
-        out.contains("%c:i32 = MUL %a, %a") && !out.contains("%b:i32"),
-        "{out}"
-    );
-    assert!(
-        out.contains("%m:i32 = LOAD %p"),
-        "loads are not merged:\n{out}"
-    );
+    assert!(out.contains("%c:i32 = MUL %a, %a") && !out.contains("%b:i32"), "{out}");
+    assert!(out.contains("%m:i32 = LOAD %p"), "loads are not merged:\n{out}");
     assert_eq!(stats.cse, 1);
 }

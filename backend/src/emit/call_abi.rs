@@ -31,18 +31,8 @@ pub struct HookInput<'a> {
 }
 
 /// The `.param` type of a value: its register class's PTX type.
-fn param_type(
-    tables: &TargetTables,
-    sm: &target_desc::tables::SmTables,
-    ty: VtId,
-) -> Result<&'static str, String> {
-    let (class, _) = tables.register_type(sm, ty).ok_or_else(|| {
-        format!(
-            "{} is not a register type on {}",
-            type_name(tables, ty),
-            sm.name
-        )
-    })?;
+fn param_type(tables: &TargetTables, sm: &target_desc::tables::SmTables, ty: VtId) -> Result<&'static str, String> {
+    let (class, _) = tables.register_type(sm, ty).ok_or_else(|| format!("{} is not a register type on {}", type_name(tables, ty), sm.name))?;
     if class.param_carrier.is_some() {
         return Err("an i1 reached a call or return: the legalizer carries it in its class's param_carrier (legalizer bug)".into());
     }
@@ -54,9 +44,7 @@ fn type_name(tables: &TargetTables, ty: VtId) -> &'static str {
 }
 
 fn size_of(tables: &TargetTables, ty: VtId) -> u32 {
-    tables
-        .type_info(ty)
-        .map_or(4, |t| (t.bits as u32).div_ceil(8).max(1))
+    tables.type_info(ty).map_or(4, |t| (t.bits as u32).div_ceil(8).max(1))
 }
 
 /// Byte offsets of `types` in the return aggregate, its alignment and its size.
@@ -83,9 +71,7 @@ pub fn return_parameter(tables: &TargetTables, returns: &[VtId]) -> String {
 }
 
 fn is_global_pointer(tables: &TargetTables, ty: VtId) -> bool {
-    tables
-        .type_info(ty)
-        .is_some_and(|t| t.kind == TypeKind::Pointer && t.addrspace == 1)
+    tables.type_info(ty).is_some_and(|t| t.kind == TypeKind::Pointer && t.addrspace == 1)
 }
 
 /// Expands a hook into PTX lines (without trailing `;`).

@@ -31,11 +31,7 @@ pub fn layout(f: &Function) -> FrameLayout {
         size += o.size;
         align = align.max(o.align);
     }
-    FrameLayout {
-        offsets,
-        size: size.next_multiple_of(u64::from(align)),
-        align,
-    }
+    FrameLayout { offsets, size: size.next_multiple_of(u64::from(align)), align }
 }
 
 /// The depot's name: one per function, numbered by its position in the module (as llc).
@@ -52,16 +48,8 @@ mod tests {
     fn objects_are_aligned_and_packed_by_decreasing_alignment() {
         let t = tables::nvptx();
         let text = "---\nname: k\nkind: kernel\nbody: |\n  bb.0:\n    RET\n...\n";
-        let mut f = crate::mir::parser::parse_module(text, "t.mir", t)
-            .unwrap()
-            .functions
-            .remove(0);
-        let object = |size, align| FrameObject {
-            name: None,
-            size,
-            align,
-            spill: false,
-        };
+        let mut f = crate::mir::parser::parse_module(text, "t.mir", t).unwrap().functions.remove(0);
+        let object = |size, align| FrameObject { name: None, size, align, spill: false };
         // 1 byte, then 8 aligned to 8, then 4 aligned to 4, then 16 aligned to 16:
         // 16@0, 8@16, 4@24, 1@28; size 29 rounded up to the alignment 16 -> 32.
         f.frame = vec![object(1, 1), object(8, 8), object(4, 4), object(16, 16)];

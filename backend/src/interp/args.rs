@@ -73,29 +73,18 @@ pub fn random_args(function: &Function, tables: &TargetTables, seed: u64) -> Vec
         .iter()
         .enumerate()
         .map(|(k, p)| match Ty::from_vt(tables, p.ty) {
-            Some(Ty {
-                kind: Kind::Pointer(0 | 1 | 4),
-                ..
-            }) => ArgValue::Buffer(match element_types.get(k).copied().flatten() {
+            Some(Ty { kind: Kind::Pointer(0 | 1 | 4), .. }) => ArgValue::Buffer(match element_types.get(k).copied().flatten() {
                 Some(element) => {
                     let size = super::memory::stored_size(element) as usize;
                     let mut bytes = vec![0u8; RANDOM_BUFFER_BYTES];
                     for chunk in bytes.chunks_exact_mut(size) {
-                        super::memory::encode_lanes(
-                            &[random_lane(&mut rng, element, tame)],
-                            element,
-                            chunk,
-                        );
+                        super::memory::encode_lanes(&[random_lane(&mut rng, element, tame)], element, chunk);
                     }
                     bytes
                 }
                 None => rng.bytes(RANDOM_BUFFER_BYTES),
             }),
-            Some(Ty {
-                kind: Kind::Pointer(_),
-                ..
-            })
-            | None => ArgValue::Scalar(0),
+            Some(Ty { kind: Kind::Pointer(_), .. }) | None => ArgValue::Scalar(0),
             Some(ty) => {
                 let mut bits = 0u128;
                 for lane in 0..ty.lanes.min(128 / ty.bits.max(1)) {
@@ -121,42 +110,20 @@ pub fn buffer_stored_types(function: &Function, tables: &TargetTables) -> Vec<Op
     buffer_access_types(function, tables, true)
 }
 
-fn buffer_access_types(
-    function: &Function,
-    tables: &TargetTables,
-    stores: bool,
-) -> Vec<Option<Ty>> {
+fn buffer_access_types(function: &Function, tables: &TargetTables, stores: bool) -> Vec<Option<Ty>> {
     use crate::mir::Operand;
-    let name = |inst: &crate::mir::Inst| {
-        inst.opcode
-            .generic()
-            .and_then(|o| tables.opcode_info(o))
-            .map_or("", |i| i.name)
-    };
+    let name = |inst: &crate::mir::Inst| inst.opcode.generic().and_then(|o| tables.opcode_info(o)).map_or("", |i| i.name);
     // Which parameter each value points into; iterate to a fixed point for PHIs.
     let mut origin: Vec<Option<usize>> = vec![None; function.values.len()];
     let mut changed = true;
     while changed {
         changed = false;
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
-            let Some(&def) = inst.defs.first() else {
-                continue;
-            };
+            let Some(&def) = inst.defs.first() else { continue };
             let derived = match name(inst) {
-                "ARG" => inst.operands.first().and_then(|o| {
-                    if let Operand::Int(k) = o {
-                        usize::try_from(*k).ok()
-                    } else {
-                        None
-                    }
-                }),
-                "PTR_ADD" | "ADDRSPACECAST" | "COPY" => inst
-                    .uses()
-                    .next()
-                    .and_then(|v| origin.get(v.0 as usize).copied().flatten()),
-                "PHI" | "SELECT" => inst
-                    .uses()
-                    .find_map(|v| origin.get(v.0 as usize).copied().flatten()),
+                "ARG" => inst.operands.first().and_then(|o| if let Operand::Int(k) = o { usize::try_from(*k).ok() } else { None }),
+                "PTR_ADD" | "ADDRSPACECAST" | "COPY" => inst.uses().next().and_then(|v| origin.get(v.0 as usize).copied().flatten()),
+                "PHI" | "SELECT" => inst.uses().find_map(|v| origin.get(v.0 as usize).copied().flatten()),
                 _ => None,
             };
             if let Some(k) = derived {
@@ -178,40 +145,18 @@ fn buffer_access_types(
         }
     };
     for inst in function.blocks.iter().flat_map(|b| &b.insts) {
-        let pointer_of = |index: usize| {
-            inst.uses()
-                .nth(index)
-                .and_then(|v| origin.get(v.0 as usize).copied().flatten())
-        };
+        let pointer_of = |index: usize| inst.uses().nth(index).and_then(|v| origin.get(v.0 as usize).copied().flatten());
         let op = name(inst);
         let (pointer, ty) = match op {
             "LOAD" => {
-                let narrow = inst
-                    .flags
-                    .iter()
-                    .find_map(|f| tables.vt(f).and_then(|v| Ty::from_vt(tables, v)));
-                let value = inst
-                    .defs
-                    .first()
-                    .and_then(|d| Ty::from_vt(tables, function.value(*d).ty));
-                (
-                    pointer_of(0),
-                    narrow.or(value.map(|v| Ty { lanes: 1, ..v })),
-                )
+                let narrow = inst.flags.iter().find_map(|f| tables.vt(f).and_then(|v| Ty::from_vt(tables, v)));
+                let value = inst.defs.first().and_then(|d| Ty::from_vt(tables, function.value(*d).ty));
+                (pointer_of(0), narrow.or(value.map(|v| Ty { lanes: 1, ..v })))
             }
             "STORE" if stores => {
-                let narrow = inst
-                    .flags
-                    .iter()
-                    .find_map(|f| tables.vt(f).and_then(|v| Ty::from_vt(tables, v)));
-                let value = inst
-                    .uses()
-                    .next()
-                    .and_then(|v| Ty::from_vt(tables, function.value(v).ty));
-                (
-                    pointer_of(1),
-                    narrow.or(value.map(|v| Ty { lanes: 1, ..v })),
-                )
+                let narrow = inst.flags.iter().find_map(|f| tables.vt(f).and_then(|v| Ty::from_vt(tables, v)));
+                let value = inst.uses().next().and_then(|v| Ty::from_vt(tables, function.value(v).ty));
+                (pointer_of(1), narrow.or(value.map(|v| Ty { lanes: 1, ..v })))
             }
             "CALL" => {
                 for v in inst.uses() {
@@ -221,12 +166,7 @@ fn buffer_access_types(
                 }
                 continue;
             }
-            _ if op.starts_with("ATOMIC_") => (
-                pointer_of(0),
-                inst.defs
-                    .first()
-                    .and_then(|d| Ty::from_vt(tables, function.value(*d).ty)),
-            ),
+            _ if op.starts_with("ATOMIC_") => (pointer_of(0), inst.defs.first().and_then(|d| Ty::from_vt(tables, function.value(*d).ty))),
             _ => continue,
         };
         if let Some(k) = pointer {
@@ -253,16 +193,7 @@ pub fn random_lane(rng: &mut Rng, ty: Ty, tame: bool) -> u128 {
                 0..=49 => (rng.below(129) as f64 - 64.0) / f64::from(1u32 << rng.below(3)),
                 50..=69 => (rng.below(2_000_001) as f64 - 1_000_000.0) / 1000.0,
                 70..=84 => {
-                    let specials = [
-                        0.0,
-                        -0.0,
-                        1.0,
-                        -1.0,
-                        0.5,
-                        f64::INFINITY,
-                        f64::NEG_INFINITY,
-                        f64::NAN,
-                    ];
+                    let specials = [0.0, -0.0, 1.0, -1.0, 0.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
                     specials[rng.below(specials.len() as u64) as usize]
                 }
                 _ => return (u128::from(rng.next_u64()) | (u128::from(rng.next_u64()) << 64)) & m,
@@ -314,64 +245,31 @@ mod tests {
         canonicalize_nans(&mut a, FloatFormat::F32);
         canonicalize_nans(&mut b, FloatFormat::F32);
         assert_eq!(a, b);
-        assert_eq!(
-            &a[4..],
-            &1.5f32.to_le_bytes(),
-            "non-NaN elements are untouched"
-        );
+        assert_eq!(&a[4..], &1.5f32.to_le_bytes(), "non-NaN elements are untouched");
     }
 
     #[test]
     fn random_lanes_are_deterministic_and_mostly_small() {
-        let i32_ty = Ty {
-            kind: Kind::Int,
-            bits: 32,
-            lanes: 1,
-        };
+        let i32_ty = Ty { kind: Kind::Int, bits: 32, lanes: 1 };
         let draw = |seed| {
             let mut rng = Rng::new(seed);
-            (0..1000)
-                .map(|_| random_lane(&mut rng, i32_ty, false))
-                .collect::<Vec<_>>()
+            (0..1000).map(|_| random_lane(&mut rng, i32_ty, false)).collect::<Vec<_>>()
         };
         assert_eq!(draw(7), draw(7));
         assert_ne!(draw(7), draw(8));
         let small = draw(7).iter().filter(|&&v| v <= 16).count();
-        assert!(
-            small > 400,
-            "about half the integers are in 0..=16, found {small}"
-        );
+        assert!(small > 400, "about half the integers are in 0..=16, found {small}");
     }
 }
 
 /// The buffers of a run of `entry`, with NaNs canonicalized by the element type each
 /// buffer is read as, else the type it is written as (an output buffer): for comparing
 /// two runs whose NaN payloads may differ (the differential tests).
-pub fn canonical_buffers(
-    module: &crate::mir::Module,
-    tables: &TargetTables,
-    entry: &str,
-    mut result: super::RunResult,
-) -> Vec<Vec<u8>> {
-    let Some(f) = module.functions.iter().find(|f| f.name == entry) else {
-        return result.buffers;
-    };
+pub fn canonical_buffers(module: &crate::mir::Module, tables: &TargetTables, entry: &str, mut result: super::RunResult) -> Vec<Vec<u8>> {
+    let Some(f) = module.functions.iter().find(|f| f.name == entry) else { return result.buffers };
     let stored = buffer_stored_types(f, tables);
-    let types: Vec<Option<Ty>> = buffer_element_types(f, tables)
-        .into_iter()
-        .zip(stored)
-        .map(|(read, written)| read.or(written))
-        .collect();
-    let pointer_params = f
-        .params
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| {
-            tables
-                .type_info(p.ty)
-                .is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)
-        })
-        .map(|(i, _)| i);
+    let types: Vec<Option<Ty>> = buffer_element_types(f, tables).into_iter().zip(stored).map(|(read, written)| read.or(written)).collect();
+    let pointer_params = f.params.iter().enumerate().filter(|(_, p)| tables.type_info(p.ty).is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer)).map(|(i, _)| i);
     for (buffer, param) in result.buffers.iter_mut().zip(pointer_params) {
         if let Some(format) = types.get(param).copied().flatten().and_then(|t| t.format()) {
             canonicalize_nans(buffer, format);

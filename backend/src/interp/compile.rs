@@ -56,11 +56,7 @@ impl Ty {
             TypeKind::Pointer => Kind::Pointer(element.addrspace),
             TypeKind::Vector => return None,
         };
-        let bits = if let Kind::Pointer(_) = kind {
-            64
-        } else {
-            u32::from(element.bits)
-        };
+        let bits = if let Kind::Pointer(_) = kind { 64 } else { u32::from(element.bits) };
         if bits == 0 || bits > 128 || lanes == 0 {
             return None;
         }
@@ -192,13 +188,7 @@ impl Cond {
     /// The meaning of a condition code of the description, by name (`None` for a name
     /// the interpreter does not know).
     pub fn from_name(name: &str) -> Option<Cond> {
-        let c = |relations, unordered, int_signed| {
-            Some(Cond {
-                relations,
-                unordered,
-                int_signed,
-            })
-        };
+        let c = |relations, unordered, int_signed| Some(Cond { relations, unordered, int_signed });
         match name {
             "eq" => c(EQUAL, false, Some(false)),
             "ne" => c(LESS | GREATER, false, Some(false)),
@@ -353,18 +343,14 @@ pub enum Op {
     Binary(IntBinary),
     Unary(IntUnary),
     SignExtendInReg(u32),
-    MulLoHi {
-        signed: bool,
-    },
+    MulLoHi { signed: bool },
     Overflow(Overflow),
     ShiftParts(PartsShift),
     BuildPair,
     ExtractElement(u32),
     FloatBinary(FloatBinary),
     FloatUnary(FloatUnary),
-    Fma {
-        fused: bool,
-    },
+    Fma { fused: bool },
     CopySign,
     SinCos,
     SetCC(Cond),
@@ -374,14 +360,8 @@ pub enum Op {
     ZeroExtend,
     Truncate,
     FpConvert(Rounding),
-    FpToInt {
-        signed: bool,
-        saturate: bool,
-    },
-    IntToFp {
-        signed: bool,
-        mode: Rounding,
-    },
+    FpToInt { signed: bool, saturate: bool },
+    IntToFp { signed: bool, mode: Rounding },
     Bitcast,
     AddrSpaceCast,
     Load(MemAccess),
@@ -393,13 +373,7 @@ pub enum Op {
     Prmt(u32),
     /// `ARG index, offset`: `read` taken from the bytes of a parameter of type `whole`
     /// at `offset`, extended into the result (signed when `sext`) when `read` is narrower.
-    ArgAt {
-        index: u32,
-        offset: u32,
-        whole: Ty,
-        read: Ty,
-        sext: bool,
-    },
+    ArgAt { index: u32, offset: u32, whole: Ty, read: Ty, sext: bool },
     /// LOADV2/LOADV4 and STOREV2/STOREV4: consecutive elements of `access`'s type in
     /// one access aligned (and bounds-checked) as a whole.
     LoadVector(MemAccess, u32),
@@ -486,44 +460,17 @@ pub struct CompiledModule {
 }
 
 pub fn compile_module(module: &Module, tables: &TargetTables) -> CompiledModule {
-    let globals: Vec<GlobalLayout> = module
-        .globals
-        .iter()
-        .enumerate()
-        .map(|(i, g)| layout_global(g, i as u32, tables))
-        .collect();
-    let function_index: HashMap<&str, u32> = module
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.name.as_str(), i as u32))
-        .collect();
-    let global_index: HashMap<&str, usize> = module
-        .globals
-        .iter()
-        .enumerate()
-        .map(|(i, g)| (g.name.as_str(), i))
-        .collect();
-    let context = Context {
-        module,
-        tables,
-        function_index,
-        global_index,
-        globals: &globals,
-    };
-    let functions = module
-        .functions
-        .iter()
-        .map(|f| context.function(f))
-        .collect();
+    let globals: Vec<GlobalLayout> = module.globals.iter().enumerate().map(|(i, g)| layout_global(g, i as u32, tables)).collect();
+    let function_index: HashMap<&str, u32> = module.functions.iter().enumerate().map(|(i, f)| (f.name.as_str(), i as u32)).collect();
+    let global_index: HashMap<&str, usize> = module.globals.iter().enumerate().map(|(i, g)| (g.name.as_str(), i)).collect();
+    let context = Context { module, tables, function_index, global_index, globals: &globals };
+    let functions = module.functions.iter().map(|f| context.function(f)).collect();
     CompiledModule { functions, globals }
 }
 
 fn layout_global(g: &mir::Global, region: u32, tables: &TargetTables) -> GlobalLayout {
     let ty = Ty::from_vt(tables, g.ty);
-    let (lane_bytes, lanes) = ty.map_or((1, 1), |t| {
-        (u64::from(t.bits.div_ceil(8)), u64::from(t.lanes))
-    });
+    let (lane_bytes, lanes) = ty.map_or((1, 1), |t| (u64::from(t.bits.div_ceil(8)), u64::from(t.lanes)));
     let elements = u64::from(g.count) * lanes;
     let size = (elements * lane_bytes).min(memory::MAX_REGION_BYTES);
     let mut image = vec![0u8; size as usize];
@@ -543,12 +490,7 @@ fn layout_global(g: &mir::Global, region: u32, tables: &TargetTables) -> GlobalL
         }
     }
     // Every object starts at offset 0 of its region, so any `align` is met.
-    GlobalLayout {
-        name: g.name.clone(),
-        space: g.space,
-        region,
-        image,
-    }
+    GlobalLayout { name: g.name.clone(), space: g.space, region, image }
 }
 
 struct Context<'a> {
@@ -583,11 +525,7 @@ struct FunctionContext<'a> {
 
 impl Context<'_> {
     fn function(&self, f: &Function) -> CompiledFunction {
-        let tys: Vec<Option<Ty>> = f
-            .values
-            .iter()
-            .map(|v| Ty::from_vt(self.tables, v.ty))
-            .collect();
+        let tys: Vec<Option<Ty>> = f.values.iter().map(|v| Ty::from_vt(self.tables, v.ty)).collect();
         let mut slots = Vec::with_capacity(tys.len());
         let mut next = 0u32;
         for ty in &tys {
@@ -595,36 +533,22 @@ impl Context<'_> {
             next = next.saturating_add(ty.map_or(1, |t| t.lanes));
         }
         let phi_opcode = self.tables.opcode("PHI");
-        let is_phi = |inst: &mir::Inst| {
-            inst.opcode.generic().is_some() && inst.opcode.generic() == phi_opcode
-        };
-        let leading_phis: Vec<usize> = f
-            .blocks
-            .iter()
-            .map(|b| b.insts.iter().take_while(|i| is_phi(i)).count())
-            .collect();
+        let is_phi = |inst: &mir::Inst| inst.opcode.generic().is_some() && inst.opcode.generic() == phi_opcode;
+        let leading_phis: Vec<usize> = f.blocks.iter().map(|b| b.insts.iter().take_while(|i| is_phi(i)).count()).collect();
         // Block start offsets in the flat instruction list; a block without a terminator
         // gets one extra (failing) instruction.
         let mut block_starts = Vec::with_capacity(f.blocks.len());
         let mut pc = 0u32;
         for b in &f.blocks {
             block_starts.push(pc);
-            let terminated = b.insts.last().is_some_and(|i| {
-                mir::opcode_info(i.opcode, self.tables)
-                    .is_some_and(|o| o.has(target_desc::tables::props::TERMINATOR))
-            });
+            let terminated = b.insts.last().is_some_and(|i| mir::opcode_info(i.opcode, self.tables).is_some_and(|o| o.has(target_desc::tables::props::TERMINATOR)));
             pc += b.insts.len() as u32 + u32::from(!terminated);
         }
         let fx = FunctionContext {
             function: f,
             slots,
             tys,
-            block_of_number: f
-                .blocks
-                .iter()
-                .enumerate()
-                .map(|(i, b)| (b.number, i))
-                .collect(),
+            block_of_number: f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect(),
             leading_phis,
             block_starts,
         };
@@ -634,27 +558,13 @@ impl Context<'_> {
                 insts.push(self.inst(&fx, b, i, inst));
             }
             if insts.len() as u32 != fx.block_starts.get(b + 1).copied().unwrap_or(pc) {
-                insts.push(failing(
-                    FailKind::Malformed,
-                    format!("{} does not end with a terminator", block.label()),
-                    b,
-                    block.insts.len(),
-                ));
+                insts.push(failing(FailKind::Malformed, format!("{} does not end with a terminator", block.label()), b, block.insts.len()));
             }
         }
         if insts.is_empty() {
-            insts.push(failing(
-                FailKind::Malformed,
-                "the function has no blocks".into(),
-                0,
-                0,
-            ));
+            insts.push(failing(FailKind::Malformed, "the function has no blocks".into(), 0, 0));
         }
-        let params: Vec<Option<Ty>> = f
-            .params
-            .iter()
-            .map(|p| Ty::from_vt(self.tables, p.ty))
-            .collect();
+        let params: Vec<Option<Ty>> = f.params.iter().map(|p| Ty::from_vt(self.tables, p.ty)).collect();
         let mut param_offsets = Vec::with_capacity(params.len());
         let mut param_slots = 0u32;
         for p in &params {
@@ -670,11 +580,7 @@ impl Context<'_> {
             params,
             param_offsets,
             param_slots,
-            max_threads: f
-                .attributes
-                .maxntid
-                .as_ref()
-                .map(|m| m.iter().map(|&x| u64::from(x)).product()),
+            max_threads: f.attributes.maxntid.as_ref().map(|m| m.iter().map(|&x| u64::from(x)).product()),
             frame: f.frame.iter().map(|o| (o.size, o.name.clone())).collect(),
         }
     }
@@ -704,13 +610,7 @@ impl Context<'_> {
             }
         }
         let compiled = match bad_value {
-            Some(v) => malformed(format!(
-                "value %{} has no type the interpreter knows",
-                fx.function
-                    .values
-                    .get(v as usize)
-                    .map_or("?", |x| x.name.as_str())
-            )),
+            Some(v) => malformed(format!("value %{} has no type the interpreter knows", fx.function.values.get(v as usize).map_or("?", |x| x.name.as_str()))),
             None => self.op(fx, b, i, inst, &def_tys, &arg_tys),
         };
         let ftz = inst.has_flag("ftz");
@@ -718,37 +618,15 @@ impl Context<'_> {
             Ok(op) => (op, ftz),
             Err((kind, what)) => (Op::Fail(kind, what.into()), false),
         };
-        Inst {
-            op,
-            defs: defs.into(),
-            def_tys: def_tys.into(),
-            args: args.into(),
-            arg_tys: arg_tys.into(),
-            ftz,
-            block: b as u32,
-            index: i as u32,
-        }
+        Inst { op, defs: defs.into(), def_tys: def_tys.into(), args: args.into(), arg_tys: arg_tys.into(), ftz, block: b as u32, index: i as u32 }
     }
 
     #[allow(clippy::too_many_lines)]
-    fn op(
-        &self,
-        fx: &FunctionContext<'_>,
-        b: usize,
-        i: usize,
-        inst: &mir::Inst,
-        defs: &[Ty],
-        args: &[Ty],
-    ) -> Compiled {
+    fn op(&self, fx: &FunctionContext<'_>, b: usize, i: usize, inst: &mir::Inst, defs: &[Ty], args: &[Ty]) -> Compiled {
         let Opcode::Generic(opcode) = inst.opcode else {
-            return unsupported(format!(
-                "machine instruction {} (the interpreter runs MIR before instruction selection)",
-                inst.opcode.name(self.tables)
-            ));
+            return unsupported(format!("machine instruction {} (the interpreter runs MIR before instruction selection)", inst.opcode.name(self.tables)));
         };
-        let Some(info) = self.tables.opcode_info(opcode) else {
-            return malformed("unknown opcode");
-        };
+        let Some(info) = self.tables.opcode_info(opcode) else { return malformed("unknown opcode") };
         let name = info.name;
         let shape = |n_defs: usize, n_args: usize| -> Result<(), (FailKind, String)> {
             if defs.len() != n_defs || args.len() != n_args {
@@ -759,17 +637,13 @@ impl Context<'_> {
         // Every listed type has the same lane count.
         let same_lanes = |tys: &[Ty]| -> Result<(), (FailKind, String)> {
             if tys.windows(2).any(|w| w[0].lanes != w[1].lanes) {
-                return malformed(format!(
-                    "{name}: operands and results must have the same lane count"
-                ));
+                return malformed(format!("{name}: operands and results must have the same lane count"));
             }
             Ok(())
         };
         let same_type = |tys: &[Ty]| -> Result<(), (FailKind, String)> {
             if tys.windows(2).any(|w| w[0] != w[1]) {
-                return malformed(format!(
-                    "{name}: operands and result must have the same type"
-                ));
+                return malformed(format!("{name}: operands and result must have the same type"));
             }
             Ok(())
         };
@@ -782,14 +656,8 @@ impl Context<'_> {
         let all_float = |tys: &[Ty]| -> Result<(), (FailKind, String)> {
             match tys.iter().find(|t| t.format().is_none()) {
                 Some(_) => malformed(format!("{name}: expected float operands")),
-                None => match tys
-                    .iter()
-                    .find(|t| !t.format().is_some_and(|f| f.has_arithmetic()))
-                {
-                    Some(t) => unsupported(format!(
-                        "{name} on {} (f128 arithmetic)",
-                        t.format().map_or("?", |f| f.name())
-                    )),
+                None => match tys.iter().find(|t| !t.format().is_some_and(|f| f.has_arithmetic())) {
+                    Some(t) => unsupported(format!("{name} on {} (f128 arithmetic)", t.format().map_or("?", |f| f.name()))),
                     None => Ok(()),
                 },
             }
@@ -799,11 +667,7 @@ impl Context<'_> {
             shape(1, 2)?;
             all_int(&[defs[0], args[0], args[1]])?;
             match op {
-                IntBinary::Shl
-                | IntBinary::Sra
-                | IntBinary::Srl
-                | IntBinary::Rotl
-                | IntBinary::Rotr => {
+                IntBinary::Shl | IntBinary::Sra | IntBinary::Srl | IntBinary::Rotl | IntBinary::Rotr => {
                     same_type(&[defs[0], args[0]])?;
                     same_lanes(&[defs[0], args[1]])?;
                 }
@@ -835,9 +699,7 @@ impl Context<'_> {
             same_type(&[defs[0], args[0], args[1]])?;
             all_int(&[defs[0], defs[1]])?;
             same_lanes(&[defs[0], defs[1]])?;
-            if !is_bool(defs[1])
-                || (carry_in && (!is_bool(args[2]) || args[2].lanes != defs[0].lanes))
-            {
+            if !is_bool(defs[1]) || (carry_in && (!is_bool(args[2]) || args[2].lanes != defs[0].lanes)) {
                 return malformed(format!("{name}: the carry is an i1 value (per lane)"));
             }
             Ok(Op::Overflow(op))
@@ -854,49 +716,28 @@ impl Context<'_> {
             }
         };
         let cond = || -> Result<Cond, (FailKind, String)> {
-            let Some(Operand::CondCode(cc)) = inst.operands.first() else {
-                return malformed(format!("{name}: expected a condition code first"));
-            };
+            let Some(Operand::CondCode(cc)) = inst.operands.first() else { return malformed(format!("{name}: expected a condition code first")) };
             let cc_name = self.tables.cond_code_info(*cc).map_or("?", |c| c.name);
-            Cond::from_name(cc_name)
-                .ok_or_else(|| (FailKind::Unsupported, format!("condition code `{cc_name}`")))
+            Cond::from_name(cc_name).ok_or_else(|| (FailKind::Unsupported, format!("condition code `{cc_name}`")))
         };
         let check_cond = |c: Cond, compared: Ty| -> Result<(), (FailKind, String)> {
             match compared.kind {
                 Kind::Float(f) if !f.has_arithmetic() => unsupported("comparison of f128 values"),
                 Kind::Float(_) => Ok(()),
-                _ if c.int_signed.is_none() => {
-                    malformed(format!("{name}: this condition code compares floats only"))
-                }
+                _ if c.int_signed.is_none() => malformed(format!("{name}: this condition code compares floats only")),
                 _ => Ok(()),
             }
         };
         let edge = |target: &Operand| -> Result<Edge, (FailKind, String)> {
-            let Operand::Block(number) = target else {
-                return malformed(format!("{name}: expected a block operand"));
-            };
+            let Operand::Block(number) = target else { return malformed(format!("{name}: expected a block operand")) };
             fx.edge(b, *number)
         };
-        let blocks: Vec<&Operand> = inst
-            .operands
-            .iter()
-            .filter(|o| matches!(o, Operand::Block(_)))
-            .collect();
-        let integer_immediate = || {
-            inst.operands.iter().find_map(|o| {
-                if let Operand::Int(v) = o {
-                    Some(*v)
-                } else {
-                    None
-                }
-            })
-        };
+        let blocks: Vec<&Operand> = inst.operands.iter().filter(|o| matches!(o, Operand::Block(_))).collect();
+        let integer_immediate = || inst.operands.iter().find_map(|o| if let Operand::Int(v) = o { Some(*v) } else { None });
         match name {
             "CONSTANT" => {
                 shape(1, 0)?;
-                let Some(v) = integer_immediate() else {
-                    return malformed("CONSTANT: expected an integer literal");
-                };
+                let Some(v) = integer_immediate() else { return malformed("CONSTANT: expected an integer literal") };
                 match defs[0].kind {
                     Kind::Int => Ok(Op::Constant(v as u128 & super::int::mask(defs[0].bits))),
                     _ => malformed("CONSTANT: expected an integer type"),
@@ -904,14 +745,10 @@ impl Context<'_> {
             }
             "FCONSTANT" => {
                 shape(1, 0)?;
-                let Some(format) = defs[0].format() else {
-                    return malformed("FCONSTANT: expected a float type");
-                };
+                let Some(format) = defs[0].format() else { return malformed("FCONSTANT: expected a float type") };
                 match inst.operands.first() {
                     Some(Operand::Float(x)) => Ok(Op::Constant(super::float::from_f64(format, *x))),
-                    Some(Operand::Int(bits)) => Ok(Op::Constant(
-                        *bits as u128 & super::int::mask(format.bits()),
-                    )),
+                    Some(Operand::Int(bits)) => Ok(Op::Constant(*bits as u128 & super::int::mask(format.bits()))),
                     _ => malformed("FCONSTANT: expected a float literal or raw bits"),
                 }
             }
@@ -926,108 +763,50 @@ impl Context<'_> {
             }
             "ARG" => {
                 shape(1, 0)?;
-                let Some(index) = integer_immediate() else {
-                    return malformed("ARG: expected an index");
-                };
-                let param = usize::try_from(index)
-                    .ok()
-                    .and_then(|k| fx.function.params.get(k));
+                let Some(index) = integer_immediate() else { return malformed("ARG: expected an index") };
+                let param = usize::try_from(index).ok().and_then(|k| fx.function.params.get(k));
                 // A legalized ARG may carry the parameter in a wider integer (`.zext.i8`,
                 // `.sext.i8`) or a float's bits in an integer of its width.
                 let carried = |p: &crate::mir::Param| {
-                    let Some(pt) = Ty::from_vt(self.tables, p.ty) else {
-                        return false;
-                    };
-                    let extends =
-                        inst.has_flag("sext") || inst.has_flag("zext") || inst.has_flag("anyext");
-                    (extends
-                        && pt.is_int()
-                        && defs[0].is_int()
-                        && defs[0].bits > pt.bits
-                        && defs[0].lanes == 1)
-                        || (!extends
-                            && !pt.is_int()
-                            && defs[0].is_int()
-                            && defs[0].bits == pt.bits
-                            && pt.lanes == 1)
+                    let Some(pt) = Ty::from_vt(self.tables, p.ty) else { return false };
+                    let extends = inst.has_flag("sext") || inst.has_flag("zext") || inst.has_flag("anyext");
+                    (extends && pt.is_int() && defs[0].is_int() && defs[0].bits > pt.bits && defs[0].lanes == 1)
+                        || (!extends && !pt.is_int() && defs[0].is_int() && defs[0].bits == pt.bits && pt.lanes == 1)
                 };
                 // `ARG i, offset`: a part of the parameter's in-memory image.
                 if let (Some(Operand::Int(offset)), Some(p)) = (inst.operands.get(1), param) {
-                    let Some(whole) = Ty::from_vt(self.tables, p.ty) else {
-                        return unsupported(
-                            "ARG of a parameter type the interpreter does not model",
-                        );
-                    };
-                    let narrow = inst
-                        .flags
-                        .iter()
-                        .find_map(|f| self.tables.vt(f))
-                        .and_then(|n| Ty::from_vt(self.tables, n));
+                    let Some(whole) = Ty::from_vt(self.tables, p.ty) else { return unsupported("ARG of a parameter type the interpreter does not model") };
+                    let narrow = inst.flags.iter().find_map(|f| self.tables.vt(f)).and_then(|n| Ty::from_vt(self.tables, n));
                     let read = narrow.unwrap_or(defs[0]);
                     let (size, total) = (read.store_bytes(), whole.store_bytes());
-                    let Ok(offset) = u32::try_from(*offset) else {
-                        return malformed("ARG: a negative byte offset");
-                    };
-                    if offset % size != 0
-                        || offset + size > total
-                        || (narrow.is_some() && (read.lanes != 1 || defs[0].lanes != 1))
-                    {
+                    let Ok(offset) = u32::try_from(*offset) else { return malformed("ARG: a negative byte offset") };
+                    if offset % size != 0 || offset + size > total || (narrow.is_some() && (read.lanes != 1 || defs[0].lanes != 1)) {
                         return malformed(format!("ARG {index}, {offset}: no {}-byte part there in a {total}-byte parameter", size));
                     }
-                    return Ok(Op::ArgAt {
-                        index: index as u32,
-                        offset,
-                        whole,
-                        read,
-                        sext: inst.has_flag("sext"),
-                    });
+                    return Ok(Op::ArgAt { index: index as u32, offset, whole, read, sext: inst.has_flag("sext") });
                 }
                 match param {
-                    Some(p) if Ty::from_vt(self.tables, p.ty) == Some(defs[0]) => {
-                        Ok(Op::Arg(index as u32))
-                    }
+                    Some(p) if Ty::from_vt(self.tables, p.ty) == Some(defs[0]) => Ok(Op::Arg(index as u32)),
                     Some(p) if carried(p) => {
                         let bits = Ty::from_vt(self.tables, p.ty).map_or(0, |t| t.bits);
-                        Ok(if inst.has_flag("sext") {
-                            Op::ArgSext(index as u32, bits)
-                        } else {
-                            Op::Arg(index as u32)
-                        })
+                        Ok(if inst.has_flag("sext") { Op::ArgSext(index as u32, bits) } else { Op::Arg(index as u32) })
                     }
-                    Some(_) => malformed(format!(
-                        "ARG {index}: the result type differs from the parameter's"
-                    )),
-                    None => malformed(format!(
-                        "ARG {index}: the function has {} parameters",
-                        fx.function.params.len()
-                    )),
+                    Some(_) => malformed(format!("ARG {index}: the result type differs from the parameter's")),
+                    None => malformed(format!("ARG {index}: the function has {} parameters", fx.function.params.len())),
                 }
             }
             "GLOBAL_ADDR" => {
                 shape(1, 0)?;
-                let Some(Operand::Symbol(symbol)) = inst.operands.first() else {
-                    return malformed("GLOBAL_ADDR: expected @global");
-                };
-                let Some(&g) = self.global_index.get(symbol.as_str()) else {
-                    return malformed(format!("GLOBAL_ADDR: unknown global @{symbol}"));
-                };
+                let Some(Operand::Symbol(symbol)) = inst.operands.first() else { return malformed("GLOBAL_ADDR: expected @global") };
+                let Some(&g) = self.global_index.get(symbol.as_str()) else { return malformed(format!("GLOBAL_ADDR: unknown global @{symbol}")) };
                 let layout = &self.globals[g];
-                Ok(Op::GlobalAddr(memory::address(
-                    memory::space_number(layout.space),
-                    layout.region,
-                    0,
-                )))
+                Ok(Op::GlobalAddr(memory::address(memory::space_number(layout.space), layout.region, 0)))
             }
             "FRAME_INDEX" => {
                 shape(1, 0)?;
                 match inst.operands.first() {
-                    Some(Operand::Int(k)) if *k >= 0 && (*k as usize) < fx.function.frame.len() => {
-                        Ok(Op::FrameIndex(*k as u32))
-                    }
-                    _ => malformed(format!(
-                        "FRAME_INDEX: expected the index of one of the function's {} frame objects",
-                        fx.function.frame.len()
-                    )),
+                    Some(Operand::Int(k)) if *k >= 0 && (*k as usize) < fx.function.frame.len() => Ok(Op::FrameIndex(*k as u32)),
+                    _ => malformed(format!("FRAME_INDEX: expected the index of one of the function's {} frame objects", fx.function.frame.len())),
                 }
             }
             "ADD" => int_binary(IntBinary::Add),
@@ -1064,10 +843,7 @@ impl Context<'_> {
                     _ => IntUnary::Bitreverse,
                 };
                 if op == IntUnary::Bswap && !defs[0].bits.is_multiple_of(16) {
-                    return malformed(format!(
-                        "BSWAP of i{}: the width must be a multiple of 16",
-                        defs[0].bits
-                    ));
+                    return malformed(format!("BSWAP of i{}: the width must be a multiple of 16", defs[0].bits));
                 }
                 Ok(Op::Unary(op))
             }
@@ -1075,26 +851,17 @@ impl Context<'_> {
                 shape(1, 1)?;
                 same_type(&[defs[0], args[0]])?;
                 all_int(&[defs[0]])?;
-                let from = inst
-                    .flags
-                    .iter()
-                    .find_map(|f| f.strip_prefix('i').and_then(|n| n.parse::<u32>().ok()));
+                let from = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|n| n.parse::<u32>().ok()));
                 match from {
-                    Some(from) if from >= 1 && from <= defs[0].bits => {
-                        Ok(Op::SignExtendInReg(from))
-                    }
-                    _ => malformed(
-                        "SIGN_EXTEND_INREG: expected a narrower type flag (.i8, .i16, ...)",
-                    ),
+                    Some(from) if from >= 1 && from <= defs[0].bits => Ok(Op::SignExtendInReg(from)),
+                    _ => malformed("SIGN_EXTEND_INREG: expected a narrower type flag (.i8, .i16, ...)"),
                 }
             }
             "SMUL_LOHI" | "UMUL_LOHI" => {
                 shape(2, 2)?;
                 same_type(&[defs[0], defs[1], args[0], args[1]])?;
                 all_int(&[defs[0]])?;
-                Ok(Op::MulLoHi {
-                    signed: name == "SMUL_LOHI",
-                })
+                Ok(Op::MulLoHi { signed: name == "SMUL_LOHI" })
             }
             "UADDO" | "ADDC" => overflow(Overflow::UnsignedAdd, false),
             "USUBO" | "SUBC" => overflow(Overflow::UnsignedSub, false),
@@ -1129,15 +896,8 @@ impl Context<'_> {
                 all_int(&[defs[0], args[0]])?;
                 let index = integer_immediate().unwrap_or(-1);
                 let half = defs[0].bits;
-                if defs[0].lanes != 1
-                    || args[0].lanes != 1
-                    || index < 0
-                    || (index as u64 + 1) * u64::from(half) > u64::from(args[0].bits)
-                {
-                    return malformed(format!(
-                        "EXTRACT_ELEMENT: index {index} of i{half} parts does not fit in i{}",
-                        args[0].bits
-                    ));
+                if defs[0].lanes != 1 || args[0].lanes != 1 || index < 0 || (index as u64 + 1) * u64::from(half) > u64::from(args[0].bits) {
+                    return malformed(format!("EXTRACT_ELEMENT: index {index} of i{half} parts does not fit in i{}", args[0].bits));
                 }
                 Ok(Op::ExtractElement(index as u32))
             }
@@ -1155,9 +915,7 @@ impl Context<'_> {
                 shape(1, 3)?;
                 same_type(&[defs[0], args[0], args[1], args[2]])?;
                 all_float(&[defs[0]])?;
-                Ok(Op::Fma {
-                    fused: name == "FMA",
-                })
+                Ok(Op::Fma { fused: name == "FMA" })
             }
             "FNEG" => float_unary(FloatUnary::Neg),
             "FABS" => float_unary(FloatUnary::Abs),
@@ -1223,13 +981,8 @@ impl Context<'_> {
                 all_int(&[defs[0], args[0]])?;
                 same_lanes(&[defs[0], args[0]])?;
                 let widening = name != "TRUNCATE";
-                if (widening && defs[0].bits < args[0].bits)
-                    || (!widening && defs[0].bits > args[0].bits)
-                {
-                    return malformed(format!(
-                        "{name}: from i{} to i{}",
-                        args[0].bits, defs[0].bits
-                    ));
+                if (widening && defs[0].bits < args[0].bits) || (!widening && defs[0].bits > args[0].bits) {
+                    return malformed(format!("{name}: from i{} to i{}", args[0].bits, defs[0].bits));
                 }
                 Ok(match name {
                     "SIGN_EXTEND" => Op::SignExtend,
@@ -1252,10 +1005,7 @@ impl Context<'_> {
                 if args[0].format().is_none() {
                     return malformed(format!("{name}: expected a float operand"));
                 }
-                Ok(Op::FpToInt {
-                    signed: name == "FP_TO_SINT",
-                    saturate: inst.has_flag("sat"),
-                })
+                Ok(Op::FpToInt { signed: name == "FP_TO_SINT", saturate: inst.has_flag("sat") })
             }
             "SINT_TO_FP" | "UINT_TO_FP" => {
                 shape(1, 1)?;
@@ -1264,10 +1014,7 @@ impl Context<'_> {
                 if defs[0].format().is_none() {
                     return malformed(format!("{name}: expected a float result"));
                 }
-                Ok(Op::IntToFp {
-                    signed: name == "SINT_TO_FP",
-                    mode: rounding(),
-                })
+                Ok(Op::IntToFp { signed: name == "SINT_TO_FP", mode: rounding() })
             }
             "BITCAST" => {
                 shape(1, 1)?;
@@ -1278,11 +1025,7 @@ impl Context<'_> {
             }
             "ADDRSPACECAST" => {
                 shape(1, 1)?;
-                if defs[0].space().is_none()
-                    || args[0].space().is_none()
-                    || defs[0].lanes != 1
-                    || args[0].lanes != 1
-                {
+                if defs[0].space().is_none() || args[0].space().is_none() || defs[0].lanes != 1 || args[0].lanes != 1 {
                     return malformed("ADDRSPACECAST: expected pointers");
                 }
                 Ok(Op::AddrSpaceCast)
@@ -1290,11 +1033,7 @@ impl Context<'_> {
             "PTR_ADD" => {
                 shape(1, 2)?;
                 same_type(&[defs[0], args[0]])?;
-                if defs[0].space().is_none()
-                    || defs[0].lanes != 1
-                    || args[1].lanes != 1
-                    || !args[1].is_int()
-                {
+                if defs[0].space().is_none() || defs[0].lanes != 1 || args[1].lanes != 1 || !args[1].is_int() {
                     return malformed("PTR_ADD: expected a pointer and an integer offset");
                 }
                 Ok(Op::PtrAdd)
@@ -1336,32 +1075,17 @@ impl Context<'_> {
                     Operand::Align(a) => Some(*a),
                     _ => None,
                 });
-                let whole = MemAccess {
-                    size,
-                    align: explicit.unwrap_or(size.next_power_of_two()),
-                    ..element
-                };
-                Ok(if load {
-                    Op::LoadVector(whole, count as u32)
-                } else {
-                    Op::StoreVector(whole, count as u32)
-                })
+                let whole = MemAccess { size, align: explicit.unwrap_or(size.next_power_of_two()), ..element };
+                Ok(if load { Op::LoadVector(whole, count as u32) } else { Op::StoreVector(whole, count as u32) })
             }
-            "ATOMIC_LOAD_ADD" | "ATOMIC_LOAD_SUB" | "ATOMIC_LOAD_AND" | "ATOMIC_LOAD_OR"
-            | "ATOMIC_LOAD_XOR" | "ATOMIC_LOAD_MIN" | "ATOMIC_LOAD_MAX" | "ATOMIC_LOAD_UMIN"
-            | "ATOMIC_LOAD_UMAX" | "ATOMIC_LOAD_FADD" | "ATOMIC_SWAP" | "ATOMIC_CMP_SWAP" => {
+            "ATOMIC_LOAD_ADD" | "ATOMIC_LOAD_SUB" | "ATOMIC_LOAD_AND" | "ATOMIC_LOAD_OR" | "ATOMIC_LOAD_XOR" | "ATOMIC_LOAD_MIN"
+            | "ATOMIC_LOAD_MAX" | "ATOMIC_LOAD_UMIN" | "ATOMIC_LOAD_UMAX" | "ATOMIC_LOAD_FADD" | "ATOMIC_SWAP" | "ATOMIC_CMP_SWAP" => {
                 let compare = name == "ATOMIC_CMP_SWAP";
                 shape(1, if compare { 3 } else { 2 })?;
                 if args[0].space().is_none() || args[0].lanes != 1 {
                     return malformed(format!("{name}: expected a pointer as the first operand"));
                 }
-                same_type(
-                    &args[1..]
-                        .iter()
-                        .copied()
-                        .chain([defs[0]])
-                        .collect::<Vec<_>>(),
-                )?;
+                same_type(&args[1..].iter().copied().chain([defs[0]]).collect::<Vec<_>>())?;
                 // A vector is updated lane by lane in one step (a compare-and-swap compares
                 // the whole vector).
                 let ty = defs[0];
@@ -1383,10 +1107,7 @@ impl Context<'_> {
                     "ATOMIC_SWAP" => AtomicOp::Swap,
                     _ => AtomicOp::CompareSwap,
                 };
-                let needs_int = !matches!(
-                    op,
-                    AtomicOp::FloatAdd | AtomicOp::Swap | AtomicOp::CompareSwap
-                );
+                let needs_int = !matches!(op, AtomicOp::FloatAdd | AtomicOp::Swap | AtomicOp::CompareSwap);
                 if needs_int && !ty.is_int() {
                     return malformed(format!("{name}: expected an integer value"));
                 }
@@ -1399,51 +1120,32 @@ impl Context<'_> {
             "ATOMIC_FENCE" => Ok(Op::Fence),
             "BUILD_VECTOR" => {
                 if defs.len() != 1 || args.len() != defs[0].lanes as usize {
-                    return malformed(format!(
-                        "BUILD_VECTOR: expected {} operands",
-                        defs.first().map_or(0, |d| d.lanes)
-                    ));
+                    return malformed(format!("BUILD_VECTOR: expected {} operands", defs.first().map_or(0, |d| d.lanes)));
                 }
                 if args.iter().any(|a| a.lanes != 1 || a.bits < defs[0].bits) {
-                    return malformed(
-                        "BUILD_VECTOR: expected scalar operands at least as wide as the element",
-                    );
+                    return malformed("BUILD_VECTOR: expected scalar operands at least as wide as the element");
                 }
                 Ok(Op::BuildVector)
             }
             "EXTRACT_VECTOR_ELT" => {
                 shape(1, 2)?;
-                if defs[0].lanes != 1
-                    || args[1].lanes != 1
-                    || !args[1].is_int()
-                    || defs[0].bits < args[0].bits
-                {
-                    return malformed(
-                        "EXTRACT_VECTOR_ELT: expected (vector, integer index) -> element",
-                    );
+                if defs[0].lanes != 1 || args[1].lanes != 1 || !args[1].is_int() || defs[0].bits < args[0].bits {
+                    return malformed("EXTRACT_VECTOR_ELT: expected (vector, integer index) -> element");
                 }
                 Ok(Op::ExtractVectorElt)
             }
             "INSERT_VECTOR_ELT" => {
                 shape(1, 3)?;
                 same_type(&[defs[0], args[0]])?;
-                if args[1].lanes != 1
-                    || args[1].bits < defs[0].bits
-                    || args[2].lanes != 1
-                    || !args[2].is_int()
-                {
-                    return malformed(
-                        "INSERT_VECTOR_ELT: expected (vector, element, integer index)",
-                    );
+                if args[1].lanes != 1 || args[1].bits < defs[0].bits || args[2].lanes != 1 || !args[2].is_int() {
+                    return malformed("INSERT_VECTOR_ELT: expected (vector, element, integer index)");
                 }
                 Ok(Op::InsertVectorElt)
             }
             "SCALAR_TO_VECTOR" => {
                 shape(1, 1)?;
                 if args[0].lanes != 1 || args[0].bits < defs[0].bits {
-                    return malformed(
-                        "SCALAR_TO_VECTOR: expected a scalar at least as wide as the element",
-                    );
+                    return malformed("SCALAR_TO_VECTOR: expected a scalar at least as wide as the element");
                 }
                 Ok(Op::ScalarToVector)
             }
@@ -1452,24 +1154,14 @@ impl Context<'_> {
                     return malformed("CONCAT_VECTORS: expected vectors to concatenate");
                 }
                 let lanes: u32 = args.iter().map(|a| a.lanes).sum();
-                if args
-                    .iter()
-                    .any(|a| a.bits != defs[0].bits || a.kind != defs[0].kind)
-                    || lanes != defs[0].lanes
-                {
-                    return malformed(
-                        "CONCAT_VECTORS: the operands' lanes must make up the result",
-                    );
+                if args.iter().any(|a| a.bits != defs[0].bits || a.kind != defs[0].kind) || lanes != defs[0].lanes {
+                    return malformed("CONCAT_VECTORS: the operands' lanes must make up the result");
                 }
                 Ok(Op::ConcatVectors)
             }
             "EXTRACT_SUBVECTOR" => {
                 shape(1, 2)?;
-                if defs[0].bits != args[0].bits
-                    || defs[0].lanes > args[0].lanes
-                    || args[1].lanes != 1
-                    || !args[1].is_int()
-                {
+                if defs[0].bits != args[0].bits || defs[0].lanes > args[0].lanes || args[1].lanes != 1 || !args[1].is_int() {
                     return malformed("EXTRACT_SUBVECTOR: expected (vector, index) -> narrower vector of the same element");
                 }
                 Ok(Op::ExtractSubvector)
@@ -1477,11 +1169,7 @@ impl Context<'_> {
             "INSERT_SUBVECTOR" => {
                 shape(1, 3)?;
                 same_type(&[defs[0], args[0]])?;
-                if args[1].bits != defs[0].bits
-                    || args[1].lanes > defs[0].lanes
-                    || args[2].lanes != 1
-                    || !args[2].is_int()
-                {
+                if args[1].bits != defs[0].bits || args[1].lanes > defs[0].lanes || args[2].lanes != 1 || !args[2].is_int() {
                     return malformed("INSERT_SUBVECTOR: expected (vector, subvector, index)");
                 }
                 Ok(Op::InsertSubvector)
@@ -1492,17 +1180,13 @@ impl Context<'_> {
                 if defs[0].bits * defs[0].lanes != 32 || defs[0].bits % 8 != 0 {
                     return unsupported("PRMT on a type other than 32 bits of whole-byte lanes");
                 }
-                let Some(selector) = integer_immediate() else {
-                    return malformed("PRMT: expected a selector");
-                };
+                let Some(selector) = integer_immediate() else { return malformed("PRMT: expected a selector") };
                 Ok(Op::Prmt(selector as u32 & 0xffff))
             }
             "VECTOR_SHUFFLE" => {
                 shape(1, 2)?;
                 same_type(&[args[0], args[1]])?;
-                let Some(Operand::Mask(mask)) =
-                    inst.operands.iter().find(|o| matches!(o, Operand::Mask(_)))
-                else {
+                let Some(Operand::Mask(mask)) = inst.operands.iter().find(|o| matches!(o, Operand::Mask(_))) else {
                     return malformed("VECTOR_SHUFFLE: expected a mask(...)");
                 };
                 if mask.len() != defs[0].lanes as usize || defs[0].bits != args[0].bits {
@@ -1510,9 +1194,7 @@ impl Context<'_> {
                 }
                 let limit = 2 * args[0].lanes as i32;
                 if let Some(bad) = mask.iter().find(|&&m| m < -1 || m >= limit) {
-                    return malformed(format!(
-                        "VECTOR_SHUFFLE: mask index {bad} is outside 0..{limit}"
-                    ));
+                    return malformed(format!("VECTOR_SHUFFLE: mask index {bad} is outside 0..{limit}"));
                 }
                 Ok(Op::Shuffle(mask.clone().into()))
             }
@@ -1523,9 +1205,7 @@ impl Context<'_> {
                 Ok(Op::Phi)
             }
             "BR" => {
-                let [target] = blocks[..] else {
-                    return malformed("BR: expected one block");
-                };
+                let [target] = blocks[..] else { return malformed("BR: expected one block") };
                 Ok(Op::Br(Box::new(edge(target)?)))
             }
             "BRCOND" => {
@@ -1533,9 +1213,7 @@ impl Context<'_> {
                 if !is_bool(args[0]) || args[0].lanes != 1 {
                     return malformed("BRCOND: the condition is an i1");
                 }
-                let [t, f] = blocks[..] else {
-                    return malformed("BRCOND: expected two blocks");
-                };
+                let [t, f] = blocks[..] else { return malformed("BRCOND: expected two blocks") };
                 Ok(Op::BrCond(Box::new([edge(t)?, edge(f)?])))
             }
             "BR_CC" => {
@@ -1546,28 +1224,17 @@ impl Context<'_> {
                     return malformed("BR_CC: expected scalar operands");
                 }
                 check_cond(c, args[0])?;
-                let [t, f] = blocks[..] else {
-                    return malformed("BR_CC: expected two blocks");
-                };
+                let [t, f] = blocks[..] else { return malformed("BR_CC: expected two blocks") };
                 Ok(Op::BrCC(c, Box::new([edge(t)?, edge(f)?])))
             }
             "RET" => {
                 let expected: Vec<Option<Ty>> = if fx.function.kind == FunctionKind::Kernel {
                     Vec::new()
                 } else {
-                    fx.function
-                        .returns
-                        .iter()
-                        .map(|r| Ty::from_vt(self.tables, *r))
-                        .collect()
+                    fx.function.returns.iter().map(|r| Ty::from_vt(self.tables, *r)).collect()
                 };
-                if !defs.is_empty()
-                    || expected.len() != args.len()
-                    || expected.iter().zip(args).any(|(e, a)| *e != Some(*a))
-                {
-                    return malformed(
-                        "RET: the returned values do not match the function's `returns`",
-                    );
+                if !defs.is_empty() || expected.len() != args.len() || expected.iter().zip(args).any(|(e, a)| *e != Some(*a)) {
+                    return malformed("RET: the returned values do not match the function's `returns`");
                 }
                 Ok(Op::Ret)
             }
@@ -1579,16 +1246,8 @@ impl Context<'_> {
         }
     }
 
-    fn access(
-        &self,
-        inst: &mir::Inst,
-        value: Ty,
-        load: bool,
-    ) -> Result<MemAccess, (FailKind, String)> {
-        let narrow = inst
-            .flags
-            .iter()
-            .find_map(|f| self.tables.vt(f).and_then(|v| Ty::from_vt(self.tables, v)));
+    fn access(&self, inst: &mir::Inst, value: Ty, load: bool) -> Result<MemAccess, (FailKind, String)> {
+        let narrow = inst.flags.iter().find_map(|f| self.tables.vt(f).and_then(|v| Ty::from_vt(self.tables, v)));
         let extension = if inst.has_flag("sext") {
             Extension::Sign
         } else if inst.has_flag("zext") || inst.has_flag("anyext") {
@@ -1609,51 +1268,26 @@ impl Context<'_> {
                 if !value.is_int() || !n.is_int() || n.bits >= value.bits {
                     return malformed("an extending load or truncating store needs an integer value wider than the memory type");
                 }
-                Ty {
-                    kind: Kind::Int,
-                    bits: n.bits,
-                    lanes: value.lanes,
-                }
+                Ty { kind: Kind::Int, bits: n.bits, lanes: value.lanes }
             }
             (None, false) => value,
-            _ => {
-                return malformed(if load {
-                    "LOAD: .sext/.zext/.anyext go with a memory type flag (.i8, .i16, .i32)"
-                } else {
-                    "STORE: .trunc goes with a memory type flag"
-                })
-            }
+            _ => return malformed(if load { "LOAD: .sext/.zext/.anyext go with a memory type flag (.i8, .i16, .i32)" } else { "STORE: .trunc goes with a memory type flag" }),
         };
         Ok(memory_access(memory, value, extension, explicit_align))
     }
 
     fn call(&self, inst: &mir::Inst, defs: &[Ty], args: &[Ty]) -> Compiled {
-        let Some(Operand::Symbol(callee)) = inst.operands.first() else {
-            return malformed("CALL: expected @callee first");
-        };
+        let Some(Operand::Symbol(callee)) = inst.operands.first() else { return malformed("CALL: expected @callee first") };
         if let Some(&index) = self.function_index.get(callee.as_str()) {
             let target = &self.module.functions[index as usize];
             if target.kind == FunctionKind::Kernel {
                 return malformed(format!("CALL: @{callee} is a kernel"));
             }
-            let params: Vec<Option<Ty>> = target
-                .params
-                .iter()
-                .map(|p| Ty::from_vt(self.tables, p.ty))
-                .collect();
-            let returns: Vec<Option<Ty>> = target
-                .returns
-                .iter()
-                .map(|r| Ty::from_vt(self.tables, *r))
-                .collect();
-            let matches = |expected: &[Option<Ty>], actual: &[Ty]| {
-                expected.len() == actual.len()
-                    && expected.iter().zip(actual).all(|(e, a)| *e == Some(*a))
-            };
+            let params: Vec<Option<Ty>> = target.params.iter().map(|p| Ty::from_vt(self.tables, p.ty)).collect();
+            let returns: Vec<Option<Ty>> = target.returns.iter().map(|r| Ty::from_vt(self.tables, *r)).collect();
+            let matches = |expected: &[Option<Ty>], actual: &[Ty]| expected.len() == actual.len() && expected.iter().zip(actual).all(|(e, a)| *e == Some(*a));
             if !matches(&params, args) || !matches(&returns, defs) {
-                return malformed(format!(
-                    "CALL @{callee}: arguments or results do not match its signature"
-                ));
+                return malformed(format!("CALL @{callee}: arguments or results do not match its signature"));
             }
             return Ok(Op::Call(index));
         }
@@ -1664,49 +1298,24 @@ impl Context<'_> {
             LibCall::Unary(_, f) => (f, 1),
             LibCall::Binary(_, f) => (f, 2),
         };
-        let expected = Ty {
-            kind: Kind::Float(format),
-            bits: format.bits(),
-            lanes: 1,
-        };
+        let expected = Ty { kind: Kind::Float(format), bits: format.bits(), lanes: 1 };
         if defs != [expected] || args.len() != arity || args.iter().any(|a| *a != expected) {
-            return malformed(format!(
-                "CALL @{callee}: expected {arity} {} argument(s) and one {} result",
-                format.name(),
-                format.name()
-            ));
+            return malformed(format!("CALL @{callee}: expected {arity} {} argument(s) and one {} result", format.name(), format.name()));
         }
         Ok(Op::LibCall(libcall))
     }
 
     fn intrinsic(&self, inst: &mir::Inst, defs: &[Ty], args: &[Ty]) -> Compiled {
-        let Some(Operand::Symbol(name)) = inst.operands.first() else {
-            return malformed("INTRINSIC: expected @name first");
+        let Some(Operand::Symbol(name)) = inst.operands.first() else { return malformed("INTRINSIC: expected @name first") };
+        let i32_ty = Ty { kind: Kind::Int, bits: 32, lanes: 1 };
+        let i1_ty = Ty { kind: Kind::Int, bits: 1, lanes: 1 };
+        let f32_ty = Ty { kind: Kind::Float(FloatFormat::F32), bits: 32, lanes: 1 };
+        let signature = |expected_args: &[Ty], expected_defs: &[Ty]| -> Result<(), (FailKind, String)> {
+            if args != expected_args || defs != expected_defs {
+                return malformed(format!("INTRINSIC @{name}: operands or results do not match its signature"));
+            }
+            Ok(())
         };
-        let i32_ty = Ty {
-            kind: Kind::Int,
-            bits: 32,
-            lanes: 1,
-        };
-        let i1_ty = Ty {
-            kind: Kind::Int,
-            bits: 1,
-            lanes: 1,
-        };
-        let f32_ty = Ty {
-            kind: Kind::Float(FloatFormat::F32),
-            bits: 32,
-            lanes: 1,
-        };
-        let signature =
-            |expected_args: &[Ty], expected_defs: &[Ty]| -> Result<(), (FailKind, String)> {
-                if args != expected_args || defs != expected_defs {
-                    return malformed(format!(
-                        "INTRINSIC @{name}: operands or results do not match its signature"
-                    ));
-                }
-                Ok(())
-            };
         let axis = |suffix: &str| match suffix {
             "x" => Some(0),
             "y" => Some(1),
@@ -1714,14 +1323,7 @@ impl Context<'_> {
             _ => None,
         };
         if let Some(register) = name.strip_prefix("llvm.nvvm.read.ptx.sreg.") {
-            signature(
-                &[],
-                &[if register == "clock64" || register == "globaltimer" {
-                    Ty { bits: 64, ..i32_ty }
-                } else {
-                    i32_ty
-                }],
-            )?;
+            signature(&[], &[if register == "clock64" || register == "globaltimer" { Ty { bits: 64, ..i32_ty } } else { i32_ty }])?;
             if let Some((which, suffix)) = register.split_once('.') {
                 let geometry = match which {
                     "tid" => Some(Geometry::Tid),
@@ -1749,9 +1351,7 @@ impl Context<'_> {
                 "laneid" => Ok(Op::Intrinsic(Intrinsic::LaneId)),
                 "warpsize" => Ok(Op::Intrinsic(Intrinsic::WarpSize)),
                 "warpid" => Ok(Op::Intrinsic(Intrinsic::WarpId)),
-                _ => unsupported(format!(
-                    "intrinsic @{name}: its value depends on the hardware and timing"
-                )),
+                _ => unsupported(format!("intrinsic @{name}: its value depends on the hardware and timing")),
             };
         }
         if let Some(rest) = name.strip_prefix("llvm.nvvm.shfl.sync.") {
@@ -1818,26 +1418,20 @@ impl FunctionContext<'_> {
 
     /// The edge from block `from` to the block numbered `target`, with its PHI copies.
     fn edge(&self, from: usize, target: u32) -> Result<Edge, (FailKind, String)> {
-        let Some(&to) = self.block_of_number.get(&target) else {
-            return malformed(format!("branch to %bb.{target}, which does not exist"));
-        };
+        let Some(&to) = self.block_of_number.get(&target) else { return malformed(format!("branch to %bb.{target}, which does not exist")) };
         let from_number = self.function.blocks[from].number;
         let block = &self.function.blocks[to];
         let mut copies = Vec::new();
         let mut missing = None;
         for phi in &block.insts[..self.leading_phis[to]] {
-            let Some(dst) = phi.defs.first().and_then(|d| self.value(d.0)) else {
-                return malformed("PHI without a typed result");
-            };
+            let Some(dst) = phi.defs.first().and_then(|d| self.value(d.0)) else { return malformed("PHI without a typed result") };
             let incoming = phi.operands.chunks(2).find_map(|pair| match pair {
                 [Operand::Value(v), Operand::Block(p)] if *p == from_number => Some(*v),
                 _ => None,
             });
             match incoming {
                 Some(v) => {
-                    let Some(src) = self.value(v.0) else {
-                        return malformed("PHI operand without a type");
-                    };
+                    let Some(src) = self.value(v.0) else { return malformed("PHI operand without a type") };
                     if src.1 != dst.1 {
                         return malformed("PHI operand and result differ in type");
                     }
@@ -1845,41 +1439,19 @@ impl FunctionContext<'_> {
                 }
                 None => {
                     let name = &self.function.values[phi.defs[0].0 as usize].name;
-                    missing.get_or_insert_with(|| {
-                        format!(
-                            "branch from {} to {}: PHI %{name} has no value for this predecessor",
-                            self.function.blocks[from].label(),
-                            block.label()
-                        )
-                        .into_boxed_str()
-                    });
+                    missing.get_or_insert_with(|| format!("branch from {} to {}: PHI %{name} has no value for this predecessor", self.function.blocks[from].label(), block.label()).into_boxed_str());
                 }
             }
         }
-        Ok(Edge {
-            target_block: to as u32,
-            target_pc: self.block_starts[to] + self.leading_phis[to] as u32,
-            copies: copies.into(),
-            missing,
-        })
+        Ok(Edge { target_block: to as u32, target_pc: self.block_starts[to] + self.leading_phis[to] as u32, copies: copies.into(), missing })
     }
 }
 
 /// The access of a value of type `value` stored as `memory`.
-fn memory_access(
-    memory: Ty,
-    _value: Ty,
-    extension: Extension,
-    explicit_align: Option<u64>,
-) -> MemAccess {
+fn memory_access(memory: Ty, _value: Ty, extension: Extension, explicit_align: Option<u64>) -> MemAccess {
     let size = memory::stored_size(memory);
     let natural = size.next_power_of_two().max(1);
-    MemAccess {
-        memory,
-        extension,
-        size,
-        align: explicit_align.unwrap_or(natural),
-    }
+    MemAccess { memory, extension, size, align: explicit_align.unwrap_or(natural) }
 }
 
 fn failing(kind: FailKind, what: String, block: usize, index: usize) -> Inst {
@@ -1920,34 +1492,9 @@ pub fn libcall(name: &str) -> Option<LibCall> {
 /// folding ([`super::fold`]): the same resolution a run uses, so the folded value is the
 /// value a run computes. Only for opcodes that need no function context (the caller
 /// refuses ARG, PHI, branches, calls and memory before asking).
-pub(crate) fn resolve_pure(
-    tables: &TargetTables,
-    function: &Function,
-    inst: &mir::Inst,
-    defs: &[Ty],
-    args: &[Ty],
-) -> Result<Op, String> {
-    let module = Module {
-        name: None,
-        globals: Vec::new(),
-        functions: Vec::new(),
-    };
-    let context = Context {
-        module: &module,
-        tables,
-        function_index: HashMap::new(),
-        global_index: HashMap::new(),
-        globals: &[],
-    };
-    let fx = FunctionContext {
-        function,
-        slots: Vec::new(),
-        tys: Vec::new(),
-        block_of_number: HashMap::new(),
-        leading_phis: Vec::new(),
-        block_starts: Vec::new(),
-    };
-    context
-        .op(&fx, 0, 0, inst, defs, args)
-        .map_err(|(_, what)| what)
+pub(crate) fn resolve_pure(tables: &TargetTables, function: &Function, inst: &mir::Inst, defs: &[Ty], args: &[Ty]) -> Result<Op, String> {
+    let module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
+    let context = Context { module: &module, tables, function_index: HashMap::new(), global_index: HashMap::new(), globals: &[] };
+    let fx = FunctionContext { function, slots: Vec::new(), tys: Vec::new(), block_of_number: HashMap::new(), leading_phis: Vec::new(), block_starts: Vec::new() };
+    context.op(&fx, 0, 0, inst, defs, args).map_err(|(_, what)| what)
 }

@@ -43,18 +43,10 @@ pub enum Rounding {
 /// A float value taken apart: finite values are `(-1)^negative * magnitude * 2^exponent`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Decoded {
-    Zero {
-        negative: bool,
-    },
-    Infinity {
-        negative: bool,
-    },
+    Zero { negative: bool },
+    Infinity { negative: bool },
     NaN,
-    Finite {
-        negative: bool,
-        magnitude: u128,
-        exponent: i32,
-    },
+    Finite { negative: bool, magnitude: u128, exponent: i32 },
 }
 
 impl FloatFormat {
@@ -169,21 +161,13 @@ pub fn decode(format: FloatFormat, bits: u128) -> Decoded {
     let fraction = bits & format.fraction_mask();
     let fraction_bits = format.fraction_bits() as i32;
     if exponent == format.exponent_mask() as i32 {
-        return if fraction == 0 {
-            Decoded::Infinity { negative }
-        } else {
-            Decoded::NaN
-        };
+        return if fraction == 0 { Decoded::Infinity { negative } } else { Decoded::NaN };
     }
     if exponent == 0 {
         if fraction == 0 {
             return Decoded::Zero { negative };
         }
-        return Decoded::Finite {
-            negative,
-            magnitude: fraction,
-            exponent: 1 - format.bias() - fraction_bits,
-        };
+        return Decoded::Finite { negative, magnitude: fraction, exponent: 1 - format.bias() - fraction_bits };
     }
     Decoded::Finite {
         negative,
@@ -194,14 +178,7 @@ pub fn decode(format: FloatFormat, bits: u128) -> Decoded {
 
 /// Rounds `(-1)^negative * (magnitude + sticky) * 2^exponent` to `format` in `mode`,
 /// where `sticky` says a nonzero amount below the magnitude's last bit was dropped.
-pub fn encode(
-    format: FloatFormat,
-    negative: bool,
-    magnitude: u128,
-    exponent: i32,
-    sticky: bool,
-    mode: Rounding,
-) -> u128 {
+pub fn encode(format: FloatFormat, negative: bool, magnitude: u128, exponent: i32, sticky: bool, mode: Rounding) -> u128 {
     let sign = if negative { format.sign_bit() } else { 0 };
     if magnitude == 0 && !sticky {
         return sign;
@@ -210,21 +187,13 @@ pub fn encode(
     let min_exponent = 1 - format.bias();
     // The value lies in [2^top, 2^(top + 1)); with only a sticky remainder it lies far
     // below any representable magnitude of the exponent given.
-    let top = if magnitude == 0 {
-        exponent - 1
-    } else {
-        127 - magnitude.leading_zeros() as i32 + exponent
-    };
+    let top = if magnitude == 0 { exponent - 1 } else { 127 - magnitude.leading_zeros() as i32 + exponent };
     // Exponent of the last kept bit.
     let mut quantum = top.max(min_exponent) - (precision - 1);
     let shift = i64::from(quantum) - i64::from(exponent);
     let (kept, round_bit, below) = if shift <= 0 {
         // Exact in the format's precision (only the sticky remainder is lost).
-        let kept = if magnitude == 0 {
-            0
-        } else {
-            magnitude << (-shift) as u32
-        };
+        let kept = if magnitude == 0 { 0 } else { magnitude << (-shift) as u32 };
         (kept, false, sticky)
     } else if shift > 128 {
         (0, false, true)
@@ -232,11 +201,7 @@ pub fn encode(
         let shift = shift as u32;
         let kept = if shift == 128 { 0 } else { magnitude >> shift };
         let round_bit = (magnitude >> (shift - 1)) & 1 == 1;
-        let below_mask = if shift == 1 {
-            0
-        } else {
-            (1u128 << (shift - 1)) - 1
-        };
+        let below_mask = if shift == 1 { 0 } else { (1u128 << (shift - 1)) - 1 };
         (kept, round_bit, magnitude & below_mask != 0 || sticky)
     };
     let increment = match mode {
@@ -268,47 +233,22 @@ pub fn encode(
 fn overflow(format: FloatFormat, negative: bool, mode: Rounding) -> u128 {
     let sign = if negative { format.sign_bit() } else { 0 };
     let infinity = sign | (format.exponent_mask() << format.fraction_bits());
-    let largest =
-        sign | ((format.exponent_mask() - 1) << format.fraction_bits()) | format.fraction_mask();
+    let largest = sign | ((format.exponent_mask() - 1) << format.fraction_bits()) | format.fraction_mask();
     match mode {
         Rounding::NearestEven => infinity,
         Rounding::TowardZero => largest,
-        Rounding::Up => {
-            if negative {
-                largest
-            } else {
-                infinity
-            }
-        }
-        Rounding::Down => {
-            if negative {
-                infinity
-            } else {
-                largest
-            }
-        }
+        Rounding::Up => if negative { largest } else { infinity },
+        Rounding::Down => if negative { infinity } else { largest },
     }
 }
 
 /// Converts bits of `from` to `to`, rounding once in `mode`; NaN becomes the canonical NaN.
 pub fn convert(from: FloatFormat, to: FloatFormat, bits: u128, mode: Rounding) -> u128 {
     match decode(from, bits) {
-        Decoded::Zero { negative } => {
-            if negative {
-                to.sign_bit()
-            } else {
-                0
-            }
-        }
-        Decoded::Infinity { negative } => {
-            (if negative { to.sign_bit() } else { 0 }) | (to.exponent_mask() << to.fraction_bits())
-        }
+        Decoded::Zero { negative } => if negative { to.sign_bit() } else { 0 },
+        Decoded::Infinity { negative } => (if negative { to.sign_bit() } else { 0 }) | (to.exponent_mask() << to.fraction_bits()),
         Decoded::NaN => canonical_nan(to),
-        Decoded::Finite {
-            negative,
-            magnitude,
-            exponent,
-        } => encode(to, negative, magnitude, exponent, false, mode),
+        Decoded::Finite { negative, magnitude, exponent } => encode(to, negative, magnitude, exponent, false, mode),
     }
 }
 
@@ -319,12 +259,7 @@ pub fn to_f64(format: FloatFormat, bits: u128) -> f64 {
         FloatFormat::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
         FloatFormat::F32 => f64::from(f32::from_bits(bits as u32)),
         FloatFormat::F64 => f64::from_bits(bits as u64),
-        FloatFormat::F128 => f64::from_bits(convert(
-            FloatFormat::F128,
-            FloatFormat::F64,
-            bits,
-            Rounding::NearestEven,
-        ) as u64),
+        FloatFormat::F128 => f64::from_bits(convert(FloatFormat::F128, FloatFormat::F64, bits, Rounding::NearestEven) as u64),
     }
 }
 
@@ -335,12 +270,7 @@ pub fn from_f64(format: FloatFormat, value: f64) -> u128 {
         FloatFormat::F64 => u128::from(value.to_bits()),
         // Rust's `as` rounds to nearest even from the exact f64 value.
         FloatFormat::F32 if !value.is_nan() => u128::from((value as f32).to_bits()),
-        _ => convert(
-            FloatFormat::F64,
-            format,
-            u128::from(value.to_bits()),
-            Rounding::NearestEven,
-        ),
+        _ => convert(FloatFormat::F64, format, u128::from(value.to_bits()), Rounding::NearestEven),
     }
 }
 
@@ -360,11 +290,7 @@ pub fn fma_narrow(format: FloatFormat, a: f64, b: f64, c: f64) -> u128 {
         // The exact value lies strictly between `sum` and its neighbour towards `error`;
         // one of the two has an odd significand, and `sum` does not.
         let away_from_zero = (error > 0.0) == (sum > 0.0);
-        f64::from_bits(if away_from_zero {
-            sum.to_bits() + 1
-        } else {
-            sum.to_bits() - 1
-        })
+        f64::from_bits(if away_from_zero { sum.to_bits() + 1 } else { sum.to_bits() - 1 })
     } else {
         sum
     };
@@ -382,11 +308,7 @@ pub fn truncate_to_integer(format: FloatFormat, bits: u128) -> Option<(bool, u12
     match decode(format, bits) {
         Decoded::Zero { negative } => Some((negative, 0)),
         Decoded::Infinity { .. } | Decoded::NaN => None,
-        Decoded::Finite {
-            negative,
-            magnitude,
-            exponent,
-        } => {
+        Decoded::Finite { negative, magnitude, exponent } => {
             if exponent >= 0 {
                 let top = 127 - magnitude.leading_zeros() as i32 + exponent;
                 if top >= 128 {
@@ -430,16 +352,8 @@ mod tests {
         assert_eq!(from_f64(F16, 65520.0), 0x7C00);
         assert_eq!(from_f64(F16, 65519.99), 0x7BFF);
         assert_eq!(from_f64(F16, -1e10), 0xFC00);
-        let big = convert(
-            F64,
-            F16,
-            u128::from(1e10f64.to_bits()),
-            Rounding::TowardZero,
-        );
-        assert_eq!(
-            big, 0x7BFF,
-            "toward zero saturates at the largest finite value"
-        );
+        let big = convert(F64, F16, u128::from(1e10f64.to_bits()), Rounding::TowardZero);
+        assert_eq!(big, 0x7BFF, "toward zero saturates at the largest finite value");
         let neg = convert(F64, F16, u128::from((-1e10f64).to_bits()), Rounding::Up);
         assert_eq!(neg, 0xFBFF);
     }
@@ -464,19 +378,11 @@ mod tests {
         // bf16 = the top 16 bits of an f32: 1.0 = 0x3F80, 1 + 2^-7 = 0x3F81.
         assert_eq!(from_f64(BF16, 1.0), 0x3F80);
         assert_eq!(from_f64(BF16, 1.0 + 2f64.powi(-8)), 0x3F80, "tie to even");
-        assert_eq!(
-            from_f64(BF16, 1.0 + 3.0 * 2f64.powi(-8)),
-            0x3F82,
-            "tie to even (up)"
-        );
+        assert_eq!(from_f64(BF16, 1.0 + 3.0 * 2f64.powi(-8)), 0x3F82, "tie to even (up)");
         // A tie in the top bits with a nonzero bit far below (beyond f32's precision)
         // must round up; truncating the f64 first would lose it.
         assert_eq!(from_f64(BF16, 1.0 + 2f64.powi(-8) + 2f64.powi(-40)), 0x3F81);
-        assert_eq!(
-            from_f64(BF16, f64::from(f32::MAX)),
-            0x7F80,
-            "f32::MAX rounds up to inf in bf16"
-        );
+        assert_eq!(from_f64(BF16, f64::from(f32::MAX)), 0x7F80, "f32::MAX rounds up to inf in bf16");
     }
 
     #[test]
@@ -493,16 +399,8 @@ mod tests {
                 continue;
             }
             let bits = u128::from(x.to_bits());
-            assert_eq!(
-                convert(F32, F16, bits, RNE) as u16,
-                half::f16::from_f32(x).to_bits(),
-                "f16 of {x:e}"
-            );
-            assert_eq!(
-                convert(F32, BF16, bits, RNE) as u16,
-                half::bf16::from_f32(x).to_bits(),
-                "bf16 of {x:e}"
-            );
+            assert_eq!(convert(F32, F16, bits, RNE) as u16, half::f16::from_f32(x).to_bits(), "f16 of {x:e}");
+            assert_eq!(convert(F32, BF16, bits, RNE) as u16, half::bf16::from_f32(x).to_bits(), "bf16 of {x:e}");
         }
     }
 
@@ -520,72 +418,35 @@ mod tests {
     #[test]
     fn directed_rounding_modes() {
         let x = u128::from((1.0f64 + 2f64.powi(-30)).to_bits());
-        assert_eq!(
-            convert(F64, F32, x, Rounding::NearestEven),
-            u128::from(1.0f32.to_bits())
-        );
-        assert_eq!(
-            convert(F64, F32, x, Rounding::Up),
-            u128::from(1.0f32.to_bits()) + 1
-        );
-        assert_eq!(
-            convert(F64, F32, x, Rounding::Down),
-            u128::from(1.0f32.to_bits())
-        );
+        assert_eq!(convert(F64, F32, x, Rounding::NearestEven), u128::from(1.0f32.to_bits()));
+        assert_eq!(convert(F64, F32, x, Rounding::Up), u128::from(1.0f32.to_bits()) + 1);
+        assert_eq!(convert(F64, F32, x, Rounding::Down), u128::from(1.0f32.to_bits()));
         let negative = u128::from((-1.0f64 - 2f64.powi(-30)).to_bits());
-        assert_eq!(
-            convert(F64, F32, negative, Rounding::Down),
-            u128::from((-1.0f32).to_bits()) + 1
-        );
-        assert_eq!(
-            convert(F64, F32, negative, Rounding::TowardZero),
-            u128::from((-1.0f32).to_bits())
-        );
+        assert_eq!(convert(F64, F32, negative, Rounding::Down), u128::from((-1.0f32).to_bits()) + 1);
+        assert_eq!(convert(F64, F32, negative, Rounding::TowardZero), u128::from((-1.0f32).to_bits()));
     }
 
     #[test]
     fn large_integers_round_correctly() {
         // 2^64 - 1 as f32: rounds up to 2^64 (0x5F800000).
-        assert_eq!(
-            encode(F32, false, u128::from(u64::MAX), 0, false, RNE),
-            0x5F80_0000
-        );
+        assert_eq!(encode(F32, false, u128::from(u64::MAX), 0, false, RNE), 0x5F80_0000);
         // 2^24 + 1 is a tie between 2^24 (even) and 2^24 + 2: down.
-        assert_eq!(
-            encode(F32, false, (1 << 24) + 1, 0, false, RNE),
-            u128::from(16_777_216f32.to_bits())
-        );
-        assert_eq!(
-            encode(F32, false, (1 << 24) + 3, 0, false, RNE),
-            u128::from(16_777_220f32.to_bits())
-        );
+        assert_eq!(encode(F32, false, (1 << 24) + 1, 0, false, RNE), u128::from(16_777_216f32.to_bits()));
+        assert_eq!(encode(F32, false, (1 << 24) + 3, 0, false, RNE), u128::from(16_777_220f32.to_bits()));
         // u128::MAX as f64 is 2^128 (0x47F0000000000000); as f32 it overflows to inf.
-        assert_eq!(
-            encode(F64, false, u128::MAX, 0, false, RNE),
-            0x47F0_0000_0000_0000
-        );
+        assert_eq!(encode(F64, false, u128::MAX, 0, false, RNE), 0x47F0_0000_0000_0000);
         assert_eq!(encode(F32, false, u128::MAX, 0, false, RNE), 0x7F80_0000);
-        assert_eq!(
-            encode(F32, false, u128::MAX, 0, false, Rounding::TowardZero),
-            u128::from(f32::MAX.to_bits())
-        );
+        assert_eq!(encode(F32, false, u128::MAX, 0, false, Rounding::TowardZero), u128::from(f32::MAX.to_bits()));
     }
 
     #[test]
     fn f128_round_trips_f64() {
         for x in [1.0f64, -3.5, 1e-310, f64::MAX, f64::MIN_POSITIVE] {
             let wide = convert(F64, F128, u128::from(x.to_bits()), RNE);
-            assert_eq!(
-                convert(F128, F64, wide, RNE),
-                u128::from(x.to_bits()),
-                "{x:e}"
-            );
+            assert_eq!(convert(F128, F64, wide, RNE), u128::from(x.to_bits()), "{x:e}");
         }
         // 1.0 in binary128: exponent 16383 = 0x3FFF.
-        assert_eq!(
-            convert(F64, F128, u128::from(1.0f64.to_bits()), RNE),
-            0x3FFF << 112
-        );
+        assert_eq!(convert(F64, F128, u128::from(1.0f64.to_bits()), RNE), 0x3FFF << 112);
     }
 
     #[test]
@@ -597,11 +458,7 @@ mod tests {
         // f64's precision at 1.5), and rounding that to bf16 gives 0x3FC2.
         let (a, b, c) = (1.5, 1.0 + 2f64.powi(-7), -(2f64.powi(-100)));
         assert_eq!(fma_narrow(BF16, a, b, c), 0x3FC1);
-        assert_eq!(
-            from_f64(BF16, a.mul_add(b, c)),
-            0x3FC2,
-            "the double-rounding path differs"
-        );
+        assert_eq!(from_f64(BF16, a.mul_add(b, c)), 0x3FC2, "the double-rounding path differs");
         // The same with +2^-100 lands just above the tie: 0x3FC2 both ways.
         assert_eq!(fma_narrow(BF16, a, b, -c), 0x3FC2);
         // f16: (1 + 2^-10)^2 - 1 = 2^-9 + 2^-20, an exact tie at 2^-9 (ulp 2^-19): even.
@@ -622,10 +479,7 @@ mod tests {
         let bits = |x: f64| u128::from(x.to_bits());
         assert_eq!(truncate_to_integer(F64, bits(-2.75)), Some((true, 2)));
         assert_eq!(truncate_to_integer(F64, bits(0.5)), Some((false, 0)));
-        assert_eq!(
-            truncate_to_integer(F64, bits(2f64.powi(127))),
-            Some((false, 1 << 127))
-        );
+        assert_eq!(truncate_to_integer(F64, bits(2f64.powi(127))), Some((false, 1 << 127)));
         assert_eq!(truncate_to_integer(F64, bits(2f64.powi(128))), None);
         assert_eq!(truncate_to_integer(F64, bits(f64::NAN)), None);
     }

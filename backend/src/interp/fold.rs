@@ -33,72 +33,25 @@ pub enum Evaluation {
 
 /// Generic opcodes never folded whatever their operands: they read state or have no
 /// meaning outside a running function.
-const NEVER: &[&str] = &[
-    "PHI",
-    "ARG",
-    "GLOBAL_ADDR",
-    "FRAME_INDEX",
-    "UNDEF",
-    "CALL",
-    "INTRINSIC",
-    "PTR_ADD",
-    "ADDRSPACECAST",
-    "FSINCOS",
-];
+const NEVER: &[&str] = &["PHI", "ARG", "GLOBAL_ADDR", "FRAME_INDEX", "UNDEF", "CALL", "INTRINSIC", "PTR_ADD", "ADDRSPACECAST", "FSINCOS"];
 
 /// Evaluates `inst` (of `function`) with `operands[k]` the lanes of its `k`-th value
 /// operand. Non-value operands (condition codes, literals, masks) are the
 /// instruction's own.
-pub fn evaluate(
-    tables: &TargetTables,
-    function: &Function,
-    inst: &Inst,
-    operands: &[Vec<u128>],
-) -> Evaluation {
-    let Opcode::Generic(opcode) = inst.opcode else {
-        return Evaluation::NotFoldable;
-    };
-    let Some(info) = tables.opcode_info(opcode) else {
-        return Evaluation::NotFoldable;
-    };
-    let effects = props::TERMINATOR
-        | props::SIDE_EFFECTS
-        | props::MAY_LOAD
-        | props::MAY_STORE
-        | props::CALL
-        | props::CONVERGENT
-        | props::BRANCH;
+pub fn evaluate(tables: &TargetTables, function: &Function, inst: &Inst, operands: &[Vec<u128>]) -> Evaluation {
+    let Opcode::Generic(opcode) = inst.opcode else { return Evaluation::NotFoldable };
+    let Some(info) = tables.opcode_info(opcode) else { return Evaluation::NotFoldable };
+    let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_LOAD | props::MAY_STORE | props::CALL | props::CONVERGENT | props::BRANCH;
     if info.props & effects != 0 || NEVER.contains(&info.name) || inst.has_flag("approx") {
         return Evaluation::NotFoldable;
     }
-    let ty = |v: crate::mir::ValueId| {
-        function
-            .values
-            .get(v.0 as usize)
-            .and_then(|x| Ty::from_vt(tables, x.ty))
-    };
-    let Some(def_tys) = inst
-        .defs
-        .iter()
-        .map(|d| ty(*d))
-        .collect::<Option<Vec<Ty>>>()
-    else {
-        return Evaluation::NotFoldable;
-    };
-    let Some(arg_tys) = inst.uses().map(ty).collect::<Option<Vec<Ty>>>() else {
-        return Evaluation::NotFoldable;
-    };
-    if arg_tys.len() != operands.len()
-        || arg_tys
-            .iter()
-            .zip(operands)
-            .any(|(t, lanes)| lanes.len() != t.lanes as usize)
-    {
+    let ty = |v: crate::mir::ValueId| function.values.get(v.0 as usize).and_then(|x| Ty::from_vt(tables, x.ty));
+    let Some(def_tys) = inst.defs.iter().map(|d| ty(*d)).collect::<Option<Vec<Ty>>>() else { return Evaluation::NotFoldable };
+    let Some(arg_tys) = inst.uses().map(ty).collect::<Option<Vec<Ty>>>() else { return Evaluation::NotFoldable };
+    if arg_tys.len() != operands.len() || arg_tys.iter().zip(operands).any(|(t, lanes)| lanes.len() != t.lanes as usize) {
         return Evaluation::NotFoldable;
     }
-    let Ok(op) = compile::resolve_pure(tables, function, inst, &def_tys, &arg_tys) else {
-        return Evaluation::NotFoldable;
-    };
+    let Ok(op) = compile::resolve_pure(tables, function, inst, &def_tys, &arg_tys) else { return Evaluation::NotFoldable };
     if !pure(&op) {
         return Evaluation::NotFoldable;
     }
@@ -125,12 +78,7 @@ pub fn evaluate(
         index: 0,
     };
     match super::exec::evaluate_pure(&resolved, regs) {
-        Ok(regs) => Evaluation::Values(
-            defs.iter()
-                .zip(&def_tys)
-                .map(|(&d, t)| regs[d as usize..(d + t.lanes) as usize].to_vec())
-                .collect(),
-        ),
+        Ok(regs) => Evaluation::Values(defs.iter().zip(&def_tys).map(|(&d, t)| regs[d as usize..(d + t.lanes) as usize].to_vec()).collect()),
         Err(what) => Evaluation::Undefined(what),
     }
 }
@@ -139,15 +87,7 @@ pub fn evaluate(
 fn pure(op: &Op) -> bool {
     match op {
         Op::FloatBinary(b) => *b != FloatBinary::Pow,
-        Op::FloatUnary(u) => !matches!(
-            u,
-            FloatUnary::Sin
-                | FloatUnary::Cos
-                | FloatUnary::Exp2
-                | FloatUnary::Log2
-                | FloatUnary::Exp
-                | FloatUnary::Log
-        ),
+        Op::FloatUnary(u) => !matches!(u, FloatUnary::Sin | FloatUnary::Cos | FloatUnary::Exp2 | FloatUnary::Log2 | FloatUnary::Exp | FloatUnary::Log),
         Op::Constant(_)
         | Op::Copy
         | Op::Binary(_)
@@ -189,11 +129,8 @@ mod tests {
     use crate::mir::parser::parse_module;
 
     fn function(body: &str) -> crate::mir::Module {
-        let text = format!(
-            "---\nname: k\nkind: kernel\nparams: []\nbody: |\n  bb.0:\n{body}    RET\n...\n"
-        );
-        parse_module(&text, "fold.mir", tables::nvptx())
-            .unwrap_or_else(|e| panic!("{}", e.render()))
+        let text = format!("---\nname: k\nkind: kernel\nparams: []\nbody: |\n  bb.0:\n{body}    RET\n...\n");
+        parse_module(&text, "fold.mir", tables::nvptx()).unwrap_or_else(|e| panic!("{}", e.render()))
     }
 
     fn eval(body: &str, index: usize, operands: &[Vec<u128>]) -> Evaluation {
@@ -205,36 +142,20 @@ mod tests {
     #[test]
     fn folds_integers_floats_and_vectors_like_a_run() {
         let body = "    %a:i32 = CONSTANT 7\n    %b:i32 = CONSTANT -2\n    %c:i32 = SDIV %a, %b\n";
-        assert_eq!(
-            eval(body, 2, &[vec![7], vec![0xFFFF_FFFE]]),
-            Evaluation::Values(vec![vec![0xFFFF_FFFD]])
-        );
+        assert_eq!(eval(body, 2, &[vec![7], vec![0xFFFF_FFFE]]), Evaluation::Values(vec![vec![0xFFFF_FFFD]]));
         let body = "    %a:f32 = FCONSTANT 1.0\n    %c:f32 = FADD.ftz %a, %a\n";
         let tiny = u128::from(f32::from_bits(1).to_bits());
-        assert_eq!(
-            eval(body, 1, &[vec![tiny], vec![tiny]]),
-            Evaluation::Values(vec![vec![0]]),
-            ".ftz flushes as in a run"
-        );
+        assert_eq!(eval(body, 1, &[vec![tiny], vec![tiny]]), Evaluation::Values(vec![vec![0]]), ".ftz flushes as in a run");
         let body = "    %a:v2f16 = UNDEF\n    %i:i32 = CONSTANT 1\n    %e:f16 = EXTRACT_VECTOR_ELT %a, %i\n";
-        assert_eq!(
-            eval(body, 2, &[vec![0x3C00, 0x4000], vec![1]]),
-            Evaluation::Values(vec![vec![0x4000]])
-        );
+        assert_eq!(eval(body, 2, &[vec![0x3C00, 0x4000], vec![1]]), Evaluation::Values(vec![vec![0x4000]]));
     }
 
     #[test]
     fn undefined_behaviour_is_not_a_value() {
         let body = "    %a:i32 = CONSTANT 7\n    %c:i32 = UDIV %a, %a\n";
-        assert!(matches!(
-            eval(body, 1, &[vec![7], vec![0]]),
-            Evaluation::Undefined(_)
-        ));
+        assert!(matches!(eval(body, 1, &[vec![7], vec![0]]), Evaluation::Undefined(_)));
         let body = "    %a:i16 = CONSTANT 7\n    %c:i16 = SHL %a, %a\n";
-        assert!(matches!(
-            eval(body, 1, &[vec![1], vec![16]]),
-            Evaluation::Undefined(_)
-        ));
+        assert!(matches!(eval(body, 1, &[vec![1], vec![16]]), Evaluation::Undefined(_)));
     }
 
     #[test]
@@ -242,10 +163,7 @@ mod tests {
         let body = "    %a:f32 = FCONSTANT 1.0\n    %c:f32 = FSIN %a\n";
         assert_eq!(eval(body, 1, &[vec![0x3F80_0000]]), Evaluation::NotFoldable);
         let body = "    %a:f32 = FCONSTANT 1.0\n    %c:f32 = FDIV.approx %a, %a\n";
-        assert_eq!(
-            eval(body, 1, &[vec![0x3F80_0000], vec![0x3F80_0000]]),
-            Evaluation::NotFoldable
-        );
+        assert_eq!(eval(body, 1, &[vec![0x3F80_0000], vec![0x3F80_0000]]), Evaluation::NotFoldable);
         let body = "    %a:i32 = UNDEF\n";
         assert_eq!(eval(body, 0, &[]), Evaluation::NotFoldable);
     }

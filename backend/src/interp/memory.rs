@@ -101,14 +101,7 @@ impl Memory {
     /// The region and byte offset of an access of `size` bytes at `address`, through a
     /// pointer of address space `pointer_space`, aligned to `align`; the error says why
     /// the access is undefined.
-    pub fn resolve(
-        &self,
-        address: u64,
-        size: u64,
-        align: u64,
-        pointer_space: u16,
-        write: bool,
-    ) -> Result<(usize, usize), String> {
+    pub fn resolve(&self, address: u64, size: u64, align: u64, pointer_space: u16, write: bool) -> Result<(usize, usize), String> {
         let space = space_of(address);
         let region_index = ((address >> 32) & ((1 << REGION_BITS) - 1)) as usize;
         let offset = address & 0xFFFF_FFFF;
@@ -117,11 +110,7 @@ impl Memory {
             return Err("access through a null pointer".into());
         }
         if pointer_space != 0 && pointer_space != space {
-            return Err(format!(
-                "a {} (p{pointer_space}) access to {} which is not in that space",
-                space_name(pointer_space),
-                describe()
-            ));
+            return Err(format!("a {} (p{pointer_space}) access to {} which is not in that space", space_name(pointer_space), describe()));
         }
         let Some(region) = self.regions.get(region_index).filter(|r| r.space == space) else {
             return Err(format!("{} points to no object", describe()));
@@ -146,10 +135,7 @@ impl Memory {
     pub fn check_written(&self, region: usize, offset: usize, size: usize) -> Result<(), String> {
         let r = &self.regions[region];
         match &r.written {
-            Some(w) if !w[offset..offset + size].iter().all(|&b| b) => Err(format!(
-                "read of {size} byte(s) at offset {offset} of {}, which were never written",
-                r.label
-            )),
+            Some(w) if !w[offset..offset + size].iter().all(|&b| b) => Err(format!("read of {size} byte(s) at offset {offset} of {}, which were never written", r.label)),
             _ => Ok(()),
         }
     }
@@ -208,24 +194,8 @@ mod tests {
 
     fn memory() -> (Memory, u64, u64) {
         let mut m = Memory::default();
-        let global = m
-            .add(Region {
-                space: GLOBAL,
-                bytes: vec![0; 16],
-                read_only: false,
-                label: "buffer".into(),
-                written: None,
-            })
-            .unwrap();
-        let constant = m
-            .add(Region {
-                space: CONST,
-                bytes: vec![0; 8],
-                read_only: true,
-                label: "@lut".into(),
-                written: None,
-            })
-            .unwrap();
+        let global = m.add(Region { space: GLOBAL, bytes: vec![0; 16], read_only: false, label: "buffer".into(), written: None }).unwrap();
+        let constant = m.add(Region { space: CONST, bytes: vec![0; 8], read_only: true, label: "@lut".into(), written: None }).unwrap();
         (m, global, constant)
     }
 
@@ -233,27 +203,11 @@ mod tests {
     fn accesses_are_checked() {
         let (m, global, constant) = memory();
         assert_eq!(m.resolve(global + 12, 4, 4, GLOBAL, true), Ok((0, 12)));
-        assert_eq!(
-            m.resolve(global + 12, 4, 4, 0, false),
-            Ok((0, 12)),
-            "generic access to a global object"
-        );
-        assert!(m
-            .resolve(global + 16, 1, 1, GLOBAL, false)
-            .unwrap_err()
-            .contains("out-of-bounds"));
-        assert!(m
-            .resolve(global + 2, 4, 4, GLOBAL, false)
-            .unwrap_err()
-            .contains("misaligned"));
-        assert!(m
-            .resolve(global, 4, 4, SHARED, false)
-            .unwrap_err()
-            .contains("not in that space"));
-        assert!(m
-            .resolve(constant, 4, 4, CONST, true)
-            .unwrap_err()
-            .contains("read-only"));
+        assert_eq!(m.resolve(global + 12, 4, 4, 0, false), Ok((0, 12)), "generic access to a global object");
+        assert!(m.resolve(global + 16, 1, 1, GLOBAL, false).unwrap_err().contains("out-of-bounds"));
+        assert!(m.resolve(global + 2, 4, 4, GLOBAL, false).unwrap_err().contains("misaligned"));
+        assert!(m.resolve(global, 4, 4, SHARED, false).unwrap_err().contains("not in that space"));
+        assert!(m.resolve(constant, 4, 4, CONST, true).unwrap_err().contains("read-only"));
         assert!(m.resolve(0, 4, 4, 0, false).unwrap_err().contains("null"));
         // Below the start of an object: the offset borrows from the region bits.
         let below = global.wrapping_sub(4);
@@ -264,19 +218,11 @@ mod tests {
 
     #[test]
     fn lanes_round_trip_including_packed_booleans() {
-        let v4i8 = Ty {
-            kind: Kind::Int,
-            bits: 8,
-            lanes: 4,
-        };
+        let v4i8 = Ty { kind: Kind::Int, bits: 8, lanes: 4 };
         let mut bytes = [0u8; 4];
         encode_lanes(&[1, 2, 0x1FF, 4], v4i8, &mut bytes);
         assert_eq!(bytes, [1, 2, 0xFF, 4]);
-        let v2i1 = Ty {
-            kind: Kind::Int,
-            bits: 1,
-            lanes: 2,
-        };
+        let v2i1 = Ty { kind: Kind::Int, bits: 1, lanes: 2 };
         assert_eq!(stored_size(v2i1), 1);
         let mut packed = [0u8; 1];
         encode_lanes(&[1, 1], v2i1, &mut packed);
@@ -284,11 +230,7 @@ mod tests {
         let mut out = [0u128; 2];
         decode_lanes(&[0b10], v2i1, &mut out);
         assert_eq!(out, [0, 1]);
-        let i1 = Ty {
-            kind: Kind::Int,
-            bits: 1,
-            lanes: 1,
-        };
+        let i1 = Ty { kind: Kind::Int, bits: 1, lanes: 1 };
         let mut one = [0u128; 1];
         decode_lanes(&[0xFE], i1, &mut one);
         assert_eq!(one, [0], "an i1 reads the low bit of its byte");

@@ -79,18 +79,12 @@ pub struct Launch {
 impl Launch {
     /// One block of `threads` threads along x.
     pub fn threads(threads: u32) -> Launch {
-        Launch {
-            grid: [1, 1, 1],
-            block: [threads, 1, 1],
-        }
+        Launch { grid: [1, 1, 1], block: [threads, 1, 1] }
     }
 
     /// `blocks` blocks of `threads` threads, both along x.
     pub fn linear(blocks: u32, threads: u32) -> Launch {
-        Launch {
-            grid: [blocks, 1, 1],
-            block: [threads, 1, 1],
-        }
+        Launch { grid: [blocks, 1, 1], block: [threads, 1, 1] }
     }
 }
 
@@ -162,29 +156,14 @@ pub enum InterpError {
     },
     /// More instructions would run than the fuel allows.
     #[error("out of fuel after {steps} instructions (in @{function}, {block}, instruction {inst_number})", inst_number = inst + 1)]
-    OutOfFuel {
-        steps: u64,
-        function: String,
-        block: String,
-        inst: usize,
-    },
+    OutOfFuel { steps: u64, function: String, block: String, inst: usize },
     /// An operation the interpreter does not implement (machine opcodes, f128
     /// arithmetic, clock registers, ...).
     #[error("unsupported in @{function}, {block}, instruction {inst_number}: {what}", inst_number = inst + 1)]
-    Unsupported {
-        function: String,
-        block: String,
-        inst: usize,
-        what: String,
-    },
+    Unsupported { function: String, block: String, inst: usize, what: String },
     /// MIR the verifier would reject (wrong operand count or types, missing callee).
     #[error("malformed MIR in @{function}, {block}, instruction {inst_number}: {what}", inst_number = inst + 1)]
-    Malformed {
-        function: String,
-        block: String,
-        inst: usize,
-        what: String,
-    },
+    Malformed { function: String, block: String, inst: usize, what: String },
     /// The entry, the launch or the arguments do not fit the kernel.
     #[error("bad arguments: {0}")]
     BadArguments(String),
@@ -194,30 +173,10 @@ impl InterpError {
     /// `(function, block label, instruction index)` of the error, when it has one.
     pub fn location(&self) -> Option<(&str, &str, usize)> {
         match self {
-            InterpError::Undefined {
-                function,
-                block,
-                inst,
-                ..
-            }
-            | InterpError::OutOfFuel {
-                function,
-                block,
-                inst,
-                ..
-            }
-            | InterpError::Unsupported {
-                function,
-                block,
-                inst,
-                ..
-            }
-            | InterpError::Malformed {
-                function,
-                block,
-                inst,
-                ..
-            } => Some((function, block, *inst)),
+            InterpError::Undefined { function, block, inst, .. }
+            | InterpError::OutOfFuel { function, block, inst, .. }
+            | InterpError::Unsupported { function, block, inst, .. }
+            | InterpError::Malformed { function, block, inst, .. } => Some((function, block, *inst)),
             InterpError::BadArguments(_) => None,
         }
     }
@@ -232,34 +191,18 @@ pub struct Program<'m> {
 
 impl<'m> Program<'m> {
     pub fn new(module: &'m Module, tables: &TargetTables) -> Program<'m> {
-        Program {
-            module,
-            compiled: compile::compile_module(module, tables),
-        }
+        Program { module, compiled: compile::compile_module(module, tables) }
     }
 
     /// Runs kernel `entry`; see [`run_kernel`].
-    pub fn run(
-        &self,
-        entry: &str,
-        launch: &Launch,
-        args: &[ArgValue],
-        fuel: u64,
-    ) -> Result<RunResult, InterpError> {
+    pub fn run(&self, entry: &str, launch: &Launch, args: &[ArgValue], fuel: u64) -> Result<RunResult, InterpError> {
         exec::run(&self.compiled, self.module, entry, launch, args, fuel)
     }
 }
 
 /// Runs kernel `entry` of `module` on a `launch` grid with `args` (one per parameter),
 /// executing at most `fuel` instructions.
-pub fn run_kernel(
-    module: &Module,
-    tables: &TargetTables,
-    entry: &str,
-    launch: &Launch,
-    args: &[ArgValue],
-    fuel: u64,
-) -> Result<RunResult, InterpError> {
+pub fn run_kernel(module: &Module, tables: &TargetTables, entry: &str, launch: &Launch, args: &[ArgValue], fuel: u64) -> Result<RunResult, InterpError> {
     Program::new(module, tables).run(entry, launch, args, fuel)
 }
 

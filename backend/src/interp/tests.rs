@@ -18,38 +18,17 @@ fn parse(text: &str) -> Module {
 /// Parses and verifies: the tests run MIR the pipeline would accept.
 fn verified(text: &str) -> Module {
     let module = parse(text);
-    let errors = verify_module(
-        &module,
-        tables::nvptx(),
-        Source {
-            file: "test.mir",
-            text,
-        },
-    );
-    assert!(
-        errors.is_empty(),
-        "{}",
-        errors.iter().map(|e| e.render()).collect::<String>()
-    );
+    let errors = verify_module(&module, tables::nvptx(), Source { file: "test.mir", text });
+    assert!(errors.is_empty(), "{}", errors.iter().map(|e| e.render()).collect::<String>());
     module
 }
 
 fn run(module: &Module, threads: u32, args: &[ArgValue]) -> Result<RunResult, InterpError> {
-    run_kernel(
-        module,
-        tables::nvptx(),
-        "k",
-        &Launch::threads(threads),
-        args,
-        1_000_000,
-    )
+    run_kernel(module, tables::nvptx(), "k", &Launch::threads(threads), args, 1_000_000)
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 fn undefined_what(result: Result<RunResult, InterpError>) -> String {
@@ -93,10 +72,7 @@ fn vector_shuffles_concatenation_and_element_access() {
     ));
     let result = run(&m, 1, &[ArgValue::Buffer(vec![0xAA; 48])]).unwrap();
     // mask(7, 0, -1, 4): b[3], a[0], undefined (0), b[0].
-    assert_eq!(
-        words(&result.buffers[0]),
-        vec![8, 1, 0, 5, 5, 6, 7, 8, 1, 2, 7, 4]
-    );
+    assert_eq!(words(&result.buffers[0]), vec![8, 1, 0, 5, 5, 6, 7, 8, 1, 2, 7, 4]);
 }
 
 #[test]
@@ -204,20 +180,9 @@ fn integer_undefined_behaviour_is_reported() {
          RET",
     ));
     assert!(run(&m, 1, &[ArgValue::Scalar(7), ArgValue::Scalar(3)]).is_ok());
-    assert!(
-        undefined_what(run(&m, 1, &[ArgValue::Scalar(7), ArgValue::Scalar(0)]))
-            .contains("division by zero")
-    );
-    assert!(undefined_what(run(
-        &m,
-        1,
-        &[ArgValue::Scalar(0x8000_0000), ArgValue::Scalar(0xFFFF_FFFF)]
-    ))
-    .contains("overflow"));
-    assert!(
-        undefined_what(run(&m, 1, &[ArgValue::Scalar(7), ArgValue::Scalar(32)]))
-            .contains("shift amount 32")
-    );
+    assert!(undefined_what(run(&m, 1, &[ArgValue::Scalar(7), ArgValue::Scalar(0)])).contains("division by zero"));
+    assert!(undefined_what(run(&m, 1, &[ArgValue::Scalar(0x8000_0000), ArgValue::Scalar(0xFFFF_FFFF)])).contains("overflow"));
+    assert!(undefined_what(run(&m, 1, &[ArgValue::Scalar(7), ArgValue::Scalar(32)])).contains("shift amount 32"));
 }
 
 #[test]
@@ -233,26 +198,12 @@ fn memory_undefined_behaviour_is_reported() {
     ));
     let buffer = ArgValue::Buffer(vec![0; 32]);
     assert!(run(&m, 1, &[buffer.clone(), ArgValue::Scalar(24)]).is_ok());
-    assert!(
-        undefined_what(run(&m, 1, &[buffer.clone(), ArgValue::Scalar(32)]))
-            .contains("out-of-bounds")
-    );
-    assert!(
-        undefined_what(run(&m, 1, &[buffer.clone(), ArgValue::Scalar(4)])).contains("misaligned")
-    );
+    assert!(undefined_what(run(&m, 1, &[buffer.clone(), ArgValue::Scalar(32)])).contains("out-of-bounds"));
+    assert!(undefined_what(run(&m, 1, &[buffer.clone(), ArgValue::Scalar(4)])).contains("misaligned"));
     // Below the start: the offset borrows from the region and space bits.
-    let below = undefined_what(run(
-        &m,
-        1,
-        &[buffer.clone(), ArgValue::Scalar((-8i64) as u64 as u128)],
-    ));
-    assert!(
-        below.contains("not in that space") || below.contains("no object"),
-        "{below}"
-    );
-    assert!(
-        undefined_what(run(&m, 1, &[ArgValue::Scalar(0), ArgValue::Scalar(0)])).contains("null")
-    );
+    let below = undefined_what(run(&m, 1, &[buffer.clone(), ArgValue::Scalar((-8i64) as u64 as u128)]));
+    assert!(below.contains("not in that space") || below.contains("no object"), "{below}");
+    assert!(undefined_what(run(&m, 1, &[ArgValue::Scalar(0), ArgValue::Scalar(0)])).contains("null"));
 }
 
 #[test]
@@ -285,16 +236,7 @@ fn const_memory_is_read_only_and_casts_check_spaces() {
             .as_str(),
     );
     let tables = tables::nvptx();
-    let run = |which: u128, g: ArgValue| {
-        run_kernel(
-            &m,
-            tables,
-            "k",
-            &Launch::threads(1),
-            &[g, ArgValue::Scalar(which)],
-            1000,
-        )
-    };
+    let run = |which: u128, g: ArgValue| run_kernel(&m, tables, "k", &Launch::threads(1), &[g, ArgValue::Scalar(which)], 1000);
     assert!(undefined_what(run(0, ArgValue::Buffer(vec![0; 4]))).contains("read-only"));
     assert!(undefined_what(run(1, ArgValue::Buffer(vec![0; 4]))).contains("ADDRSPACECAST to p3"));
 }
@@ -325,8 +267,7 @@ fn phi_without_an_entry_for_the_taken_edge_is_undefined() {
          RET",
     ));
     assert!(run(&m, 1, &[ArgValue::Scalar(0)]).is_ok());
-    assert!(undefined_what(run(&m, 1, &[ArgValue::Scalar(1)]))
-        .contains("no value for this predecessor"));
+    assert!(undefined_what(run(&m, 1, &[ArgValue::Scalar(1)])).contains("no value for this predecessor"));
 }
 
 #[test]
@@ -345,10 +286,7 @@ fn barrier_after_some_threads_exit_is_undefined() {
          INTRINSIC @llvm.nvvm.barrier0
          RET",
     ));
-    assert!(
-        run(&m, 1, &[ArgValue::Buffer(vec![])]).is_ok(),
-        "a single thread exits before the barrier: no waiter"
-    );
+    assert!(run(&m, 1, &[ArgValue::Buffer(vec![])]).is_ok(), "a single thread exits before the barrier: no waiter");
     assert!(undefined_what(run(&m, 4, &[ArgValue::Buffer(vec![])])).contains("exited"));
 }
 
@@ -401,9 +339,7 @@ fn shuffle_from_a_lane_outside_the_mask_is_undefined() {
     // Lanes 0-15 meet; lane 15 reads lane 16, outside the mask (and lanes 16-31 are
     // not in their own mask): undefined either way.
     assert!(undefined_what(run(&m, 32, &[ArgValue::Scalar(0x0000_FFFF)])).contains("mask"));
-    assert!(
-        undefined_what(run(&m, 16, &[ArgValue::Scalar(0xFFFF_FFFF)])).contains("does not exist")
-    );
+    assert!(undefined_what(run(&m, 16, &[ArgValue::Scalar(0xFFFF_FFFF)])).contains("does not exist"));
 }
 
 #[test]
@@ -421,15 +357,9 @@ fn libdevice_calls_run_natively() {
          %s:f32 = CALL @__nv_nosuchthing, %a
          RET",
     ));
-    let args = [
-        ArgValue::Buffer(vec![0; 4]),
-        ArgValue::Scalar(u128::from((-5.5f32).to_bits())),
-        ArgValue::Scalar(u128::from(2.0f32.to_bits())),
-    ];
+    let args = [ArgValue::Buffer(vec![0; 4]), ArgValue::Scalar(u128::from((-5.5f32).to_bits())), ArgValue::Scalar(u128::from(2.0f32.to_bits()))];
     match run(&m, 1, &args) {
-        Err(InterpError::Unsupported { what, .. }) => {
-            assert!(what.contains("__nv_nosuchthing"), "{what}")
-        }
+        Err(InterpError::Unsupported { what, .. }) => assert!(what.contains("__nv_nosuchthing"), "{what}"),
         other => panic!("expected the unknown callee to be unsupported, got {other:?}"),
     }
     // fmod(-5.5, 2) = -1.5 exactly (the sign of the dividend).
@@ -506,20 +436,9 @@ fn machine_opcodes_are_unsupported() {
     );
     let mut m = verified(&text);
     let sm = tables::nvptx().find_sm("80").unwrap();
-    crate::isel::select_module(
-        &mut m,
-        tables::nvptx(),
-        sm,
-        Source {
-            file: "test.mir",
-            text: &text,
-        },
-    )
-    .unwrap();
+    crate::isel::select_module(&mut m, tables::nvptx(), sm, Source { file: "test.mir", text: &text }).unwrap();
     match run(&m, 1, &[ArgValue::Buffer(vec![0; 4])]) {
-        Err(InterpError::Unsupported { what, .. }) => {
-            assert!(what.contains("machine instruction"), "{what}")
-        }
+        Err(InterpError::Unsupported { what, .. }) => assert!(what.contains("machine instruction"), "{what}"),
         other => panic!("expected machine opcodes to be unsupported, got {other:?}"),
     }
 }

@@ -21,21 +21,13 @@
 
 use std::collections::HashMap;
 
-use target_desc::tables::{
-    props, Action, NodeArg, OpcodeId, PatternInfo, PatternOperand, PatternResult, SmTables,
-    TargetTables, TypeClass, VtId,
-};
+use target_desc::tables::{props, Action, NodeArg, OpcodeId, PatternInfo, PatternOperand, PatternResult, SmTables, TargetTables, TypeClass, VtId};
 
 use crate::diagnostics::MirError;
 use crate::mir::verifier::{in_class, Source};
 use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
 
-pub fn select_module(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    source: Source<'_>,
-) -> Result<(), Vec<MirError>> {
+pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
     let sm_index = tables.sm_index(sm);
     // Candidate patterns per root opcode, enabled on this SM, best first: larger trees,
     // then higher priority, then description order.
@@ -48,13 +40,7 @@ pub fn select_module(
         }
     }
     for list in &mut by_opcode {
-        list.sort_by_key(|&i| {
-            (
-                std::cmp::Reverse(tables.patterns[i].nodes.len()),
-                std::cmp::Reverse(tables.patterns[i].priority),
-                i,
-            )
-        });
+        list.sort_by_key(|&i| (std::cmp::Reverse(tables.patterns[i].nodes.len()), std::cmp::Reverse(tables.patterns[i].priority), i));
     }
     let mut errors = Vec::new();
     for f in &mut module.functions {
@@ -107,10 +93,7 @@ struct Match {
 
 /// The operands selection looks at (the `align` of a memory access is dropped).
 fn value_operands(operands: &[Operand]) -> Vec<&Operand> {
-    operands
-        .iter()
-        .filter(|o| !matches!(o, Operand::Align(_)))
-        .collect()
+    operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect()
 }
 
 impl<'a> Matcher<'a> {
@@ -133,14 +116,7 @@ impl<'a> Matcher<'a> {
                 *c = o.has(props::COMMUTATIVE);
             }
         }
-        Matcher {
-            tables,
-            f,
-            constants: constants(f, tables),
-            site,
-            uses,
-            commutative,
-        }
+        Matcher { tables, f, constants: constants(f, tables), site, uses, commutative }
     }
 
     fn is_bool(&self, v: ValueId) -> bool {
@@ -154,15 +130,7 @@ impl<'a> Matcher<'a> {
         let mut absorbed = Vec::new();
         let mut rest: Vec<Operand> = Vec::new();
         let operands = value_operands(&inst.operands);
-        if !self.match_node(
-            p,
-            0,
-            &operands,
-            (b, i),
-            &mut leaves,
-            &mut absorbed,
-            &mut rest,
-        ) {
+        if !self.match_node(p, 0, &operands, (b, i), &mut leaves, &mut absorbed, &mut rest) {
             return None;
         }
         if !p.any_results {
@@ -178,37 +146,18 @@ impl<'a> Matcher<'a> {
         // `values` is the last leaf: the remaining registers follow the others.
         let mut out: Vec<Operand> = leaves.into_iter().flatten().collect();
         out.extend(rest);
-        Some(Match {
-            operands: out,
-            absorbed,
-        })
+        Some(Match { operands: out, absorbed })
     }
 
     /// Node `n` of `p` on an instruction's `operands`, in their order or, for a
     /// commutative opcode, with the first two swapped.
     #[allow(clippy::too_many_arguments)]
-    fn match_node(
-        &self,
-        p: &PatternInfo,
-        n: usize,
-        operands: &[&Operand],
-        root: (usize, usize),
-        leaves: &mut Vec<Option<Operand>>,
-        absorbed: &mut Vec<(usize, usize)>,
-        rest: &mut Vec<Operand>,
-    ) -> bool {
+    fn match_node(&self, p: &PatternInfo, n: usize, operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         let node = &p.nodes[n];
         if self.match_args(p, node.args, operands, root, leaves, absorbed, rest) {
             return true;
         }
-        if self
-            .commutative
-            .get(node.opcode as usize)
-            .copied()
-            .unwrap_or(false)
-            && operands.len() >= 2
-            && node.args.len() >= 2
-        {
+        if self.commutative.get(node.opcode as usize).copied().unwrap_or(false) && operands.len() >= 2 && node.args.len() >= 2 {
             let mut swapped = operands.to_vec();
             swapped.swap(0, 1);
             return self.match_args(p, node.args, &swapped, root, leaves, absorbed, rest);
@@ -217,16 +166,7 @@ impl<'a> Matcher<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn match_args(
-        &self,
-        p: &PatternInfo,
-        args: &[NodeArg],
-        operands: &[&Operand],
-        root: (usize, usize),
-        leaves: &mut Vec<Option<Operand>>,
-        absorbed: &mut Vec<(usize, usize)>,
-        rest: &mut Vec<Operand>,
-    ) -> bool {
+    fn match_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         let (leaves_before, absorbed_before) = (leaves.clone(), absorbed.len());
         let ok = self.try_args(p, args, operands, root, leaves, absorbed, rest);
         if !ok {
@@ -238,16 +178,7 @@ impl<'a> Matcher<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn try_args(
-        &self,
-        p: &PatternInfo,
-        args: &[NodeArg],
-        operands: &[&Operand],
-        root: (usize, usize),
-        leaves: &mut Vec<Option<Operand>>,
-        absorbed: &mut Vec<(usize, usize)>,
-        rest: &mut Vec<Operand>,
-    ) -> bool {
+    fn try_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         // A trailing `values` leaf takes every remaining register.
         let variadic = matches!(args.last(), Some(NodeArg::Leaf(k)) if p.operands[*k as usize].1 == PatternOperand::Values);
         let fixed = if variadic { args.len() - 1 } else { args.len() };
@@ -255,10 +186,7 @@ impl<'a> Matcher<'a> {
             return false;
         }
         if variadic {
-            if !operands[fixed..]
-                .iter()
-                .all(|o| matches!(o, Operand::Value(_)))
-            {
+            if !operands[fixed..].iter().all(|o| matches!(o, Operand::Value(_))) {
                 return false;
             }
             *rest = operands[fixed..].iter().map(|o| (*o).clone()).collect();
@@ -270,9 +198,7 @@ impl<'a> Matcher<'a> {
                     None => return false,
                 },
                 NodeArg::Node(m) => {
-                    let Operand::Value(v) = actual else {
-                        return false;
-                    };
+                    let Operand::Value(v) = actual else { return false };
                     if !self.nested(p, m as usize, *v, root, leaves, absorbed) {
                         return false;
                     }
@@ -283,32 +209,14 @@ impl<'a> Matcher<'a> {
     }
 
     /// Nested node `m` on the instruction defining `v`.
-    fn nested(
-        &self,
-        p: &PatternInfo,
-        m: usize,
-        v: ValueId,
-        root: (usize, usize),
-        leaves: &mut Vec<Option<Operand>>,
-        absorbed: &mut Vec<(usize, usize)>,
-    ) -> bool {
+    fn nested(&self, p: &PatternInfo, m: usize, v: ValueId, root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>) -> bool {
         let node = &p.nodes[m];
-        let Some((db, di)) = self.site[v.0 as usize] else {
-            return false;
-        };
+        let Some((db, di)) = self.site[v.0 as usize] else { return false };
         let inst = &self.f.blocks[db].insts[di];
-        if inst.opcode != Opcode::Generic(OpcodeId(node.opcode))
-            || inst.defs.len() != 1
-            || Some(self.f.value(v).ty.0) != node.ty
-        {
+        if inst.opcode != Opcode::Generic(OpcodeId(node.opcode)) || inst.defs.len() != 1 || Some(self.f.value(v).ty.0) != node.ty {
             return false;
         }
-        if inst.flags.len() != node.flags.len()
-            || !inst
-                .flags
-                .iter()
-                .all(|fl| node.flags.contains(&fl.as_str()))
-        {
+        if inst.flags.len() != node.flags.len() || !inst.flags.iter().all(|fl| node.flags.contains(&fl.as_str())) {
             return false;
         }
         let operands = value_operands(&inst.operands);
@@ -316,13 +224,8 @@ impl<'a> Matcher<'a> {
         // free), or one without register operands that the description lets be
         // rematerialized. Anything else must be the root's alone and come before it in
         // its block.
-        let cheap = node.shared
-            || (!operands.iter().any(|o| matches!(o, Operand::Value(_)))
-                && !self.tables.remat_excluded(OpcodeId(node.opcode)));
-        let exclusive = db == root.0
-            && di < root.1
-            && self.uses[v.0 as usize] == 1
-            && !absorbed.contains(&(db, di));
+        let cheap = node.shared || (!operands.iter().any(|o| matches!(o, Operand::Value(_))) && !self.tables.remat_excluded(OpcodeId(node.opcode)));
+        let exclusive = db == root.0 && di < root.1 && self.uses[v.0 as usize] == 1 && !absorbed.contains(&(db, di));
         if !cheap && !exclusive {
             return false;
         }
@@ -342,27 +245,12 @@ impl<'a> Matcher<'a> {
         Some(match (kind, actual) {
             (PatternOperand::Reg(t), Operand::Value(v)) if ty(v) == t => actual.clone(),
             (PatternOperand::Flag, Operand::Value(v)) if self.is_bool(*v) => actual.clone(),
-            (PatternOperand::Imm(t), Operand::Value(v)) if ty(v) == t => {
-                self.constants.get(v)?.clone()
-            }
-            (PatternOperand::ImmIs(t, n), Operand::Value(v))
-                if ty(v) == t && self.constants.get(v) == Some(&Operand::Int(n as i128)) =>
-            {
-                Operand::Int(n as i128)
-            }
+            (PatternOperand::Imm(t), Operand::Value(v)) if ty(v) == t => self.constants.get(v)?.clone(),
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && self.constants.get(v) == Some(&Operand::Int(n as i128)) => Operand::Int(n as i128),
             // A float constant written as a value (`FCONSTANT 1.0`) against the bits.
-            (PatternOperand::ImmIs(t, n), Operand::Value(v))
-                if ty(v) == t
-                    && matches!(self.constants.get(v), Some(Operand::Float(x)) if float_bits(self.tables, t, *x) == Some(n)) =>
-            {
-                Operand::Int(n as i128)
-            }
-            (PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t), Operand::Value(v))
-                if ty(v) == t =>
-            {
-                let Some(Operand::Int(value)) = self.constants.get(v) else {
-                    return None;
-                };
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && matches!(self.constants.get(v), Some(Operand::Float(x)) if float_bits(self.tables, t, *x) == Some(n)) => Operand::Int(n as i128),
+            (PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t), Operand::Value(v)) if ty(v) == t => {
+                let Some(Operand::Int(value)) = self.constants.get(v) else { return None };
                 let bits = self.tables.type_info(VtId(t)).map_or(64, |i| i.bits);
                 Operand::Int(kind.fold_constant(*value, bits)?)
             }
@@ -386,21 +274,10 @@ fn float_bits(tables: &TargetTables, t: u8, x: f64) -> Option<i64> {
     }
 }
 
-fn select_function(
-    f: &mut Function,
-    tables: &TargetTables,
-    sm: &SmTables,
-    by_opcode: &[Vec<usize>],
-    source: Source<'_>,
-    errors: &mut Vec<MirError>,
-) {
+fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_opcode: &[Vec<usize>], source: Source<'_>, errors: &mut Vec<MirError>) {
     let sm_index = tables.sm_index(sm);
     let mut selected: Vec<(usize, usize, u16, Vec<String>, Vec<Operand>)> = Vec::new();
-    let mut absorbed: Vec<Vec<bool>> = f
-        .blocks
-        .iter()
-        .map(|b| vec![false; b.insts.len()])
-        .collect();
+    let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     {
         let matcher = Matcher::new(f, tables);
         for b in 0..f.blocks.len() {
@@ -410,9 +287,7 @@ fn select_function(
                     continue;
                 }
                 let inst = &f.blocks[b].insts[i];
-                let Opcode::Generic(op) = inst.opcode else {
-                    continue;
-                };
+                let Opcode::Generic(op) = inst.opcode else { continue };
                 let info = tables.opcode_info(op).expect("parsed opcodes exist");
                 if info.name == "PHI" {
                     continue; // Lowered by PHI elimination.
@@ -423,11 +298,7 @@ fn select_function(
                     let p = &tables.patterns[index];
                     let kept = tables.match_flags(p, &flags, sm_index)?;
                     let m = matcher.match_root(p, b, i)?;
-                    Some((
-                        index,
-                        m,
-                        kept.iter().map(|k| k.to_string()).collect::<Vec<String>>(),
-                    ))
+                    Some((index, m, kept.iter().map(|k| k.to_string()).collect::<Vec<String>>()))
                 });
                 match best {
                     Some((index, m, kept)) => {
@@ -458,21 +329,9 @@ fn select_function(
                             let what = flag.map_or("the absence of a flag".to_string(), |fl| format!("`.{fl}`"));
                             Some(format!("cannot compile {name}{shown} on {}: flag group ${} ({}) has no member for {what} there", sm.name, group.name, rule.source))
                         });
-                        let message =
-                            flag_gap.unwrap_or_else(|| cannot_select(f, inst, tables, sm));
-                        let mut e = MirError::at(
-                            source.file,
-                            source.text,
-                            inst.loc.line as usize,
-                            inst.loc.column as usize,
-                            message,
-                        );
-                        e.context = Some(format!(
-                            "function @{}, {}, instruction {}",
-                            f.name,
-                            f.blocks[b].label(),
-                            i + 1
-                        ));
+                        let message = flag_gap.unwrap_or_else(|| cannot_select(f, inst, tables, sm));
+                        let mut e = MirError::at(source.file, source.text, inst.loc.line as usize, inst.loc.column as usize, message);
+                        e.context = Some(format!("function @{}, {}, instruction {}", f.name, f.blocks[b].label(), i + 1));
                         errors.push(e);
                     }
                 }
@@ -493,30 +352,16 @@ fn select_function(
     }
 }
 
-fn cannot_select(
-    f: &Function,
-    inst: &crate::mir::Inst,
-    tables: &TargetTables,
-    sm: &SmTables,
-) -> String {
+fn cannot_select(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables, sm: &SmTables) -> String {
     let name = inst.opcode.name(tables);
     let flags: String = inst.flags.iter().map(|f| format!(".{f}")).collect();
     let types: Vec<&str> = inst
         .defs
         .iter()
         .chain(inst.uses().collect::<Vec<_>>().iter())
-        .map(|v| {
-            tables
-                .type_info(f.value(*v).ty)
-                .map(|t| t.name)
-                .unwrap_or("?")
-        })
+        .map(|v| tables.type_info(f.value(*v).ty).map(|t| t.name).unwrap_or("?"))
         .collect();
-    let ty_text = if types.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", types.join(", "))
-    };
+    let ty_text = if types.is_empty() { String::new() } else { format!(" ({})", types.join(", ")) };
     if let (Some(vt), Some(op)) = (row_type(f, inst, tables), inst.opcode.generic()) {
         let d = tables.decide(sm, op, vt);
         if d.action != Action::Legal {
@@ -527,10 +372,7 @@ fn cannot_select(
             );
         }
     }
-    format!(
-        "no instruction-selection pattern for {name}{flags}{ty_text} on {} in the description",
-        sm.name
-    )
+    format!("no instruction-selection pattern for {name}{flags}{ty_text} on {} in the description", sm.name)
 }
 
 #[cfg(test)]
@@ -541,52 +383,21 @@ mod tests {
     #[test]
     fn flag_groups_take_one_flag_each_on_the_sms_that_have_it() {
         let tables = tables::nvptx();
-        let pattern = tables
-            .patterns
-            .iter()
-            .find(|p| p.name == "ATOM_ADD_GLOBAL_i32")
-            .expect("pattern");
+        let pattern = tables.patterns.iter().find(|p| p.name == "ATOM_ADD_GLOBAL_i32").expect("pattern");
         let index = |name: &str| tables.sm_index(tables.find_sm(name).unwrap());
         let (sm50, sm60, sm70) = (index("50"), index("60"), index("70"));
         assert_eq!(tables.match_flags(pattern, &[], sm50), Some(vec![]));
-        assert_eq!(
-            tables.match_flags(pattern, &["acquire", "gpu"], sm70),
-            Some(vec!["acquire", "gpu"])
-        );
-        assert_eq!(
-            tables.match_flags(pattern, &["cta", "gpu"], sm70),
-            None,
-            "two scopes"
-        );
-        assert_eq!(
-            tables.match_flags(pattern, &["volatile"], sm70),
-            None,
-            "not a group's flag"
-        );
-        assert_eq!(
-            tables.match_flags(pattern, &["sys"], sm50),
-            None,
-            "no .sys member before sm_60"
-        );
+        assert_eq!(tables.match_flags(pattern, &["acquire", "gpu"], sm70), Some(vec!["acquire", "gpu"]));
+        assert_eq!(tables.match_flags(pattern, &["cta", "gpu"], sm70), None, "two scopes");
+        assert_eq!(tables.match_flags(pattern, &["volatile"], sm70), None, "not a group's flag");
+        assert_eq!(tables.match_flags(pattern, &["sys"], sm50), None, "no .sys member before sm_60");
         assert!(tables.match_flags(pattern, &["sys"], sm60).is_some());
 
         let resolve = |flags: &[&str], sm| tables.resolve_flag_groups(pattern, flags, sm).unwrap();
         assert_eq!(resolve(&[], sm70), "atom.global.add.{T} {d}, [{p}], {v}");
-        assert_eq!(
-            resolve(&["gpu", "seq_cst"], sm70),
-            "fence.sc.gpu\natom.acquire.gpu.global.add.{T} {d}, [{p}], {v}"
-        );
-        assert_eq!(
-            resolve(&["acq_rel", "cta"], sm60),
-            "membar.cta\natom.cta.global.add.{T} {d}, [{p}], {v}\nmembar.cta"
-        );
-        assert_eq!(
-            resolve(&["acquire"], sm50),
-            "atom.global.add.{T} {d}, [{p}], {v}\nmembar.gl"
-        );
-        assert!(tables
-            .resolve_flag_groups(pattern, &["sys"], sm50)
-            .unwrap_err()
-            .contains("no member for `.sys`"));
+        assert_eq!(resolve(&["gpu", "seq_cst"], sm70), "fence.sc.gpu\natom.acquire.gpu.global.add.{T} {d}, [{p}], {v}");
+        assert_eq!(resolve(&["acq_rel", "cta"], sm60), "membar.cta\natom.cta.global.add.{T} {d}, [{p}], {v}\nmembar.cta");
+        assert_eq!(resolve(&["acquire"], sm50), "atom.global.add.{T} {d}, [{p}], {v}\nmembar.gl");
+        assert!(tables.resolve_flag_groups(pattern, &["sys"], sm50).unwrap_err().contains("no member for `.sys`"));
     }
 }

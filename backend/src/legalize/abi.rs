@@ -28,25 +28,16 @@ use crate::mir::{FunctionKind, Inst, Module, Operand, Param, ValueId};
 
 /// The carrier of a register type whose class cannot be a `.param` value (i1 -> i16).
 fn carrier(tables: &TargetTables, sm: &SmTables, ty: VtId) -> Option<VtId> {
-    tables
-        .register_type(sm, ty)
-        .and_then(|(class, _)| class.param_carrier)
-        .map(VtId)
+    tables.register_type(sm, ty).and_then(|(class, _)| class.param_carrier).map(VtId)
 }
 
 /// The legal types a value of `ty` crosses a device-function boundary as, in order.
 pub fn carried_types(tables: &TargetTables, sm: &SmTables, ty: VtId) -> Result<Vec<VtId>, String> {
     Ok(match types::type_action(tables, sm, ty)? {
         TypeAction::Legal => vec![carrier(tables, sm, ty).unwrap_or(ty)],
-        TypeAction::Promote(t) | TypeAction::Soften(t) | TypeAction::Widen(t) => {
-            carried_types(tables, sm, t)?
-        }
-        TypeAction::Expand(half) | TypeAction::Split(half) => {
-            carried_types(tables, sm, half)?.repeat(2)
-        }
-        TypeAction::Scalarize(element) => {
-            carried_types(tables, sm, element)?.repeat(types::lanes(tables, ty) as usize)
-        }
+        TypeAction::Promote(t) | TypeAction::Soften(t) | TypeAction::Widen(t) => carried_types(tables, sm, t)?,
+        TypeAction::Expand(half) | TypeAction::Split(half) => carried_types(tables, sm, half)?.repeat(2),
+        TypeAction::Scalarize(element) => carried_types(tables, sm, element)?.repeat(types::lanes(tables, ty) as usize),
     })
 }
 
@@ -63,9 +54,7 @@ pub fn read_as_bytes(tables: &TargetTables, sm: &SmTables, ty: VtId) -> bool {
 
 /// The bytes a value of `ty` occupies in memory (an i1 takes a byte).
 pub fn store_bytes(tables: &TargetTables, ty: VtId) -> u32 {
-    tables
-        .type_info(ty)
-        .map_or(1, crate::mir::verifier::store_bytes)
+    tables.type_info(ty).map_or(1, crate::mir::verifier::store_bytes)
 }
 
 /// A device function's legalized signature: per original parameter, how many carried
@@ -77,12 +66,7 @@ struct Signature {
 
 /// Rewrites every device function's signature and every kernel's byte-image
 /// parameters. Errors name the function they are in.
-pub(super) fn legalize_boundaries(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    ops: &Ops,
-) -> Result<(), Vec<(usize, LegalizeError)>> {
+pub(super) fn legalize_boundaries(module: &mut Module, tables: &TargetTables, sm: &SmTables, ops: &Ops) -> Result<(), Vec<(usize, LegalizeError)>> {
     let mut errors = Vec::new();
     // New signatures first: callers are rewritten against them.
     let mut signatures = std::collections::HashMap::new();
@@ -90,12 +74,7 @@ pub(super) fn legalize_boundaries(
         if f.kind != FunctionKind::Device {
             continue;
         }
-        let carried = |ty: VtId| {
-            carried_types(tables, sm, ty).map_err(|m| LegalizeError {
-                loc: f.loc,
-                message: m,
-            })
-        };
+        let carried = |ty: VtId| carried_types(tables, sm, ty).map_err(|m| LegalizeError { loc: f.loc, message: m });
         let mut parts = Vec::new();
         let mut changed = false;
         for p in &f.params {
@@ -113,20 +92,12 @@ pub(super) fn legalize_boundaries(
                 Err(e) => errors.push((index, e)),
             }
         }
-        signatures.insert(
-            f.name.clone(),
-            Signature {
-                param_parts: parts,
-                changed,
-            },
-        );
+        signatures.insert(f.name.clone(), Signature { param_parts: parts, changed });
     }
     if !errors.is_empty() {
         return Err(errors);
     }
-    let any_kernel_bytes = module.functions.iter().any(|f| {
-        f.kind == FunctionKind::Kernel && f.params.iter().any(|p| read_as_bytes(tables, sm, p.ty))
-    });
+    let any_kernel_bytes = module.functions.iter().any(|f| f.kind == FunctionKind::Kernel && f.params.iter().any(|p| read_as_bytes(tables, sm, p.ty)));
     if !any_kernel_bytes && signatures.values().all(|s| !s.changed) {
         return Ok(());
     }
@@ -155,11 +126,7 @@ pub(super) fn legalize_boundaries(
             errors.push((index, e));
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
 }
 
 /// The function's own parameter and result lists, carried.
@@ -202,11 +169,7 @@ fn rewrite(
         return Ok(());
     };
     let arg_index = match inst.operands.first() {
-        Some(Operand::Int(i))
-            if op == ops.ARG && inst.operands.len() == 1 && inst.flags.is_empty() =>
-        {
-            usize::try_from(*i).ok()
-        }
+        Some(Operand::Int(i)) if op == ops.ARG && inst.operands.len() == 1 && inst.flags.is_empty() => usize::try_from(*i).ok(),
         _ => None,
     };
     if let (Some(i), Some(signature), Some(&def)) = (arg_index, own, inst.defs.first()) {
@@ -215,23 +178,13 @@ fn rewrite(
         let ty = cx.ty(def);
         let carried = carried_types(cx.tables, cx.sm, ty).map_err(|m| cx.error(m))?;
         if carried == [ty] {
-            cx.emit(
-                ops.ARG,
-                Vec::new(),
-                vec![Operand::Int(base as i128)],
-                vec![def],
-            );
+            cx.emit(ops.ARG, Vec::new(), vec![Operand::Int(base as i128)], vec![def]);
             return Ok(());
         }
         let mut leaves = Vec::new();
         for (k, part_ty) in carried.into_iter().enumerate() {
             let leaf = cx.derived(def, &format!("arg{k}"), part_ty);
-            cx.emit(
-                ops.ARG,
-                Vec::new(),
-                vec![Operand::Int((base + k) as i128)],
-                vec![leaf],
-            );
+            cx.emit(ops.ARG, Vec::new(), vec![Operand::Int((base + k) as i128)], vec![leaf]);
             leaves.push(leaf);
         }
         join(cx, ty, &mut leaves.into_iter(), Some(def))?;
@@ -248,9 +201,7 @@ fn rewrite(
         let mut operands = Vec::new();
         for o in &inst.operands {
             match o {
-                Operand::Value(v) => {
-                    operands.extend(split(cx, *v)?.into_iter().map(Operand::Value))
-                }
+                Operand::Value(v) => operands.extend(split(cx, *v)?.into_iter().map(Operand::Value)),
                 other => operands.push(other.clone()),
             }
         }
@@ -266,9 +217,7 @@ fn rewrite(
             let mut operands = Vec::new();
             for o in &inst.operands {
                 match o {
-                    Operand::Value(v) => {
-                        operands.extend(split(cx, *v)?.into_iter().map(Operand::Value))
-                    }
+                    Operand::Value(v) => operands.extend(split(cx, *v)?.into_iter().map(Operand::Value)),
                     other => operands.push(other.clone()),
                 }
             }
@@ -281,11 +230,7 @@ fn rewrite(
                     defs.push(d);
                     continue;
                 }
-                let leaves: Vec<ValueId> = carried
-                    .iter()
-                    .enumerate()
-                    .map(|(k, t)| cx.derived(d, &format!("ret{k}"), *t))
-                    .collect();
+                let leaves: Vec<ValueId> = carried.iter().enumerate().map(|(k, t)| cx.derived(d, &format!("ret{k}"), *t)).collect();
                 defs.extend(&leaves);
                 joins.push((d, ty, leaves));
             }
@@ -323,12 +268,7 @@ fn split(cx: &mut Cx, v: ValueId) -> LResult<Vec<ValueId>> {
             let mut parts = Vec::new();
             for k in 0..2 {
                 let h = cx.derived(v, if k == 0 { "lo" } else { "hi" }, half);
-                cx.emit(
-                    ops.EXTRACT_ELEMENT,
-                    Vec::new(),
-                    vec![Operand::Value(v), Operand::Int(k)],
-                    vec![h],
-                );
+                cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(k)], vec![h]);
                 parts.extend(split(cx, h)?);
             }
             parts
@@ -372,20 +312,13 @@ fn split(cx: &mut Cx, v: ValueId) -> LResult<Vec<ValueId>> {
 
 /// A value of `ty` rebuilt from its carried parts (taken from `leaves`), defined as
 /// `into` when given.
-fn join(
-    cx: &mut Cx,
-    ty: VtId,
-    leaves: &mut dyn Iterator<Item = ValueId>,
-    into: Option<ValueId>,
-) -> LResult<ValueId> {
+fn join(cx: &mut Cx, ty: VtId, leaves: &mut dyn Iterator<Item = ValueId>, into: Option<ValueId>) -> LResult<ValueId> {
     let ops = cx.ops;
     let action = types::type_action(cx.tables, cx.sm, ty).map_err(|m| cx.error(m))?;
     let def = |cx: &mut Cx| into.unwrap_or_else(|| cx.new_value("abi", ty));
     let (opcode, operands) = match action {
         TypeAction::Legal => {
-            let leaf = leaves
-                .next()
-                .ok_or_else(|| cx.error("legalizer bug: too few carried parts"))?;
+            let leaf = leaves.next().ok_or_else(|| cx.error("legalizer bug: too few carried parts"))?;
             if carrier(cx.tables, cx.sm, ty).is_some() {
                 (ops.TRUNCATE, vec![leaf])
             } else if into.is_some() {
@@ -396,14 +329,8 @@ fn join(
         }
         TypeAction::Promote(wide) => (ops.TRUNCATE, vec![join(cx, wide, leaves, None)?]),
         TypeAction::Soften(int) => (ops.BITCAST, vec![join(cx, int, leaves, None)?]),
-        TypeAction::Expand(half) => (
-            ops.BUILD_PAIR,
-            vec![join(cx, half, leaves, None)?, join(cx, half, leaves, None)?],
-        ),
-        TypeAction::Split(half) => (
-            ops.CONCAT_VECTORS,
-            vec![join(cx, half, leaves, None)?, join(cx, half, leaves, None)?],
-        ),
+        TypeAction::Expand(half) => (ops.BUILD_PAIR, vec![join(cx, half, leaves, None)?, join(cx, half, leaves, None)?]),
+        TypeAction::Split(half) => (ops.CONCAT_VECTORS, vec![join(cx, half, leaves, None)?, join(cx, half, leaves, None)?]),
         TypeAction::Scalarize(element) => {
             let mut elements = Vec::new();
             for _ in 0..types::lanes(cx.tables, ty) {
@@ -424,13 +351,7 @@ fn join(
 
 /// A kernel parameter of `ty` (or a part of it at byte `offset`) read from its
 /// in-memory image, defined as `into` when given.
-fn read_image(
-    cx: &mut Cx,
-    index: i128,
-    ty: VtId,
-    offset: u32,
-    into: Option<ValueId>,
-) -> LResult<ValueId> {
+fn read_image(cx: &mut Cx, index: i128, ty: VtId, offset: u32, into: Option<ValueId>) -> LResult<ValueId> {
     let ops = cx.ops;
     let action = types::type_action(cx.tables, cx.sm, ty).map_err(|m| cx.error(m))?;
     let def = |cx: &mut Cx| into.unwrap_or_else(|| cx.new_value("param", ty));
@@ -455,11 +376,7 @@ fn read_image(
             let lo = read_image(cx, index, half, offset, None)?;
             let hi = read_image(cx, index, half, offset + size, None)?;
             let d = def(cx);
-            let opcode = if matches!(action, TypeAction::Expand(_)) {
-                ops.BUILD_PAIR
-            } else {
-                ops.CONCAT_VECTORS
-            };
+            let opcode = if matches!(action, TypeAction::Expand(_)) { ops.BUILD_PAIR } else { ops.CONCAT_VECTORS };
             cx.op_into(opcode, d, &[lo, hi]);
             Ok(d)
         }

@@ -34,18 +34,8 @@ pub(crate) fn halves(cx: &mut Cx, v: ValueId, half: VtId, how: &Halves) -> (Valu
             let ops = cx.ops;
             let lo = cx.derived(v, "lo", half);
             let hi = cx.derived(v, "hi", half);
-            cx.emit(
-                ops.EXTRACT_ELEMENT,
-                Vec::new(),
-                vec![Operand::Value(v), Operand::Int(0)],
-                vec![lo],
-            );
-            cx.emit(
-                ops.EXTRACT_ELEMENT,
-                Vec::new(),
-                vec![Operand::Value(v), Operand::Int(1)],
-                vec![hi],
-            );
+            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(0)], vec![lo]);
+            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(1)], vec![hi]);
             // Only reused in this block: elsewhere the extraction may not dominate.
             cx.extracted.insert(v, (lo, hi));
             (lo, hi)
@@ -64,13 +54,7 @@ fn cc_name(cx: &Cx, cc: CondCodeId) -> &'static str {
 }
 
 /// Compares two (lo, hi) pairs with an integer condition code.
-pub(crate) fn compare_pairs(
-    cx: &mut Cx,
-    cc: &str,
-    a: (ValueId, ValueId),
-    b: (ValueId, ValueId),
-    half: VtId,
-) -> LResult<ValueId> {
+pub(crate) fn compare_pairs(cx: &mut Cx, cc: &str, a: (ValueId, ValueId), b: (ValueId, ValueId), half: VtId) -> LResult<ValueId> {
     let ops = cx.ops;
     match cc {
         "eq" | "ne" => {
@@ -87,11 +71,7 @@ pub(crate) fn compare_pairs(
                 "lt" | "le" => "lt",
                 _ => "gt",
             };
-            let hi_cc = if unsigned {
-                format!("u{strict}")
-            } else {
-                strict.to_string()
-            };
+            let hi_cc = if unsigned { format!("u{strict}") } else { strict.to_string() };
             let lo_cc = format!("u{base}");
             let hi_cmp = cx.setcc(&hi_cc, a.1, b.1);
             let hi_eq = cx.setcc("eq", a.1, b.1);
@@ -112,18 +92,11 @@ fn shift_amount(cx: &mut Cx, v: ValueId, how: &Halves, half: VtId) -> LResult<Va
             TypeAction::Promote(_) => {
                 let p = cx.parts(v)[0];
                 let narrow = cx.ty(v);
-                super::promote_integer::in_register(
-                    cx,
-                    p,
-                    narrow,
-                    super::promote_integer::Ext::Zero,
-                )?
+                super::promote_integer::in_register(cx, p, narrow, super::promote_integer::Ext::Zero)?
             }
             _ => cx.original(v),
         }
-    } else if matches!(how, Halves::Extract)
-        && super::types::bits(cx.tables, cx.ty(v)) > super::types::bits(cx.tables, half)
-    {
+    } else if matches!(how, Halves::Extract) && super::types::bits(cx.tables, cx.ty(v)) > super::types::bits(cx.tables, half) {
         halves(cx, v, half, how).0
     } else {
         cx.original(v)
@@ -138,24 +111,14 @@ fn shift_amount(cx: &mut Cx, v: ValueId, how: &Halves, half: VtId) -> LResult<Va
 
 /// The arithmetic of one instruction on (lo, hi) halves. None when the opcode has
 /// no expansion here (the caller falls back to the generic operation expansion).
-pub(crate) fn expand_op(
-    cx: &mut Cx,
-    inst: &Inst,
-    wide: VtId,
-    half: VtId,
-    how: Halves,
-) -> LResult<Option<Vec<Expanded>>> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(None);
-    };
+pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: Halves) -> LResult<Option<Vec<Expanded>>> {
+    let Some(op) = inst.opcode.generic() else { return Ok(None) };
     let ops = cx.ops;
     let values: Vec<ValueId> = inst.uses().collect();
     let half_bits = super::types::bits(cx.tables, half) as i128;
     let pair = |cx: &mut Cx, i: usize| -> (ValueId, ValueId) { halves(cx, values[i], half, &how) };
     let result = if op == ops.CONSTANT {
-        let Some(Operand::Int(v)) = inst.operands.first().cloned() else {
-            return Ok(None);
-        };
+        let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(None) };
         let (lo, hi) = split_constant(v, half_bits);
         let lo = cx.constant(half, lo);
         let hi = cx.constant(half, hi);
@@ -198,21 +161,13 @@ pub(crate) fn expand_op(
     } else if op == ops.SHL || op == ops.SRA || op == ops.SRL {
         let a = pair(cx, 0);
         let amount = shift_amount(cx, values[1], &how, half)?;
-        let parts_op = if op == ops.SHL {
-            ops.SHL_PARTS
-        } else if op == ops.SRA {
-            ops.SRA_PARTS
-        } else {
-            ops.SRL_PARTS
-        };
+        let parts_op = if op == ops.SHL { ops.SHL_PARTS } else if op == ops.SRA { ops.SRA_PARTS } else { ops.SRL_PARTS };
         let lo = cx.new_value("lo", half);
         let hi = cx.new_value("hi", half);
         cx.op_into_many(parts_op, &[lo, hi], &[a.0, a.1, amount]);
         vec![Expanded::Pair(lo, hi)]
     } else if op == ops.SETCC {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(None);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(None) };
         let (a, b) = (pair(cx, 0), pair(cx, 1));
         let name = cc_name(cx, cc);
         vec![Expanded::Value(compare_pairs(cx, name, a, b, half)?)]
@@ -241,11 +196,7 @@ pub(crate) fn expand_op(
     } else if op == ops.CTLZ || op == ops.CTTZ {
         // Count in the half that decides; add the half width when it is all zero.
         let a = pair(cx, 0);
-        let (first, second) = if op == ops.CTLZ {
-            (a.1, a.0)
-        } else {
-            (a.0, a.1)
-        };
+        let (first, second) = if op == ops.CTLZ { (a.1, a.0) } else { (a.0, a.1) };
         let zero = cx.constant(half, 0);
         let first_zero = cx.setcc("eq", first, zero);
         let in_first = cx.op(op, half, &[first]);
@@ -264,20 +215,12 @@ pub(crate) fn expand_op(
         let (a, b) = (pair(cx, 0), pair(cx, 1));
         let (lo, hi) = carry_chain(cx, op == ops.UADDO, a, b, half);
         // The carry flag is consumed by the chain; the overflow is recomputed.
-        let overflow = if op == ops.UADDO {
-            compare_pairs(cx, "ult", (lo, hi), a, half)?
-        } else {
-            compare_pairs(cx, "ult", a, b, half)?
-        };
+        let overflow = if op == ops.UADDO { compare_pairs(cx, "ult", (lo, hi), a, half)? } else { compare_pairs(cx, "ult", a, b, half)? };
         vec![Expanded::Pair(lo, hi), Expanded::Value(overflow)]
     } else if op == ops.SIGN_EXTEND || op == ops.ZERO_EXTEND || op == ops.ANY_EXTEND {
         let src = cx.original(values[0]);
         let src_ty = cx.ty(src);
-        let lo = if src_ty == half {
-            src
-        } else {
-            cx.op(op, half, &[src])
-        };
+        let lo = if src_ty == half { src } else { cx.op(op, half, &[src]) };
         let hi = if op == ops.SIGN_EXTEND {
             let n = cx.int(32)?;
             let top = cx.constant(n, half_bits - 1);
@@ -297,36 +240,20 @@ pub(crate) fn expand_op(
 
 /// Type-level expansion of one instruction.
 pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let wide = cx.ty(value);
-    let TypeAction::Expand(half) = cx.action(value) else {
-        return Ok(false);
-    };
+    let TypeAction::Expand(half) = cx.action(value) else { return Ok(false) };
     let half_bytes = super::types::bits(cx.tables, half) as i128 / 8;
     let half_bits = super::types::bits(cx.tables, half) as i128;
 
     if is_result {
         let parts = cx.parts(value);
         if op == ops.CONSTANT {
-            let Some(Operand::Int(v)) = inst.operands.first().cloned() else {
-                return Ok(false);
-            };
+            let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(false) };
             let (lo, hi) = split_constant(v, half_bits);
-            cx.emit(
-                ops.CONSTANT,
-                Vec::new(),
-                vec![Operand::Int(lo)],
-                vec![parts[0]],
-            );
-            cx.emit(
-                ops.CONSTANT,
-                Vec::new(),
-                vec![Operand::Int(hi)],
-                vec![parts[1]],
-            );
+            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(lo)], vec![parts[0]]);
+            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(hi)], vec![parts[1]]);
             return Ok(true);
         }
         if op == ops.UNDEF {
@@ -343,14 +270,10 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         }
         if op == ops.PHI {
             for (i, p) in parts.iter().enumerate() {
-                let operands = inst
-                    .operands
-                    .iter()
-                    .map(|o| match o {
-                        Operand::Value(v) => Operand::Value(cx.parts(*v)[i]),
-                        other => other.clone(),
-                    })
-                    .collect();
+                let operands = inst.operands.iter().map(|o| match o {
+                    Operand::Value(v) => Operand::Value(cx.parts(*v)[i]),
+                    other => other.clone(),
+                }).collect();
                 cx.emit(ops.PHI, Vec::new(), operands, vec![*p]);
             }
             return Ok(true);
@@ -369,50 +292,27 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             return super::vectors::bitcast(cx, inst.uses().next().unwrap_or(value), value);
         }
         if op == ops.LOAD {
-            let extension = inst
-                .flags
-                .iter()
-                .find(|f| matches!(f.as_str(), "sext" | "zext" | "anyext"))
-                .cloned();
+            let extension = inst.flags.iter().find(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")).cloned();
             if let Some(extension) = extension {
                 // An extending load into the wide type: the low half loads (extending
                 // from the memory type unless it is the half type), the high half is
                 // the sign or zero.
-                let memory_bits = inst
-                    .flags
-                    .iter()
-                    .find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok()))
-                    .unwrap_or(half_bits);
+                let memory_bits = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok())).unwrap_or(half_bits);
                 let ptr = cx.original(inst.uses().next().unwrap_or(value));
-                let mut flags: Vec<String> = inst
-                    .flags
-                    .iter()
-                    .filter(|f| matches!(f.as_str(), "volatile" | "invariant"))
-                    .cloned()
-                    .collect();
+                let mut flags: Vec<String> = inst.flags.iter().filter(|f| matches!(f.as_str(), "volatile" | "invariant")).cloned().collect();
                 if memory_bits < half_bits {
                     flags.push(extension.clone());
                     flags.push(format!("i{memory_bits}"));
                 }
                 let mut operands = vec![Operand::Value(ptr)];
-                operands.extend(
-                    inst.operands
-                        .iter()
-                        .filter(|o| matches!(o, Operand::Align(_)))
-                        .cloned(),
-                );
+                operands.extend(inst.operands.iter().filter(|o| matches!(o, Operand::Align(_))).cloned());
                 cx.emit(ops.LOAD, flags, operands, vec![parts[0]]);
                 if extension == "sext" {
                     let n = cx.int(32)?;
                     let top = cx.constant(n, half_bits - 1);
                     cx.op_into(ops.SRA, parts[1], &[parts[0], top]);
                 } else {
-                    cx.emit(
-                        ops.CONSTANT,
-                        Vec::new(),
-                        vec![Operand::Int(0)],
-                        vec![parts[1]],
-                    );
+                    cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(0)], vec![parts[1]]);
                 }
                 return Ok(true);
             }
@@ -420,29 +320,11 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let ptr = cx.original(ptr);
             let align = align_of(inst).unwrap_or(2 * half_bytes as u64);
             let (p_lo, p_hi) = addresses(cx, ptr, half_bytes)?;
-            cx.emit(
-                ops.LOAD,
-                inst.flags.clone(),
-                vec![
-                    Operand::Value(p_lo),
-                    Operand::Align(align.min(half_bytes as u64)),
-                ],
-                vec![parts[0]],
-            );
-            cx.emit(
-                ops.LOAD,
-                inst.flags.clone(),
-                vec![
-                    Operand::Value(p_hi),
-                    Operand::Align(align.min(half_bytes as u64)),
-                ],
-                vec![parts[1]],
-            );
+            cx.emit(ops.LOAD, inst.flags.clone(), vec![Operand::Value(p_lo), Operand::Align(align.min(half_bytes as u64))], vec![parts[0]]);
+            cx.emit(ops.LOAD, inst.flags.clone(), vec![Operand::Value(p_hi), Operand::Align(align.min(half_bytes as u64))], vec![parts[1]]);
             return Ok(true);
         }
-        let Some(results) = expand_op(cx, inst, wide, half, Halves::Parts)? else {
-            return Ok(false);
-        };
+        let Some(results) = expand_op(cx, inst, wide, half, Halves::Parts)? else { return Ok(false) };
         finish(cx, inst, results);
         return Ok(true);
     }
@@ -456,49 +338,22 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let (lo, hi) = (cx.parts(value)[0], cx.parts(value)[1]);
         let ptr = cx.original(values[1]);
         let align = align_of(inst).unwrap_or(2 * half_bytes as u64);
-        let mut flags: Vec<String> = inst
-            .flags
-            .iter()
-            .filter(|f| !matches!(f.as_str(), "trunc" | "i8" | "i16" | "i32" | "i64"))
-            .cloned()
-            .collect();
-        let trunc_bits = inst
-            .flags
-            .iter()
-            .find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok()));
+        let mut flags: Vec<String> = inst.flags.iter().filter(|f| !matches!(f.as_str(), "trunc" | "i8" | "i16" | "i32" | "i64")).cloned().collect();
+        let trunc_bits = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok()));
         match trunc_bits {
             Some(bits) if bits <= half_bits => {
                 if bits < half_bits {
                     flags.push("trunc".into());
                     flags.push(format!("i{bits}"));
                 }
-                cx.emit(
-                    ops.STORE,
-                    flags,
-                    vec![
-                        Operand::Value(lo),
-                        Operand::Value(ptr),
-                        Operand::Align(align),
-                    ],
-                    Vec::new(),
-                );
+                cx.emit(ops.STORE, flags, vec![Operand::Value(lo), Operand::Value(ptr), Operand::Align(align)], Vec::new());
             }
             Some(_) => return Ok(false),
             None => {
                 let (p_lo, p_hi) = addresses(cx, ptr, half_bytes)?;
                 let a = align.min(half_bytes as u64);
-                cx.emit(
-                    ops.STORE,
-                    flags.clone(),
-                    vec![Operand::Value(lo), Operand::Value(p_lo), Operand::Align(a)],
-                    Vec::new(),
-                );
-                cx.emit(
-                    ops.STORE,
-                    flags,
-                    vec![Operand::Value(hi), Operand::Value(p_hi), Operand::Align(a)],
-                    Vec::new(),
-                );
+                cx.emit(ops.STORE, flags.clone(), vec![Operand::Value(lo), Operand::Value(p_lo), Operand::Align(a)], Vec::new());
+                cx.emit(ops.STORE, flags, vec![Operand::Value(hi), Operand::Value(p_hi), Operand::Align(a)], Vec::new());
             }
         }
         return Ok(true);
@@ -518,17 +373,13 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         return Ok(true);
     }
     if op == ops.EXTRACT_ELEMENT {
-        let Some(Operand::Int(i)) = inst.operands.get(1).cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::Int(i)) = inst.operands.get(1).cloned() else { return Ok(false) };
         let part = cx.parts(value)[i as usize & 1];
         cx.alias(inst.defs[0], part);
         return Ok(true);
     }
     if op == ops.SETCC {
-        let Some(results) = expand_op(cx, inst, wide, half, Halves::Parts)? else {
-            return Ok(false);
-        };
+        let Some(results) = expand_op(cx, inst, wide, half, Halves::Parts)? else { return Ok(false) };
         finish(cx, inst, results);
         return Ok(true);
     }
@@ -576,32 +427,16 @@ fn addresses(cx: &mut Cx, ptr: ValueId, offset: i128) -> LResult<(ValueId, Value
 /// the half type's range.
 fn split_constant(v: i128, half_bits: i128) -> (i128, i128) {
     let mask = (1i128 << half_bits) - 1;
-    let signed = |x: i128| {
-        if x >> (half_bits - 1) != 0 {
-            x - (1i128 << half_bits)
-        } else {
-            x
-        }
-    };
+    let signed = |x: i128| if x >> (half_bits - 1) != 0 { x - (1i128 << half_bits) } else { x };
     (signed(v & mask), signed((v >> half_bits) & mask))
 }
 
 /// (lo, hi) + or - (lo, hi) as a carry chain: ADDC then ADDE (SUBC then SUBE), the
 /// second directly after the first (the carry is a flag in PTX, `add.cc`/`addc`).
-fn carry_chain(
-    cx: &mut Cx,
-    add: bool,
-    a: (ValueId, ValueId),
-    b: (ValueId, ValueId),
-    half: VtId,
-) -> (ValueId, ValueId) {
+fn carry_chain(cx: &mut Cx, add: bool, a: (ValueId, ValueId), b: (ValueId, ValueId), half: VtId) -> (ValueId, ValueId) {
     let ops = cx.ops;
     let i1 = cx.i1();
-    let (first, next) = if add {
-        (ops.ADDC, ops.ADDE)
-    } else {
-        (ops.SUBC, ops.SUBE)
-    };
+    let (first, next) = if add { (ops.ADDC, ops.ADDE) } else { (ops.SUBC, ops.SUBE) };
     let lo = cx.new_value("lo", half);
     let carry = cx.new_value("carry", i1);
     cx.op_into_many(first, &[lo, carry], &[a.0, b.0]);
@@ -613,12 +448,7 @@ fn carry_chain(
 
 /// The high double word of the unsigned product of two (lo, hi) pairs: the four
 /// half-width products, with the carries of the middle column added in.
-fn high_product(
-    cx: &mut Cx,
-    a: (ValueId, ValueId),
-    b: (ValueId, ValueId),
-    half: VtId,
-) -> LResult<(ValueId, ValueId)> {
+fn high_product(cx: &mut Cx, a: (ValueId, ValueId), b: (ValueId, ValueId), half: VtId) -> LResult<(ValueId, ValueId)> {
     let ops = cx.ops;
     let h00 = cx.op(ops.MULHU, half, &[a.0, b.0]);
     let l01 = cx.op(ops.MUL, half, &[a.0, b.1]);

@@ -57,10 +57,7 @@ fn pieces(cx: &mut Cx, v: ValueId, leaf: target_desc::tables::VtId) -> LResult<V
     if ty == leaf {
         return Ok(vec![v]);
     }
-    if matches!(
-        cx.action(v),
-        TypeAction::Split(_) | TypeAction::Scalarize(_)
-    ) {
+    if matches!(cx.action(v), TypeAction::Split(_) | TypeAction::Scalarize(_)) {
         let mut out = Vec::new();
         for p in cx.parts(v) {
             out.extend(pieces(cx, p, leaf)?);
@@ -74,36 +71,23 @@ fn pieces(cx: &mut Cx, v: ValueId, leaf: target_desc::tables::VtId) -> LResult<V
     let mut out = Vec::new();
     for i in 0..n {
         let idx = cx.constant(i32t, i * leaf_lanes);
-        let op = if types::is_vector(cx.tables, leaf) {
-            ops.EXTRACT_SUBVECTOR
-        } else {
-            ops.EXTRACT_VECTOR_ELT
-        };
+        let op = if types::is_vector(cx.tables, leaf) { ops.EXTRACT_SUBVECTOR } else { ops.EXTRACT_VECTOR_ELT };
         out.push(cx.op(op, leaf, &[v, idx]));
     }
     Ok(out)
 }
 
 fn vector_load_store(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let is_load = op == ops.LOAD;
     let values: Vec<ValueId> = inst.uses().collect();
     let value = if is_load { inst.defs[0] } else { values[0] };
-    if inst
-        .flags
-        .iter()
-        .any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext" | "trunc"))
-        || !cx.is_replaced(value)
-    {
+    if inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext" | "trunc")) || !cx.is_replaced(value) {
         return Ok(false);
     }
     let vty = cx.ty(value);
-    let Some(leaf) = leaf_type(cx, vty) else {
-        return Ok(false);
-    };
+    let Some(leaf) = leaf_type(cx, vty) else { return Ok(false) };
     let total = types::bits(cx.tables, vty) as u64;
     let n = total / types::bits(cx.tables, leaf).max(1) as u64;
     let bytes = total / 8;
@@ -120,26 +104,11 @@ fn vector_load_store(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     if !cx.sm.is_legal(vop, leaf) {
         return Ok(false);
     }
-    cx.remark(format!(
-        "{} {} on {}: one {}-byte access as {} x {} (Custom lower_vector_load_store)",
-        cx.opcode_name(op),
-        cx.type_name(vty),
-        cx.sm.name,
-        bytes,
-        n,
-        cx.type_name(leaf)
-    ));
+    cx.remark(format!("{} {} on {}: one {}-byte access as {} x {} (Custom lower_vector_load_store)", cx.opcode_name(op), cx.type_name(vty), cx.sm.name, bytes, n, cx.type_name(leaf)));
     let ptr = cx.original(if is_load { values[0] } else { values[1] });
     if is_load {
-        let leaves: Vec<ValueId> = (0..n)
-            .map(|i| cx.derived(value, &format!("v{i}"), leaf))
-            .collect();
-        cx.emit(
-            vop,
-            inst.flags.clone(),
-            vec![Operand::Value(ptr), Operand::Align(align)],
-            leaves.clone(),
-        );
+        let leaves: Vec<ValueId> = (0..n).map(|i| cx.derived(value, &format!("v{i}"), leaf)).collect();
+        cx.emit(vop, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Align(align)], leaves.clone());
         // Build the parts of the result from the loaded pieces.
         let mut rest = leaves.as_slice();
         for p in cx.parts(value) {
@@ -149,19 +118,12 @@ fn vector_load_store(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             if k == 1 {
                 cx.alias(p, chunk[0]);
             } else {
-                let join = if types::is_vector(cx.tables, leaf) {
-                    ops.CONCAT_VECTORS
-                } else {
-                    ops.BUILD_VECTOR
-                };
+                let join = if types::is_vector(cx.tables, leaf) { ops.CONCAT_VECTORS } else { ops.BUILD_VECTOR };
                 cx.op_into(join, p, chunk);
             }
         }
     } else {
-        let mut operands: Vec<Operand> = pieces(cx, value, leaf)?
-            .into_iter()
-            .map(Operand::Value)
-            .collect();
+        let mut operands: Vec<Operand> = pieces(cx, value, leaf)?.into_iter().map(Operand::Value).collect();
         operands.push(Operand::Value(ptr));
         operands.push(Operand::Align(align));
         cx.emit(vop, inst.flags.clone(), operands, Vec::new());
@@ -171,9 +133,7 @@ fn vector_load_store(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 
 /// (lo, hi) shifted as one double-width value by an amount below twice the width.
 fn shift_parts(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let values: Vec<ValueId> = inst.uses().collect();
     let (lo, hi, amount) = (values[0], values[1], values[2]);
@@ -229,10 +189,7 @@ fn shift_parts(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 /// float: x - trunc(x) is exact and the add only happens below 2^mantissa).
 fn fround(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let ops = cx.ops;
-    let x = inst
-        .uses()
-        .next()
-        .ok_or_else(|| cx.error("FROUND without an operand"))?;
+    let x = inst.uses().next().ok_or_else(|| cx.error("FROUND without an operand"))?;
     let ty = cx.ty(x);
     if types::is_vector(cx.tables, ty) {
         return Ok(false);
@@ -256,30 +213,13 @@ fn fround(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 /// VECTOR_SHUFFLE of two v4i8 as PRMT: result byte i takes byte mask[i] of a:b, which
 /// is exactly prmt's selector nibble i (bytes 0-3 of a, 4-7 of b).
 fn v4i8_shuffle_prmt(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
-    let Some(Operand::Mask(mask)) = inst.operands.iter().find(|o| matches!(o, Operand::Mask(_)))
-    else {
-        return Ok(false);
-    };
+    let Some(Operand::Mask(mask)) = inst.operands.iter().find(|o| matches!(o, Operand::Mask(_))) else { return Ok(false) };
     let values: Vec<ValueId> = inst.uses().collect();
     if mask.len() != 4 || values.len() != 2 || mask.iter().any(|&m| !(0..8).contains(&m)) {
         return Ok(false);
     }
-    let Some(prmt) = cx.tables.opcode("PRMT") else {
-        return Ok(false);
-    };
-    let selector = mask
-        .iter()
-        .enumerate()
-        .fold(0i128, |s, (i, &m)| s | (i128::from(m) << (4 * i)));
-    cx.emit(
-        prmt,
-        Vec::new(),
-        vec![
-            Operand::Value(values[0]),
-            Operand::Value(values[1]),
-            Operand::Int(selector),
-        ],
-        inst.defs.clone(),
-    );
+    let Some(prmt) = cx.tables.opcode("PRMT") else { return Ok(false) };
+    let selector = mask.iter().enumerate().fold(0i128, |s, (i, &m)| s | (i128::from(m) << (4 * i)));
+    cx.emit(prmt, Vec::new(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::Int(selector)], inst.defs.clone());
     Ok(true)
 }

@@ -16,15 +16,8 @@ pub const LIBRARY: &str = include_str!("../../../target-desc/nvptx/library.mir")
 
 /// Appends the library functions `names` (and their callees) to `module`, legalized for
 /// `sm`. A name the library does not define is an error naming the description entry.
-pub fn link(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    names: &BTreeSet<String>,
-    verify: bool,
-) -> Result<(), String> {
-    let library =
-        crate::mir::parser::parse_module(LIBRARY, LIBRARY_FILE, tables).map_err(|e| e.render())?;
+pub fn link(module: &mut Module, tables: &TargetTables, sm: &SmTables, names: &BTreeSet<String>, verify: bool) -> Result<(), String> {
+    let library = crate::mir::parser::parse_module(LIBRARY, LIBRARY_FILE, tables).map_err(|e| e.render())?;
     let mut wanted: Vec<String> = names.iter().cloned().collect();
     let mut added = Vec::new();
     while let Some(name) = wanted.pop() {
@@ -65,23 +58,10 @@ pub fn link(
     if added.is_empty() {
         return Ok(());
     }
-    let mut part = Module {
-        name: None,
-        globals: module.globals.clone(),
-        functions: Vec::new(),
-    };
-    part.functions = module
-        .functions
-        .iter()
-        .filter(|f| added.contains(&f.name))
-        .cloned()
-        .collect();
-    let source = crate::mir::verifier::Source {
-        file: LIBRARY_FILE,
-        text: LIBRARY,
-    };
-    super::legalize_module(&mut part, tables, sm, source, verify)
-        .map_err(|errors| errors.iter().map(|e| e.render()).collect::<String>())?;
+    let mut part = Module { name: None, globals: module.globals.clone(), functions: Vec::new() };
+    part.functions = module.functions.iter().filter(|f| added.contains(&f.name)).cloned().collect();
+    let source = crate::mir::verifier::Source { file: LIBRARY_FILE, text: LIBRARY };
+    super::legalize_module(&mut part, tables, sm, source, verify).map_err(|errors| errors.iter().map(|e| e.render()).collect::<String>())?;
     // Legalizing the library functions may have linked further ones (FLOG2 in f64
     // inside __nv_powf calls __nv_log2): they come along.
     for g in part.globals {

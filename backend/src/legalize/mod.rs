@@ -66,124 +66,17 @@ macro_rules! opcode_set {
 }
 
 opcode_set!(
-    CONSTANT,
-    FCONSTANT,
-    UNDEF,
-    COPY,
-    ARG,
-    PHI,
-    BR,
-    BRCOND,
-    BR_CC,
-    RET,
-    CALL,
-    ADD,
-    SUB,
-    MUL,
-    MULHS,
-    MULHU,
-    SMUL_LOHI,
-    UMUL_LOHI,
-    SDIV,
-    UDIV,
-    SREM,
-    UREM,
-    ABS,
-    CTPOP,
-    BSWAP,
-    CTLZ,
-    CTTZ,
-    BITREVERSE,
-    AND,
-    OR,
-    XOR,
-    SHL,
-    SRA,
-    SRL,
-    ROTL,
-    ROTR,
-    SMIN,
-    SMAX,
-    UMIN,
-    UMAX,
-    SIGN_EXTEND_INREG,
-    UADDO,
-    USUBO,
-    ADDC,
-    ADDE,
-    SUBC,
-    SUBE,
-    SHL_PARTS,
-    SRA_PARTS,
-    SRL_PARTS,
-    BUILD_PAIR,
-    EXTRACT_ELEMENT,
-    FADD,
-    FSUB,
-    FMUL,
-    FDIV,
-    FREM,
-    FMA,
-    FNEG,
-    FABS,
-    FMINNUM,
-    FMAXNUM,
-    FMINIMUM,
-    FMAXIMUM,
-    FCEIL,
-    FFLOOR,
-    FTRUNC,
-    FRINT,
-    FNEARBYINT,
-    FROUND,
-    FSQRT,
-    FSIN,
-    FCOS,
-    FEXP2,
-    FLOG2,
-    FEXP,
-    FLOG,
-    FPOW,
-    FSINCOS,
-    SETCC,
-    SELECT,
-    SELECT_CC,
-    SIGN_EXTEND,
-    ZERO_EXTEND,
-    ANY_EXTEND,
-    TRUNCATE,
-    FP_ROUND,
-    FP_EXTEND,
-    FP_TO_SINT,
-    FP_TO_UINT,
-    SINT_TO_FP,
-    UINT_TO_FP,
-    BITCAST,
-    LOAD,
-    STORE,
-    PTR_ADD,
-    ATOMIC_LOAD_ADD,
-    ATOMIC_LOAD_FADD,
-    ATOMIC_CMP_SWAP,
-    ATOMIC_LOAD_SUB,
-    ATOMIC_LOAD_AND,
-    ATOMIC_LOAD_OR,
-    ATOMIC_LOAD_XOR,
-    ATOMIC_LOAD_MIN,
-    ATOMIC_LOAD_MAX,
-    ATOMIC_LOAD_UMIN,
-    ATOMIC_LOAD_UMAX,
-    ATOMIC_SWAP,
-    LOADV2,
-    LOADV4,
-    STOREV2,
-    STOREV4,
-    BUILD_VECTOR,
-    EXTRACT_VECTOR_ELT,
-    INSERT_VECTOR_ELT,
-    CONCAT_VECTORS,
-    EXTRACT_SUBVECTOR,
-    VECTOR_SHUFFLE,
+    CONSTANT, FCONSTANT, UNDEF, COPY, ARG, PHI, BR, BRCOND, BR_CC, RET, CALL,
+    ADD, SUB, MUL, MULHS, MULHU, SMUL_LOHI, UMUL_LOHI, SDIV, UDIV, SREM, UREM, ABS, CTPOP, BSWAP, CTLZ, CTTZ, BITREVERSE,
+    AND, OR, XOR, SHL, SRA, SRL, ROTL, ROTR, SMIN, SMAX, UMIN, UMAX, SIGN_EXTEND_INREG,
+    UADDO, USUBO, ADDC, ADDE, SUBC, SUBE, SHL_PARTS, SRA_PARTS, SRL_PARTS, BUILD_PAIR, EXTRACT_ELEMENT,
+    FADD, FSUB, FMUL, FDIV, FREM, FMA, FNEG, FABS, FMINNUM, FMAXNUM, FMINIMUM, FMAXIMUM,
+    FCEIL, FFLOOR, FTRUNC, FRINT, FNEARBYINT, FROUND, FSQRT, FSIN, FCOS, FEXP2, FLOG2, FEXP, FLOG, FPOW, FSINCOS,
+    SETCC, SELECT, SELECT_CC,
+    SIGN_EXTEND, ZERO_EXTEND, ANY_EXTEND, TRUNCATE, FP_ROUND, FP_EXTEND, FP_TO_SINT, FP_TO_UINT, SINT_TO_FP, UINT_TO_FP, BITCAST,
+    LOAD, STORE, PTR_ADD, ATOMIC_LOAD_ADD, ATOMIC_LOAD_FADD, ATOMIC_CMP_SWAP, ATOMIC_LOAD_SUB, ATOMIC_LOAD_AND, ATOMIC_LOAD_OR,
+    ATOMIC_LOAD_XOR, ATOMIC_LOAD_MIN, ATOMIC_LOAD_MAX, ATOMIC_LOAD_UMIN, ATOMIC_LOAD_UMAX, ATOMIC_SWAP, LOADV2, LOADV4, STOREV2, STOREV4,
+    BUILD_VECTOR, EXTRACT_VECTOR_ELT, INSERT_VECTOR_ELT, CONCAT_VECTORS, EXTRACT_SUBVECTOR, VECTOR_SHUFFLE,
 );
 
 /// A legalization failure at an instruction.
@@ -196,30 +89,14 @@ pub(crate) struct LegalizeError {
 pub(crate) type LResult<T> = Result<T, LegalizeError>;
 
 /// Legalizes every function of `module` for `sm`. Returns the remarks (every decision).
-pub fn legalize_module(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    source: Source<'_>,
-    verify: bool,
-) -> Result<Vec<Remark>, Vec<MirError>> {
-    let ops =
-        Ops::resolve(tables).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
+pub fn legalize_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, verify: bool) -> Result<Vec<Remark>, Vec<MirError>> {
+    let ops = Ops::resolve(tables).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
     let mut remarks = Vec::new();
     let mut errors = Vec::new();
     if let Err(failures) = abi::legalize_boundaries(module, tables, sm, &ops) {
         for (index, e) in failures {
-            let mut error = MirError::at(
-                source.file,
-                source.text,
-                e.loc.line as usize,
-                e.loc.column as usize,
-                e.message,
-            );
-            error.context = Some(format!(
-                "function @{} (legalizing for {})",
-                module.functions[index].name, sm.name
-            ));
+            let mut error = MirError::at(source.file, source.text, e.loc.line as usize, e.loc.column as usize, e.message);
+            error.context = Some(format!("function @{} (legalizing for {})", module.functions[index].name, sm.name));
             errors.push(error);
         }
         return Err(errors);
@@ -231,13 +108,7 @@ pub fn legalize_module(
         remarks.append(&mut cx.remarks);
         used_library.extend(cx.library_calls.iter().cloned());
         if let Err(e) = result {
-            let mut error = MirError::at(
-                source.file,
-                source.text,
-                e.loc.line as usize,
-                e.loc.column as usize,
-                e.message,
-            );
+            let mut error = MirError::at(source.file, source.text, e.loc.line as usize, e.loc.column as usize, e.message);
             error.context = Some(format!("function @{} (legalizing for {})", f.name, sm.name));
             errors.push(error);
         }
@@ -246,8 +117,7 @@ pub fn legalize_module(
         return Err(errors);
     }
     if !used_library.is_empty() {
-        library::link(module, tables, sm, &used_library, verify)
-            .map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
+        library::link(module, tables, sm, &used_library, verify).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
     }
     Ok(remarks)
 }
@@ -332,10 +202,7 @@ impl<'a> Cx<'a> {
             let mut type_rounds = 0;
             while self.type_round(blocks, verify)? {
                 if size(blocks) > limit {
-                    return Err(self.stuck(
-                        blocks,
-                        "type legalization does not converge (the function keeps growing)",
-                    ));
+                    return Err(self.stuck(blocks, "type legalization does not converge (the function keeps growing)"));
                 }
                 changed = true;
                 type_rounds += 1;
@@ -358,17 +225,11 @@ impl<'a> Cx<'a> {
         for b in blocks {
             for inst in &b.insts {
                 if let Some(problem) = self.illegal_node(inst) {
-                    return LegalizeError {
-                        loc: inst.loc,
-                        message: format!("{what}: {problem}"),
-                    };
+                    return LegalizeError { loc: inst.loc, message: format!("{what}: {problem}") };
                 }
             }
         }
-        LegalizeError {
-            loc: self.loc,
-            message: what.to_string(),
-        }
+        LegalizeError { loc: self.loc, message: what.to_string() }
     }
 
     // ---- values and instructions ----
@@ -404,50 +265,23 @@ impl<'a> Cx<'a> {
         self.new_value(&format!("{base}.{suffix}"), ty)
     }
 
-    pub fn emit(
-        &mut self,
-        op: OpcodeId,
-        flags: Vec<String>,
-        operands: Vec<Operand>,
-        defs: Vec<ValueId>,
-    ) {
-        self.out.push(Inst {
-            defs,
-            opcode: Opcode::Generic(op),
-            flags,
-            operands,
-            loc: self.loc,
-        });
+    pub fn emit(&mut self, op: OpcodeId, flags: Vec<String>, operands: Vec<Operand>, defs: Vec<ValueId>) {
+        self.out.push(Inst { defs, opcode: Opcode::Generic(op), flags, operands, loc: self.loc });
     }
 
     /// `%d:ty = OP operands...` with value operands and no flags.
     pub fn op(&mut self, op: OpcodeId, ty: VtId, args: &[ValueId]) -> ValueId {
         let d = self.new_value("t", ty);
-        self.emit(
-            op,
-            Vec::new(),
-            args.iter().map(|a| Operand::Value(*a)).collect(),
-            vec![d],
-        );
+        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), vec![d]);
         d
     }
 
     pub fn op_into_many(&mut self, op: OpcodeId, defs: &[ValueId], args: &[ValueId]) {
-        self.emit(
-            op,
-            Vec::new(),
-            args.iter().map(|a| Operand::Value(*a)).collect(),
-            defs.to_vec(),
-        );
+        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), defs.to_vec());
     }
 
     pub fn op_into(&mut self, op: OpcodeId, def: ValueId, args: &[ValueId]) {
-        self.emit(
-            op,
-            Vec::new(),
-            args.iter().map(|a| Operand::Value(*a)).collect(),
-            vec![def],
-        );
+        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), vec![def]);
     }
 
     pub fn constant(&mut self, ty: VtId, value: i128) -> ValueId {
@@ -462,12 +296,7 @@ impl<'a> Cx<'a> {
     pub fn fconstant(&mut self, ty: VtId, value: f64) -> ValueId {
         let d = self.new_value("c", ty);
         let ops = self.ops;
-        self.emit(
-            ops.FCONSTANT,
-            Vec::new(),
-            vec![Operand::Float(value)],
-            vec![d],
-        );
+        self.emit(ops.FCONSTANT, Vec::new(), vec![Operand::Float(value)], vec![d]);
         d
     }
 
@@ -482,16 +311,12 @@ impl<'a> Cx<'a> {
         for b in blocks {
             for inst in &b.insts {
                 if inst.opcode == Opcode::Generic(self.ops.BUILD_PAIR) {
-                    if let (Some(d), [Operand::Value(lo), Operand::Value(hi)]) =
-                        (inst.defs.first(), inst.operands.as_slice())
-                    {
+                    if let (Some(d), [Operand::Value(lo), Operand::Value(hi)]) = (inst.defs.first(), inst.operands.as_slice()) {
                         self.pairs.insert(*d, (*lo, *hi));
                     }
                 }
                 if inst.opcode == Opcode::Generic(self.ops.CONSTANT) {
-                    if let (Some(d), Some(Operand::Int(v))) =
-                        (inst.defs.first(), inst.operands.first())
-                    {
+                    if let (Some(d), Some(Operand::Int(v))) = (inst.defs.first(), inst.operands.first()) {
                         self.constants.insert(*d, *v);
                     }
                 }
@@ -503,12 +328,7 @@ impl<'a> Cx<'a> {
     pub fn fconstant_bits(&mut self, ty: VtId, bits: u64) -> ValueId {
         let d = self.new_value("c", ty);
         let ops = self.ops;
-        self.emit(
-            ops.FCONSTANT,
-            Vec::new(),
-            vec![Operand::Int(bits as i128)],
-            vec![d],
-        );
+        self.emit(ops.FCONSTANT, Vec::new(), vec![Operand::Int(bits as i128)], vec![d]);
         d
     }
 
@@ -525,12 +345,7 @@ impl<'a> Cx<'a> {
         let i1 = self.i1();
         let d = self.new_value("cmp", i1);
         let ops = self.ops;
-        self.emit(
-            ops.SETCC,
-            Vec::new(),
-            vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)],
-            vec![d],
-        );
+        self.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], vec![d]);
         d
     }
 
@@ -545,28 +360,19 @@ impl<'a> Cx<'a> {
     }
 
     pub fn int(&self, bits: u16) -> LResult<VtId> {
-        types::int_type(self.tables, bits)
-            .ok_or_else(|| self.error(format!("the description defines no i{bits}")))
+        types::int_type(self.tables, bits).ok_or_else(|| self.error(format!("the description defines no i{bits}")))
     }
 
     pub fn named_type(&self, name: &str) -> LResult<VtId> {
-        types::named(self.tables, name)
-            .ok_or_else(|| self.error(format!("the description defines no type {name}")))
+        types::named(self.tables, name).ok_or_else(|| self.error(format!("the description defines no type {name}")))
     }
 
     pub fn error(&self, message: impl Into<String>) -> LegalizeError {
-        LegalizeError {
-            loc: self.loc,
-            message: message.into(),
-        }
+        LegalizeError { loc: self.loc, message: message.into() }
     }
 
     pub fn remark(&mut self, message: String) {
-        self.remarks.push(Remark {
-            function: self.function.clone(),
-            loc: self.loc,
-            message,
-        });
+        self.remarks.push(Remark { function: self.function.clone(), loc: self.loc, message });
     }
 
     /// The row type of an instruction in the action table.
@@ -593,10 +399,7 @@ impl<'a> Cx<'a> {
     /// The action for `v` in this type round (values created during the round are
     /// left for the next one).
     pub fn action(&self, v: ValueId) -> TypeAction {
-        self.actions
-            .get(v.0 as usize)
-            .copied()
-            .unwrap_or(TypeAction::Legal)
+        self.actions.get(v.0 as usize).copied().unwrap_or(TypeAction::Legal)
     }
 
     pub fn is_replaced(&self, v: ValueId) -> bool {
@@ -640,22 +443,12 @@ impl<'a> Cx<'a> {
             TypeAction::Widen(_) => {
                 let zero = self.constant(self.int(32).unwrap_or(VtId(5)), 0);
                 let d = self.derived(v, "orig", ty);
-                self.emit(
-                    ops.EXTRACT_SUBVECTOR,
-                    Vec::new(),
-                    vec![Operand::Value(parts[0]), Operand::Value(zero)],
-                    vec![d],
-                );
+                self.emit(ops.EXTRACT_SUBVECTOR, Vec::new(), vec![Operand::Value(parts[0]), Operand::Value(zero)], vec![d]);
                 return d;
             }
         };
         let d = self.derived(v, "orig", ty);
-        self.emit(
-            op,
-            Vec::new(),
-            parts.iter().map(|p| Operand::Value(*p)).collect(),
-            vec![d],
-        );
+        self.emit(op, Vec::new(), parts.iter().map(|p| Operand::Value(*p)).collect(), vec![d]);
         d
     }
 
@@ -670,12 +463,7 @@ impl<'a> Cx<'a> {
             TypeAction::Soften(_) => self.op_into(ops.BITCAST, parts[0], &[value]),
             TypeAction::Expand(_) => {
                 for (i, p) in parts.iter().enumerate() {
-                    self.emit(
-                        ops.EXTRACT_ELEMENT,
-                        Vec::new(),
-                        vec![Operand::Value(value), Operand::Int(i as i128)],
-                        vec![*p],
-                    );
+                    self.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(value), Operand::Int(i as i128)], vec![*p]);
                 }
             }
             TypeAction::Split(half) => {
@@ -733,8 +521,7 @@ impl<'a> Cx<'a> {
                 continue;
             }
             let ty = self.values[v].ty;
-            let action = types::type_action(self.tables, self.sm, ty)
-                .map_err(|m| self.error(format!("%{}: {m}", self.values[v].name)))?;
+            let action = types::type_action(self.tables, self.sm, ty).map_err(|m| self.error(format!("%{}: {m}", self.values[v].name)))?;
             any |= action != TypeAction::Legal;
             actions.push(action);
         }
@@ -751,19 +538,13 @@ impl<'a> Cx<'a> {
             let part_types = action.part_types(self.tables, ty);
             let suffixes: Vec<String> = match action {
                 TypeAction::Expand(_) | TypeAction::Split(_) => vec!["lo".into(), "hi".into()],
-                TypeAction::Scalarize(_) => {
-                    (0..part_types.len()).map(|i| format!("e{i}")).collect()
-                }
+                TypeAction::Scalarize(_) => (0..part_types.len()).map(|i| format!("e{i}")).collect(),
                 TypeAction::Promote(_) => vec!["p".into()],
                 TypeAction::Soften(_) => vec!["s".into()],
                 TypeAction::Widen(_) => vec!["w".into()],
                 TypeAction::Legal => unreachable!(),
             };
-            let ids: Vec<ValueId> = part_types
-                .iter()
-                .zip(&suffixes)
-                .map(|(t, s)| self.derived(ValueId(v as u32), s, *t))
-                .collect();
+            let ids: Vec<ValueId> = part_types.iter().zip(&suffixes).map(|(t, s)| self.derived(ValueId(v as u32), s, *t)).collect();
             parts.push(ids);
         }
         self.actions = actions;
@@ -820,14 +601,7 @@ impl<'a> Cx<'a> {
                 }
                 for u in inst.uses() {
                     if self.is_replaced(u) {
-                        return Err(LegalizeError {
-                            loc: inst.loc,
-                            message: format!(
-                                "legalizer bug: %{} ({}) was replaced but is still used",
-                                self.values[u.0 as usize].name,
-                                self.action(u).name()
-                            ),
-                        });
+                        return Err(LegalizeError { loc: inst.loc, message: format!("legalizer bug: %{} ({}) was replaced but is still used", self.values[u.0 as usize].name, self.action(u).name()) });
                     }
                 }
             }
@@ -838,18 +612,12 @@ impl<'a> Cx<'a> {
             }
             let name = &self.values[v].name;
             if defined.contains_key(&ValueId(v as u32)) {
-                return Err(self.error(format!(
-                    "legalizer bug: %{name} was replaced but is still defined"
-                )));
+                return Err(self.error(format!("legalizer bug: %{name} was replaced but is still defined")));
             }
             for p in parts {
-                let count =
-                    defined.get(p).copied().unwrap_or(0) + u32::from(self.aliases.contains_key(p));
+                let count = defined.get(p).copied().unwrap_or(0) + u32::from(self.aliases.contains_key(p));
                 if count != 1 {
-                    return Err(self.error(format!(
-                        "legalizer bug: part %{} of %{name} is defined {count} times",
-                        self.values[p.0 as usize].name
-                    )));
+                    return Err(self.error(format!("legalizer bug: part %{} of %{name} is defined {count} times", self.values[p.0 as usize].name)));
                 }
             }
         }
@@ -864,12 +632,7 @@ impl<'a> Cx<'a> {
         // Taking lanes out of a vector that is being split: the split decides (its
         // lanes are the answer), whatever happens to the result type.
         let extracts = [self.ops.EXTRACT_VECTOR_ELT, self.ops.EXTRACT_SUBVECTOR];
-        if inst
-            .opcode
-            .generic()
-            .is_some_and(|op| extracts.contains(&op))
-            && inst.uses().next().is_some_and(|v| self.is_replaced(v))
-        {
+        if inst.opcode.generic().is_some_and(|op| extracts.contains(&op)) && inst.uses().next().is_some_and(|v| self.is_replaced(v)) {
             result = None;
         }
         let Some(value) = result.or(operand) else {
@@ -880,61 +643,27 @@ impl<'a> Cx<'a> {
         let op_name = inst.opcode.name(self.tables);
         let ty = self.ty(value);
         let why = match action {
-            TypeAction::Promote(t)
-            | TypeAction::Expand(t)
-            | TypeAction::Soften(t)
-            | TypeAction::Split(t)
-            | TypeAction::Scalarize(t)
-            | TypeAction::Widen(t) => self.type_name(t),
+            TypeAction::Promote(t) | TypeAction::Expand(t) | TypeAction::Soften(t) | TypeAction::Split(t) | TypeAction::Scalarize(t) | TypeAction::Widen(t) => self.type_name(t),
             TypeAction::Legal => "",
         };
-        let gate = self.tables.sms.iter().find_map(|other| {
-            self.tables
-                .register_type(other, ty)
-                .map(|(_, rule)| rule.source)
-        });
+        let gate = self.tables.sms.iter().find_map(|other| self.tables.register_type(other, ty).map(|(_, rule)| rule.source));
         let type_why = match gate {
-            Some(source) => format!(
-                "{} is not a register type on {}; {source} gates it",
-                self.type_name(ty),
-                self.sm.name
-            ),
-            None => format!(
-                "no register class of the description holds {}",
-                self.type_name(ty)
-            ),
+            Some(source) => format!("{} is not a register type on {}; {source} gates it", self.type_name(ty), self.sm.name),
+            None => format!("no register class of the description holds {}", self.type_name(ty)),
         };
         let cell = match (inst.opcode.generic(), self.row_type(inst)) {
             (Some(op), Some(row)) => {
                 let d = self.tables.decide(self.sm, op, row);
-                format!(
-                    "; {op_name} {} is {} at {}: {}",
-                    self.type_name(row),
-                    d.action,
-                    d.rule.source,
-                    d.rule.text
-                )
+                format!("; {op_name} {} is {} at {}: {}", self.type_name(row), d.action, d.rule.source, d.rule.text)
             }
             _ => String::new(),
         };
-        self.remark(format!(
-            "{op_name} {} on {}: {} {} to {why} ({type_why}{cell})",
-            self.type_name(ty),
-            self.sm.name,
-            if result.is_some() {
-                "result"
-            } else {
-                "operand"
-            },
-            action.name()
-        ));
+        self.remark(format!("{op_name} {} on {}: {} {} to {why} ({type_why}{cell})", self.type_name(ty), self.sm.name, if result.is_some() { "result" } else { "operand" }, action.name()));
         if let Some(op) = inst.opcode.generic() {
             // A Custom entry gets the first say, as in LLVM's custom type legalization.
             if let Some(row) = self.row_type(inst) {
                 if self.sm.action(op, row) == Action::Custom {
-                    if let Some(target_desc::tables::ActionDetail::CustomHook(hook)) =
-                        self.sm.action_detail(op, row)
-                    {
+                    if let Some(target_desc::tables::ActionDetail::CustomHook(hook)) = self.sm.action_detail(op, row) {
                         if hooks::run_type_hook(self, hook, inst)? {
                             return Ok(());
                         }
@@ -944,14 +673,10 @@ impl<'a> Cx<'a> {
         }
         let handled = match action {
             TypeAction::Legal => false,
-            TypeAction::Promote(_) => {
-                promote_integer::legalize(self, inst, value, result.is_some())?
-            }
+            TypeAction::Promote(_) => promote_integer::legalize(self, inst, value, result.is_some())?,
             TypeAction::Expand(_) => expand_integer::legalize(self, inst, value, result.is_some())?,
             TypeAction::Soften(_) => soften_float::legalize(self, inst, value, result.is_some())?,
-            TypeAction::Split(_) | TypeAction::Scalarize(_) => {
-                vectors::split(self, inst, value, result.is_some())?
-            }
+            TypeAction::Split(_) | TypeAction::Scalarize(_) => vectors::split(self, inst, value, result.is_some())?,
             TypeAction::Widen(_) => vectors::widen(self, inst, value, result.is_some())?,
         };
         if handled {
@@ -976,11 +701,7 @@ impl<'a> Cx<'a> {
         if !operations::expand(self, &copy)? {
             return Err(self.error(format!(
                 "cannot legalize {op_name} with {} {} on {}: no {} rule for this opcode",
-                if result.is_some() {
-                    "result"
-                } else {
-                    "operand"
-                },
+                if result.is_some() { "result" } else { "operand" },
                 self.type_name(ty),
                 self.sm.name,
                 action.name()
@@ -1012,11 +733,7 @@ impl<'a> Cx<'a> {
     /// Rewrites every instruction with `rewrite` (which emits into `self.out` and says
     /// whether it changed anything). A rewrite may split the block it is in
     /// ([`Cx::switch_to_block`]), for lowerings that need control flow.
-    fn rewrite_blocks(
-        &mut self,
-        blocks: &mut Vec<Block>,
-        rewrite: impl Fn(&mut Self, &Inst) -> LResult<bool>,
-    ) -> LResult<bool> {
+    fn rewrite_blocks(&mut self, blocks: &mut Vec<Block>, rewrite: impl Fn(&mut Self, &Inst) -> LResult<bool>) -> LResult<bool> {
         let mut changed = false;
         self.next_block = blocks.iter().map(|b| b.number + 1).max().unwrap_or(0);
         let original: HashSet<u32> = blocks.iter().map(|b| b.number).collect();
@@ -1036,12 +753,7 @@ impl<'a> Cx<'a> {
             if number != block.number {
                 renamed.insert(block.number, number);
             }
-            result.push(Block {
-                number,
-                name,
-                insts: std::mem::take(&mut self.out),
-                loc,
-            });
+            result.push(Block { number, name, insts: std::mem::take(&mut self.out), loc });
         }
         // A split block's terminator now ends its last part: PHIs of the original
         // successors name that part as their predecessor.
@@ -1077,16 +789,8 @@ impl<'a> Cx<'a> {
     /// Ends the block being written (the caller has emitted its terminator) and
     /// continues in block `number`.
     pub fn switch_to_block(&mut self, number: u32, name: &str) {
-        let (old_number, old_name, loc) = std::mem::replace(
-            &mut self.current,
-            (number, Some(name.to_string()), self.loc),
-        );
-        self.split_blocks.push(Block {
-            number: old_number,
-            name: old_name,
-            insts: std::mem::take(&mut self.out),
-            loc,
-        });
+        let (old_number, old_name, loc) = std::mem::replace(&mut self.current, (number, Some(name.to_string()), self.loc));
+        self.split_blocks.push(Block { number: old_number, name: old_name, insts: std::mem::take(&mut self.out), loc });
     }
 
     /// Why `inst` is not legal yet, if it is not.
@@ -1094,13 +798,7 @@ impl<'a> Cx<'a> {
         for v in inst.defs.iter().copied().chain(inst.uses()) {
             let ty = self.ty(v);
             if !self.sm.type_supported(ty) {
-                return Some(format!(
-                    "{} uses %{} of type {}, which is not a register type on {}",
-                    inst.opcode.name(self.tables),
-                    self.values[v.0 as usize].name,
-                    self.type_name(ty),
-                    self.sm.name
-                ));
+                return Some(format!("{} uses %{} of type {}, which is not a register type on {}", inst.opcode.name(self.tables), self.values[v.0 as usize].name, self.type_name(ty), self.sm.name));
             }
         }
         let op = inst.opcode.generic()?;
@@ -1120,19 +818,8 @@ impl<'a> Cx<'a> {
         if let Some(Operand::CondCode(cc)) = inst.operands.first() {
             let d = self.tables.decide_cc(self.sm, *cc, row);
             if d.action != Action::Legal {
-                let name = self
-                    .tables
-                    .cond_code_info(*cc)
-                    .map(|c| c.name)
-                    .unwrap_or("?");
-                return Some(format!(
-                    "condition code {name} on {} is {} on {} ({}: {})",
-                    self.type_name(row),
-                    d.action,
-                    self.sm.name,
-                    d.rule.source,
-                    d.rule.text
-                ));
+                let name = self.tables.cond_code_info(*cc).map(|c| c.name).unwrap_or("?");
+                return Some(format!("condition code {name} on {} is {} on {} ({}: {})", self.type_name(row), d.action, self.sm.name, d.rule.source, d.rule.text));
             }
         }
         None
@@ -1143,13 +830,11 @@ impl<'a> Cx<'a> {
         for b in blocks {
             for inst in &b.insts {
                 if let Some(problem) = self.illegal_node(inst) {
-                    return Err(LegalizeError {
-                        loc: inst.loc,
-                        message: format!("not legal after legalization: {problem}"),
-                    });
+                    return Err(LegalizeError { loc: inst.loc, message: format!("not legal after legalization: {problem}") });
                 }
             }
         }
         Ok(())
     }
 }
+

@@ -22,12 +22,8 @@ use crate::mir::{Inst, Operand, ValueId};
 
 /// Legalizes one instruction whose types are all legal. Returns false when it is kept.
 pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
-    let Some(row) = cx.row_type(inst) else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let Some(row) = cx.row_type(inst) else { return Ok(false) };
     let ops = cx.ops;
     if op == ops.TRUNCATE {
         // The table is keyed by the result; a source wider than every integer the SM
@@ -57,14 +53,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         });
         let narrow = inst.flags.iter().find_map(|f| cx.tables.vt(f));
         if let (Some(extension), Some(narrow)) = (extension, narrow) {
-            let flags: Vec<String> = inst
-                .flags
-                .iter()
-                .filter(|f| {
-                    !matches!(f.as_str(), "sext" | "zext" | "anyext") && cx.tables.vt(f).is_none()
-                })
-                .cloned()
-                .collect();
+            let flags: Vec<String> = inst.flags.iter().filter(|f| !matches!(f.as_str(), "sext" | "zext" | "anyext") && cx.tables.vt(f).is_none()).cloned().collect();
             let value = cx.derived(inst.defs[0], "narrow", narrow);
             cx.emit(ops.LOAD, flags, inst.operands.clone(), vec![value]);
             cx.op_into(extension, inst.defs[0], &[value]);
@@ -74,12 +63,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     // A truncating store from a storage-only class: truncate as an operation, then store.
     if op == ops.STORE && inst.has_flag("trunc") && storage_only(cx, row) {
         if let Some(narrow) = inst.flags.iter().find_map(|f| cx.tables.vt(f)) {
-            let flags: Vec<String> = inst
-                .flags
-                .iter()
-                .filter(|f| f.as_str() != "trunc" && cx.tables.vt(f).is_none())
-                .cloned()
-                .collect();
+            let flags: Vec<String> = inst.flags.iter().filter(|f| f.as_str() != "trunc" && cx.tables.vt(f).is_none()).cloned().collect();
             let mut operands = inst.operands.clone();
             if let Some(Operand::Value(v)) = operands.first().cloned() {
                 let value = cx.derived(v, "narrow", narrow);
@@ -92,29 +76,14 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     }
     // Conversions between floats and integers wider than any conversion instruction
     // (i128): the table row is the float, so the integer side is checked here.
-    let int_side = if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
-        inst.uses().next()
-    } else if op == ops.FP_TO_SINT || op == ops.FP_TO_UINT {
-        inst.defs.first().copied()
-    } else {
-        None
-    };
+    let int_side = if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP { inst.uses().next() } else if op == ops.FP_TO_SINT || op == ops.FP_TO_UINT { inst.defs.first().copied() } else { None };
     if let Some(v) = int_side {
         if types::bits(cx.tables, cx.ty(v)) > 64 && !types::is_vector(cx.tables, cx.ty(v)) {
             return wide_int_conversion(cx, inst);
         }
     }
     let decision = cx.tables.decide(cx.sm, op, row);
-    let describe = |cx: &Cx, what: &str| {
-        format!(
-            "{} {} on {}: {what} ({}: {})",
-            cx.opcode_name(op),
-            cx.type_name(row),
-            cx.sm.name,
-            decision.rule.source,
-            decision.rule.text
-        )
-    };
+    let describe = |cx: &Cx, what: &str| format!("{} {} on {}: {what} ({}: {})", cx.opcode_name(op), cx.type_name(row), cx.sm.name, decision.rule.source, decision.rule.text);
     match decision.action {
         Action::Legal => {
             if let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() {
@@ -147,11 +116,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         }
         Action::LibCall => {
             let Some(ActionDetail::LibCall(function)) = decision.detail else {
-                return Err(cx.error(format!(
-                    "{} {} is LibCall without a function name",
-                    cx.opcode_name(op),
-                    cx.type_name(row)
-                )));
+                return Err(cx.error(format!("{} {} is LibCall without a function name", cx.opcode_name(op), cx.type_name(row))));
             };
             let message = describe(cx, &format!("LibCall {function}"));
             cx.remark(message);
@@ -169,55 +134,27 @@ fn expand_or_fail(cx: &mut Cx, inst: &Inst, row: VtId) -> LResult<bool> {
     if expand(cx, inst)? {
         return Ok(true);
     }
-    let op = inst
-        .opcode
-        .generic()
-        .map(|o| cx.opcode_name(o))
-        .unwrap_or("?");
-    let decision = inst
-        .opcode
-        .generic()
-        .map(|o| cx.tables.decide(cx.sm, o, row));
-    let why = decision
-        .map(|d| {
-            format!(
-                " (the description makes it {} at {}: {})",
-                d.action, d.rule.source, d.rule.text
-            )
-        })
-        .unwrap_or_default();
-    Err(cx.error(format!(
-        "cannot legalize {op} on {} for {}: no expansion for this operation{why}",
-        cx.type_name(row),
-        cx.sm.name
-    )))
+    let op = inst.opcode.generic().map(|o| cx.opcode_name(o)).unwrap_or("?");
+    let decision = inst.opcode.generic().map(|o| cx.tables.decide(cx.sm, o, row));
+    let why = decision.map(|d| format!(" (the description makes it {} at {}: {})", d.action, d.rule.source, d.rule.text)).unwrap_or_default();
+    Err(cx.error(format!("cannot legalize {op} on {} for {}: no expansion for this operation{why}", cx.type_name(row), cx.sm.name)))
 }
 
 /// Operation-level promotion: compute in the description's target type (or the next
 /// wider type that is not Custom), then narrow the result.
 fn promote(cx: &mut Cx, inst: &Inst, row: VtId, detail: Option<ActionDetail>) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let target = match detail {
         Some(ActionDetail::PromoteTo(t)) => VtId(t),
-        _ => next_wider(cx, op, row).ok_or_else(|| {
-            cx.error(format!(
-                "{} {} is Promote but no wider type can do it",
-                cx.opcode_name(op),
-                cx.type_name(row)
-            ))
-        })?,
+        _ => next_wider(cx, op, row).ok_or_else(|| cx.error(format!("{} {} is Promote but no wider type can do it", cx.opcode_name(op), cx.type_name(row))))?,
     };
     if types::is_float(cx.tables, row) {
         // Floats: FP_EXTEND the operands of the row type, operate, FP_ROUND back.
         let mut operands = Vec::new();
         for o in &inst.operands {
             operands.push(match o {
-                Operand::Value(v) if cx.ty(*v) == row => {
-                    Operand::Value(extend_float(cx, *v, target)?)
-                }
+                Operand::Value(v) if cx.ty(*v) == row => Operand::Value(extend_float(cx, *v, target)?),
                 other => other.clone(),
             });
         }
@@ -235,16 +172,7 @@ fn promote(cx: &mut Cx, inst: &Inst, row: VtId, detail: Option<ActionDetail>) ->
         if op == ops.FMA && types::bits(cx.tables, target) == 64 && narrow_back.len() == 1 {
             // One rounding from an f64 FMA is not enough for a correctly rounded narrow
             // FMA: round the f64 sum to odd first.
-            let args: Vec<ValueId> = operands
-                .iter()
-                .filter_map(|o| {
-                    if let Operand::Value(v) = o {
-                        Some(*v)
-                    } else {
-                        None
-                    }
-                })
-                .collect();
+            let args: Vec<ValueId> = operands.iter().filter_map(|o| if let Operand::Value(v) = o { Some(*v) } else { None }).collect();
             let odd = soften_float::narrow_fma_to_odd(cx, args[0], args[1], args[2])?;
             cx.alias(narrow_back[0].1, odd);
         } else {
@@ -257,19 +185,12 @@ fn promote(cx: &mut Cx, inst: &Inst, row: VtId, detail: Option<ActionDetail>) ->
         return Ok(true);
     }
     if op == ops.SETCC {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
         let ext = promote_integer::cc_ext(cx, cc);
         let values: Vec<ValueId> = inst.uses().collect();
         let a = promote_integer::widen(cx, values[0], row, target, ext, Widening::Extend)?;
         let b = promote_integer::widen(cx, values[1], row, target, ext, Widening::Extend)?;
-        cx.emit(
-            ops.SETCC,
-            Vec::new(),
-            vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)],
-            inst.defs.clone(),
-        );
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
     match promote_integer::promoted_op(cx, inst, row, target, Widening::Extend)? {
@@ -286,17 +207,9 @@ fn promote(cx: &mut Cx, inst: &Inst, row: VtId, detail: Option<ActionDetail>) ->
 fn next_wider(cx: &Cx, op: OpcodeId, row: VtId) -> Option<VtId> {
     let kind = types::kind(cx.tables, row);
     let bits = types::bits(cx.tables, row);
-    let mut candidates: Vec<_> = cx
-        .tables
-        .types
-        .iter()
-        .filter(|t| t.kind == kind && t.bits > bits && cx.sm.type_supported(VtId(t.id)))
-        .collect();
+    let mut candidates: Vec<_> = cx.tables.types.iter().filter(|t| t.kind == kind && t.bits > bits && cx.sm.type_supported(VtId(t.id))).collect();
     candidates.sort_by_key(|t| t.bits);
-    candidates
-        .into_iter()
-        .map(|t| VtId(t.id))
-        .find(|t| cx.sm.action(op, *t) != Action::Custom)
+    candidates.into_iter().map(|t| VtId(t.id)).find(|t| cx.sm.action(op, *t) != Action::Custom)
 }
 
 /// A float widened exactly to `target`.
@@ -355,18 +268,9 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
     if d.action == Action::Legal {
         return Ok(false);
     }
-    let Some(info) = cx.tables.cond_code_info(cc) else {
-        return Ok(false);
-    };
+    let Some(info) = cx.tables.cond_code_info(cc) else { return Ok(false) };
     let name = info.name;
-    let message = format!(
-        "condition code {name} on {} for {}: {} ({}: {})",
-        cx.type_name(row),
-        cx.sm.name,
-        d.action,
-        d.rule.source,
-        d.rule.text
-    );
+    let message = format!("condition code {name} on {} for {}: {} ({}: {})", cx.type_name(row), cx.sm.name, d.action, d.rule.source, d.rule.text);
     cx.remark(message);
     let ops = cx.ops;
     let op = inst.opcode.generic().unwrap_or(ops.SETCC);
@@ -375,23 +279,10 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
         return expand(cx, inst);
     }
     let values: Vec<ValueId> = inst.uses().collect();
-    let legal = |cx: &Cx, n: &str| {
-        cx.tables
-            .cond_code(n)
-            .is_some_and(|c| cx.sm.cc_action(c, row) == Action::Legal)
-    };
+    let legal = |cx: &Cx, n: &str| cx.tables.cond_code(n).is_some_and(|c| cx.sm.cc_action(c, row) == Action::Legal);
     if let Some(swapped) = swapped(name).filter(|s| legal(cx, s)) {
         let c = cx.cond_code(swapped);
-        cx.emit(
-            ops.SETCC,
-            Vec::new(),
-            vec![
-                Operand::CondCode(c),
-                Operand::Value(values[1]),
-                Operand::Value(values[0]),
-            ],
-            inst.defs.clone(),
-        );
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(c), Operand::Value(values[1]), Operand::Value(values[0])], inst.defs.clone());
         return Ok(true);
     }
     if let Some(inverse) = inverse(name, types::is_float(cx.tables, row)).filter(|s| legal(cx, s)) {
@@ -405,12 +296,7 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
         let f32t = cx.named_type("f32")?;
         let a = extend_float(cx, values[0], f32t)?;
         let b = extend_float(cx, values[1], f32t)?;
-        cx.emit(
-            ops.SETCC,
-            Vec::new(),
-            vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)],
-            inst.defs.clone(),
-        );
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
     if !types::is_float(cx.tables, row) {
@@ -422,26 +308,11 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
         };
         if let Some(f) = int_form.filter(|s| legal(cx, s)) {
             let c = cx.cond_code(f);
-            cx.emit(
-                ops.SETCC,
-                Vec::new(),
-                vec![
-                    Operand::CondCode(c),
-                    Operand::Value(values[0]),
-                    Operand::Value(values[1]),
-                ],
-                inst.defs.clone(),
-            );
+            cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(c), Operand::Value(values[0]), Operand::Value(values[1])], inst.defs.clone());
             return Ok(true);
         }
     }
-    Err(cx.error(format!(
-        "condition code {name} on {} cannot be legalized for {} ({}: {})",
-        cx.type_name(row),
-        cx.sm.name,
-        d.rule.source,
-        d.rule.text
-    )))
+    Err(cx.error(format!("condition code {name} on {} cannot be legalized for {} ({}: {})", cx.type_name(row), cx.sm.name, d.rule.source, d.rule.text)))
 }
 
 fn swapped(cc: &str) -> Option<&'static str> {
@@ -502,9 +373,7 @@ fn inverse(cc: &str, float: bool) -> Option<&'static str> {
 
 /// The generic expansions. Returns false when the opcode has none.
 pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let values: Vec<ValueId> = inst.uses().collect();
     let def = inst.defs.first().copied();
@@ -512,41 +381,27 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let i1 = cx.i1();
 
     if op == ops.SELECT_CC {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
         let c = cx.setcc_id(cc, values[0], values[1]);
         cx.op_into(ops.SELECT, inst.defs[0], &[c, values[2], values[3]]);
         return Ok(true);
     }
     if op == ops.BR_CC {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
         let c = cx.setcc_id(cc, values[0], values[1]);
-        let blocks: Vec<Operand> = inst
-            .operands
-            .iter()
-            .filter(|o| matches!(o, Operand::Block(_)))
-            .cloned()
-            .collect();
+        let blocks: Vec<Operand> = inst.operands.iter().filter(|o| matches!(o, Operand::Block(_))).cloned().collect();
         let mut operands = vec![Operand::Value(c)];
         operands.extend(blocks);
         cx.emit(ops.BRCOND, Vec::new(), operands, Vec::new());
         return Ok(true);
     }
-    let (Some(def), Some(ty)) = (def, ty) else {
-        return Ok(false);
-    };
+    let (Some(def), Some(ty)) = (def, ty) else { return Ok(false) };
     let bits = types::bits(cx.tables, ty) as i128;
     let is_vector = types::is_vector(cx.tables, ty);
 
     // i128 arithmetic on SMs that hold i128 in registers but compute in halves.
     let row = cx.row_type(inst).unwrap_or(ty);
-    if types::kind(cx.tables, row) == target_desc::tables::TypeKind::Int
-        && types::bits(cx.tables, row) > 64
-        && cx.sm.type_supported(row)
-    {
+    if types::kind(cx.tables, row) == target_desc::tables::TypeKind::Int && types::bits(cx.tables, row) > 64 && cx.sm.type_supported(row) {
         let half = cx.int(types::bits(cx.tables, row) / 2)?;
         if let Some(results) = expand_integer::expand_op(cx, inst, row, half, Halves::Extract)? {
             for (d, r) in inst.defs.iter().zip(results) {
@@ -571,9 +426,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         return Ok(true);
     }
     if op == ops.SETCC && types::bits(cx.tables, row) == 1 && !types::is_vector(cx.tables, row) {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
         let name = cx.tables.cond_code_info(cc).map(|c| c.name).unwrap_or("?");
         let (a, b) = (values[0], values[1]);
         let t = cx.constant(i1, 1);
@@ -625,12 +478,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         cx.alias(def, r);
         return Ok(true);
     }
-    let min_max = [
-        (ops.SMIN, "lt"),
-        (ops.SMAX, "gt"),
-        (ops.UMIN, "ult"),
-        (ops.UMAX, "ugt"),
-    ];
+    let min_max = [(ops.SMIN, "lt"), (ops.SMAX, "gt"), (ops.UMIN, "ult"), (ops.UMAX, "ugt")];
     if let Some((_, cc)) = min_max.iter().find(|(o, _)| *o == op) {
         let c = cx.setcc(cc, values[0], values[1]);
         cx.op_into(ops.SELECT, def, &[c, values[0], values[1]]);
@@ -645,11 +493,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         let zero = cx.constant(i32t, 0);
         let neg = cx.op(ops.SUB, i32t, &[zero, a]);
         let b = cx.op(ops.AND, i32t, &[neg, mask]);
-        let (first, second) = if op == ops.ROTL {
-            (ops.SHL, ops.SRL)
-        } else {
-            (ops.SRL, ops.SHL)
-        };
+        let (first, second) = if op == ops.ROTL { (ops.SHL, ops.SRL) } else { (ops.SRL, ops.SHL) };
         let p = cx.op(first, ty, &[x, a]);
         let q = cx.op(second, ty, &[x, b]);
         cx.op_into(ops.OR, def, &[p, q]);
@@ -689,11 +533,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         return Ok(true);
     }
     if op == ops.SIGN_EXTEND_INREG {
-        let from = inst
-            .flags
-            .iter()
-            .find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok()))
-            .unwrap_or(bits);
+        let from = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok())).unwrap_or(bits);
         let n = cx.constant(i32t, bits - from);
         let up = cx.op(ops.SHL, ty, &[values[0], n]);
         cx.op_into(ops.SRA, def, &[up, n]);
@@ -714,17 +554,9 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     }
     if op == ops.ADDC || op == ops.SUBC {
         let (a, b) = (values[0], values[1]);
-        let (arith, carry_of) = if op == ops.ADDC {
-            (ops.ADD, true)
-        } else {
-            (ops.SUB, false)
-        };
+        let (arith, carry_of) = if op == ops.ADDC { (ops.ADD, true) } else { (ops.SUB, false) };
         cx.op_into(arith, def, &[a, b]);
-        let c = if carry_of {
-            cx.setcc("ult", def, a)
-        } else {
-            cx.setcc("ult", a, b)
-        };
+        let c = if carry_of { cx.setcc("ult", def, a) } else { cx.setcc("ult", a, b) };
         cx.alias(inst.defs[1], c);
         return Ok(true);
     }
@@ -749,11 +581,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         return Ok(true);
     }
     if op == ops.SMUL_LOHI || op == ops.UMUL_LOHI {
-        let high = if op == ops.SMUL_LOHI {
-            ops.MULHS
-        } else {
-            ops.MULHU
-        };
+        let high = if op == ops.SMUL_LOHI { ops.MULHS } else { ops.MULHU };
         cx.op_into(ops.MUL, def, &[values[0], values[1]]);
         cx.op_into(high, inst.defs[1], &[values[0], values[1]]);
         return Ok(true);
@@ -769,22 +597,12 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             } else {
                 (values[0], values[1], float_splat(cx, ty, -0.0)?)
             };
-            cx.emit(
-                ops.FMA,
-                inst.flags.clone(),
-                vec![Operand::Value(x), Operand::Value(y), Operand::Value(z)],
-                vec![def],
-            );
+            cx.emit(ops.FMA, inst.flags.clone(), vec![Operand::Value(x), Operand::Value(y), Operand::Value(z)], vec![def]);
             return Ok(true);
         }
         if op == ops.FSUB && cx.sm.is_legal(ops.FADD, ty) {
             let neg = cx.op(ops.FNEG, ty, &[values[1]]);
-            cx.emit(
-                ops.FADD,
-                inst.flags.clone(),
-                vec![Operand::Value(values[0]), Operand::Value(neg)],
-                vec![def],
-            );
+            cx.emit(ops.FADD, inst.flags.clone(), vec![Operand::Value(values[0]), Operand::Value(neg)], vec![def]);
             return Ok(true);
         }
         if op == ops.FNEG || op == ops.FABS {
@@ -792,11 +610,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             let int_ty = cx.int(bits as u16)?;
             let raw = cx.op(ops.BITCAST, int_ty, &[values[0]]);
             let sign = 1i128 << (bits - 1);
-            let (logic, mask) = if op == ops.FNEG {
-                (ops.XOR, sign - (1i128 << bits))
-            } else {
-                (ops.AND, sign - 1)
-            };
+            let (logic, mask) = if op == ops.FNEG { (ops.XOR, sign - (1i128 << bits)) } else { (ops.AND, sign - 1) };
             let m = cx.constant(int_ty, mask);
             let r = cx.op(logic, int_ty, &[raw, m]);
             cx.op_into(ops.BITCAST, def, &[r]);
@@ -807,12 +621,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             if op == ops.FEXP {
                 let k = cx.fconstant(ty, std::f64::consts::LOG2_E);
                 let scaled = cx.op(ops.FMUL, ty, &[values[0], k]);
-                cx.emit(
-                    ops.FEXP2,
-                    inst.flags.clone(),
-                    vec![Operand::Value(scaled)],
-                    vec![def],
-                );
+                cx.emit(ops.FEXP2, inst.flags.clone(), vec![Operand::Value(scaled)], vec![def]);
             } else {
                 let l = cx.op(ops.FLOG2, ty, &[values[0]]);
                 let k = cx.fconstant(ty, ln2);
@@ -821,18 +630,8 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             return Ok(true);
         }
         if op == ops.FSINCOS {
-            cx.emit(
-                ops.FSIN,
-                inst.flags.clone(),
-                vec![Operand::Value(values[0])],
-                vec![def],
-            );
-            cx.emit(
-                ops.FCOS,
-                inst.flags.clone(),
-                vec![Operand::Value(values[0])],
-                vec![inst.defs[1]],
-            );
+            cx.emit(ops.FSIN, inst.flags.clone(), vec![Operand::Value(values[0])], vec![def]);
+            cx.emit(ops.FCOS, inst.flags.clone(), vec![Operand::Value(values[0])], vec![inst.defs[1]]);
             return Ok(true);
         }
     }
@@ -847,69 +646,39 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         let src_bits = types::bits(cx.tables, cx.ty(values[0]));
         if src_bits < 16 {
             let i16t = cx.int(16)?;
-            let ext = if op == ops.SINT_TO_FP {
-                ops.SIGN_EXTEND
-            } else {
-                ops.ZERO_EXTEND
-            };
+            let ext = if op == ops.SINT_TO_FP { ops.SIGN_EXTEND } else { ops.ZERO_EXTEND };
             let w = cx.op(ext, i16t, &[values[0]]);
             cx.emit(op, inst.flags.clone(), vec![Operand::Value(w)], vec![def]);
             return Ok(true);
         }
     }
-    if (op == ops.FP_TO_SINT || op == ops.FP_TO_UINT)
-        && types::is_f32_top_half(cx.tables, cx.ty(values[0]))
-    {
+    if (op == ops.FP_TO_SINT || op == ops.FP_TO_UINT) && types::is_f32_top_half(cx.tables, cx.ty(values[0])) {
         let f32t = cx.named_type("f32")?;
         let f = cx.op(ops.FP_EXTEND, f32t, &[values[0]]);
         cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], vec![def]);
         return Ok(true);
     }
-    if op == ops.FP_ROUND
-        && types::is_f32_top_half(cx.tables, ty)
-        && types::bits(cx.tables, cx.ty(values[0])) > 32
-    {
+    if op == ops.FP_ROUND && types::is_f32_top_half(cx.tables, ty) && types::bits(cx.tables, cx.ty(values[0])) > 32 {
         let odd = soften_float::f64_to_f32_odd(cx, values[0])?;
         cx.op_into(ops.FP_ROUND, def, &[odd]);
         return Ok(true);
     }
-    if is_one_of(
-        op,
-        &[
-            ops.SINT_TO_FP,
-            ops.UINT_TO_FP,
-            ops.FP_TO_SINT,
-            ops.FP_TO_UINT,
-        ],
-    ) {
-        let int_side = if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
-            values[0]
-        } else {
-            def
-        };
+    if is_one_of(op, &[ops.SINT_TO_FP, ops.UINT_TO_FP, ops.FP_TO_SINT, ops.FP_TO_UINT]) {
+        let int_side = if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP { values[0] } else { def };
         if types::bits(cx.tables, cx.ty(int_side)) > 64 {
             return wide_int_conversion(cx, inst);
         }
     }
-    if is_one_of(op, &[ops.UDIV, ops.UREM, ops.SDIV, ops.SREM])
-        && types::kind(cx.tables, ty) == target_desc::tables::TypeKind::Int
-        && bits > 64
-    {
+    if is_one_of(op, &[ops.UDIV, ops.UREM, ops.SDIV, ops.SREM]) && types::kind(cx.tables, ty) == target_desc::tables::TypeKind::Int && bits > 64 {
         return divide_by_shifting(cx, inst);
     }
     if atomic_combiner(ops, op).is_some() && !types::is_vector(cx.tables, ty) && bits < 32 {
         return atomic_partword(cx, inst);
     }
-    if is_one_of(op, &[ops.ATOMIC_LOAD_ADD, ops.ATOMIC_LOAD_FADD]) && types::is_float(cx.tables, ty)
-    {
+    if is_one_of(op, &[ops.ATOMIC_LOAD_ADD, ops.ATOMIC_LOAD_FADD]) && types::is_float(cx.tables, ty) {
         return atomic_through_compare_swap(cx, inst);
     }
-    if op == ops.INSERT_VECTOR_ELT
-        || op == ops.CONCAT_VECTORS
-        || op == ops.EXTRACT_SUBVECTOR
-        || op == ops.VECTOR_SHUFFLE
-        || op == ops.EXTRACT_VECTOR_ELT
-    {
+    if op == ops.INSERT_VECTOR_ELT || op == ops.CONCAT_VECTORS || op == ops.EXTRACT_SUBVECTOR || op == ops.VECTOR_SHUFFLE || op == ops.EXTRACT_VECTOR_ELT {
         return super::vectors::lanewise(cx, inst);
     }
     let _ = int_splat;
@@ -930,26 +699,10 @@ fn shift_amount_i32(cx: &mut Cx, v: ValueId) -> LResult<ValueId> {
 /// A vector operation done lane by lane: EXTRACT_VECTOR_ELT of each vector operand,
 /// the scalar operation, BUILD_VECTOR of the results.
 fn unroll(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
-    if [
-        ops.BUILD_VECTOR,
-        ops.EXTRACT_VECTOR_ELT,
-        ops.INSERT_VECTOR_ELT,
-        ops.CONCAT_VECTORS,
-        ops.EXTRACT_SUBVECTOR,
-        ops.VECTOR_SHUFFLE,
-        ops.LOAD,
-        ops.STORE,
-        ops.PHI,
-        ops.COPY,
-        ops.UNDEF,
-        ops.BITCAST,
-        ops.SETCC,
-    ]
-    .contains(&op)
+    if [ops.BUILD_VECTOR, ops.EXTRACT_VECTOR_ELT, ops.INSERT_VECTOR_ELT, ops.CONCAT_VECTORS, ops.EXTRACT_SUBVECTOR, ops.VECTOR_SHUFFLE, ops.LOAD, ops.STORE, ops.PHI, ops.COPY, ops.UNDEF, ops.BITCAST, ops.SETCC]
+        .contains(&op)
         || inst.defs.len() != 1
     {
         return Ok(false);
@@ -972,15 +725,10 @@ fn unroll(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     }
     let mut results = Vec::new();
     for i in 0..lanes {
-        let operands = inst
-            .operands
-            .iter()
-            .zip(&operand_lanes)
-            .map(|(o, l)| match l {
-                Some(l) => Operand::Value(l[i]),
-                None => o.clone(),
-            })
-            .collect();
+        let operands = inst.operands.iter().zip(&operand_lanes).map(|(o, l)| match l {
+            Some(l) => Operand::Value(l[i]),
+            None => o.clone(),
+        }).collect();
         let d = cx.derived(def, &format!("l{i}"), elem);
         cx.emit(op, inst.flags.clone(), operands, vec![d]);
         results.push(d);
@@ -1028,62 +776,23 @@ fn atomic_through_compare_swap(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 /// `int_ty`), computes the new word from the old one with `update` inside the loop,
 /// swaps it in with `inst`'s ordering and scope flags, and repeats until the word was
 /// not changed meanwhile. Returns the old word, valid in the block after the loop.
-fn compare_swap_loop(
-    cx: &mut Cx,
-    inst: &Inst,
-    ptr: ValueId,
-    int_ty: VtId,
-    update: impl FnOnce(&mut Cx, ValueId) -> LResult<ValueId>,
-) -> LResult<ValueId> {
+fn compare_swap_loop(cx: &mut Cx, inst: &Inst, ptr: ValueId, int_ty: VtId, update: impl FnOnce(&mut Cx, ValueId) -> LResult<ValueId>) -> LResult<ValueId> {
     let ops = cx.ops;
     let def = inst.defs[0];
     let entry = cx.current_block();
     let body = cx.reserve_block();
     let done = cx.reserve_block();
     let init = cx.derived(def, "init", int_ty);
-    cx.emit(
-        ops.LOAD,
-        vec!["volatile".into()],
-        vec![Operand::Value(ptr)],
-        vec![init],
-    );
+    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(ptr)], vec![init]);
     cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
     cx.switch_to_block(body, "atomic.loop");
     let old = cx.derived(def, "old", int_ty);
     let seen = cx.derived(def, "seen", int_ty);
-    cx.emit(
-        ops.PHI,
-        Vec::new(),
-        vec![
-            Operand::Value(init),
-            Operand::Block(entry),
-            Operand::Value(seen),
-            Operand::Block(body),
-        ],
-        vec![old],
-    );
+    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
     let new = update(cx, old)?;
-    cx.emit(
-        ops.ATOMIC_CMP_SWAP,
-        inst.flags.clone(),
-        vec![
-            Operand::Value(ptr),
-            Operand::Value(old),
-            Operand::Value(new),
-        ],
-        vec![seen],
-    );
+    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], vec![seen]);
     let again = cx.setcc("ne", seen, old);
-    cx.emit(
-        ops.BRCOND,
-        Vec::new(),
-        vec![
-            Operand::Value(again),
-            Operand::Block(body),
-            Operand::Block(done),
-        ],
-        Vec::new(),
-    );
+    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "atomic.done");
     Ok(old)
 }
@@ -1116,10 +825,7 @@ fn atomic_combiner(ops: &super::Ops, op: OpcodeId) -> Option<Combine> {
     if op == ops.ATOMIC_CMP_SWAP {
         return Some(Combine::CompareSwap);
     }
-    pairs
-        .iter()
-        .find(|(atomic, _)| *atomic == op)
-        .map(|(_, combine)| Combine::Op(*combine))
+    pairs.iter().find(|(atomic, _)| *atomic == op).map(|(_, combine)| Combine::Op(*combine))
 }
 
 pub(super) fn is_atomic(ops: &super::Ops, op: OpcodeId) -> bool {
@@ -1143,12 +849,8 @@ pub(super) fn is_atomic(ops: &super::Ops, op: OpcodeId) -> bool {
 /// ```
 fn atomic_vector(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let ops = cx.ops;
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
-    let Some(combine) = atomic_combiner(ops, op) else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let Some(combine) = atomic_combiner(ops, op) else { return Ok(false) };
     let values: Vec<ValueId> = inst.uses().collect();
     let def = inst.defs[0];
     let ty = cx.ty(def);
@@ -1167,12 +869,7 @@ fn atomic_vector(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             let offset = cx.constant(i64t, k as i128 * element_bytes);
             let address = cx.op(ops.PTR_ADD, cx.ty(ptr), &[ptr, offset]);
             let d = cx.derived(def, &format!("l{k}"), element);
-            cx.emit(
-                op,
-                inst.flags.clone(),
-                vec![Operand::Value(address), Operand::Value(lane)],
-                vec![d],
-            );
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(address), Operand::Value(lane)], vec![d]);
             results.push(d);
         }
         cx.op_into(ops.BUILD_VECTOR, def, &results);
@@ -1190,11 +887,7 @@ fn atomic_vector(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
                 cx.select(equal, replacement, old)
             }
             Combine::Op(combine) => {
-                let combine = if combine == ops.ADD && float_elements {
-                    ops.FADD
-                } else {
-                    combine
-                };
+                let combine = if combine == ops.ADD && float_elements { ops.FADD } else { combine };
                 let current = cx.op(ops.BITCAST, ty, &[old]);
                 let updated = cx.op(combine, ty, &[current, values[1]]);
                 cx.op(ops.BITCAST, int_ty, &[updated])
@@ -1226,12 +919,8 @@ fn atomic_vector(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 /// narrow operations are legalized like any others (an i8 is promoted to i16 after).
 fn atomic_partword(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let ops = cx.ops;
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
-    let Some(combine) = atomic_combiner(ops, op) else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
+    let Some(combine) = atomic_combiner(ops, op) else { return Ok(false) };
     let values: Vec<ValueId> = inst.uses().collect();
     let def = inst.defs[0];
     let ty = cx.ty(def);
@@ -1258,13 +947,7 @@ fn atomic_partword(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let mask = cx.op(ops.SHL, i32t, &[ones, shift]);
     let all = cx.constant(i32t, -1);
     let keep = cx.op(ops.XOR, i32t, &[mask, all]);
-    let as_int = |cx: &mut Cx, v: ValueId| {
-        if is_float {
-            cx.op(ops.BITCAST, part_int, &[v])
-        } else {
-            v
-        }
-    };
+    let as_int = |cx: &mut Cx, v: ValueId| if is_float { cx.op(ops.BITCAST, part_int, &[v]) } else { v };
 
     let old = compare_swap_loop(cx, inst, word, i32t, |cx, old| {
         let shifted = cx.op(ops.SRL, i32t, &[old, shift]);
@@ -1277,11 +960,7 @@ fn atomic_partword(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
                 cx.select(equal, replacement, part)
             }
             Combine::Op(combine) if is_float => {
-                let float_op = if combine == ops.ADD {
-                    ops.FADD
-                } else {
-                    combine
-                };
+                let float_op = if combine == ops.ADD { ops.FADD } else { combine };
                 let current = cx.op(ops.BITCAST, ty, &[part]);
                 let sum = cx.op(float_op, ty, &[current, values[1]]);
                 cx.op(ops.BITCAST, part_int, &[sum])
@@ -1346,28 +1025,10 @@ fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let done = cx.reserve_block();
     cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
     cx.switch_to_block(body, "divide.loop");
-    let (q, r, i) = (
-        cx.derived(def, "q", ty),
-        cx.derived(def, "r", ty),
-        cx.derived(def, "bit", i32t),
-    );
-    let (q2, r2, i2) = (
-        cx.derived(def, "q", ty),
-        cx.derived(def, "r", ty),
-        cx.derived(def, "bit", i32t),
-    );
+    let (q, r, i) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
+    let (q2, r2, i2) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
     for (phi, init, next) in [(q, zero, q2), (r, zero, r2), (i, top, i2)] {
-        cx.emit(
-            ops.PHI,
-            Vec::new(),
-            vec![
-                Operand::Value(init),
-                Operand::Block(entry),
-                Operand::Value(next),
-                Operand::Block(body),
-            ],
-            vec![phi],
-        );
+        cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(next), Operand::Block(body)], vec![phi]);
     }
     let one = cx.constant(ty, 1);
     let one32 = cx.constant(i32t, 1);
@@ -1384,26 +1045,13 @@ fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     cx.op_into(ops.OR, q2, &[q_shifted, q_bit]);
     cx.op_into(ops.SUB, i2, &[i, one32]);
     let more = cx.setcc("ne", i, zero32);
-    cx.emit(
-        ops.BRCOND,
-        Vec::new(),
-        vec![
-            Operand::Value(more),
-            Operand::Block(body),
-            Operand::Block(done),
-        ],
-        Vec::new(),
-    );
+    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(more), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "divide.done");
     let magnitude = if remainder { r2 } else { q2 };
     let result = match signs {
         None => magnitude,
         Some((neg_n, neg_d)) => {
-            let negative = if remainder {
-                neg_n
-            } else {
-                cx.op(ops.XOR, cx.i1(), &[neg_n, neg_d])
-            };
+            let negative = if remainder { neg_n } else { cx.op(ops.XOR, cx.i1(), &[neg_n, neg_d]) };
             let minus = cx.op(ops.SUB, ty, &[zero, magnitude]);
             cx.select(negative, minus, magnitude)
         }
@@ -1422,10 +1070,7 @@ fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let ops = cx.ops;
     let op = inst.opcode.generic().unwrap_or(ops.SINT_TO_FP);
-    let x = inst
-        .uses()
-        .next()
-        .ok_or_else(|| cx.error("conversion without an operand"))?;
+    let x = inst.uses().next().ok_or_else(|| cx.error("conversion without an operand"))?;
     let def = inst.defs[0];
     let i64t = cx.int(64)?;
     let i32t = cx.int(32)?;
@@ -1489,11 +1134,7 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let wide = cx.ty(def);
     let float = cx.ty(x);
     let f32t = cx.named_type("f32")?;
-    let unclamped = if types::bits(cx.tables, float) < 32 {
-        cx.op(ops.FP_EXTEND, f32t, &[x])
-    } else {
-        x
-    };
+    let unclamped = if types::bits(cx.tables, float) < 32 { cx.op(ops.FP_EXTEND, f32t, &[x]) } else { x };
     let ft = cx.ty(unclamped);
     let zero_f = float_splat(cx, ft, 0.0)?;
     let signed = op == ops.FP_TO_SINT;
@@ -1502,11 +1143,7 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         // 2^127 (2^128 unsigned; inf in f32, above every finite f32) is the first value
         // too large; below -2^127 (below 0 unsigned) too small.
         let limit = float_splat(cx, ft, 2f64.powi(if signed { bits - 1 } else { bits }))?;
-        let floor = if signed {
-            float_splat(cx, ft, -(2f64.powi(bits - 1)))?
-        } else {
-            zero_f
-        };
+        let floor = if signed { float_splat(cx, ft, -(2f64.powi(bits - 1)))? } else { zero_f };
         let too_big = cx.setcc("oge", unclamped, limit);
         let too_small = cx.setcc("olt", unclamped, floor);
         let nan = cx.setcc("uno", unclamped, unclamped);
@@ -1521,11 +1158,7 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         None => unclamped,
     };
     let negative = cx.setcc("olt", source, zero_f);
-    let magnitude = if signed {
-        cx.op(ops.FABS, ft, &[source])
-    } else {
-        source
-    };
+    let magnitude = if signed { cx.op(ops.FABS, ft, &[source]) } else { source };
     let inverse = float_splat(cx, ft, 2f64.powi(-64))?;
     let two64 = float_splat(cx, ft, 2f64.powi(64))?;
     let scaled = cx.op(ops.FMUL, ft, &[magnitude, inverse]);
@@ -1547,16 +1180,8 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         unsigned
     };
     if let Some((too_big, too_small, nan, _)) = saturation {
-        let (max, min) = if signed {
-            (i128::MAX, i128::MIN)
-        } else {
-            (-1, 0)
-        };
-        let (max, min, zero) = (
-            cx.constant(wide, max),
-            cx.constant(wide, min),
-            cx.constant(wide, 0),
-        );
+        let (max, min) = if signed { (i128::MAX, i128::MIN) } else { (-1, 0) };
+        let (max, min, zero) = (cx.constant(wide, max), cx.constant(wide, min), cx.constant(wide, 0));
         result = cx.select(nan, zero, result);
         result = cx.select(too_small, min, result);
         result = cx.select(too_big, max, result);
@@ -1567,7 +1192,5 @@ fn wide_int_conversion(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 
 /// Whether `ty`'s register class on the SM holds values only to move, load and store.
 fn storage_only(cx: &Cx, ty: VtId) -> bool {
-    cx.tables
-        .register_type(cx.sm, ty)
-        .is_some_and(|(class, _)| class.storage_only)
+    cx.tables.register_type(cx.sm, ty).is_some_and(|(class, _)| class.storage_only)
 }

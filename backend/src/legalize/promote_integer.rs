@@ -29,14 +29,7 @@ pub(crate) enum Widening {
 }
 
 /// `v` (of type `narrow`) as a `wide` value whose high bits follow `ext`.
-pub(crate) fn widen(
-    cx: &mut Cx,
-    v: ValueId,
-    narrow: VtId,
-    wide: VtId,
-    ext: Ext,
-    how: Widening,
-) -> LResult<ValueId> {
+pub(crate) fn widen(cx: &mut Cx, v: ValueId, narrow: VtId, wide: VtId, ext: Ext, how: Widening) -> LResult<ValueId> {
     let ops = cx.ops;
     match how {
         Widening::Extend => {
@@ -50,12 +43,7 @@ pub(crate) fn widen(
         Widening::Parts => {
             let p = if cx.is_replaced(v) { cx.parts(v)[0] } else { v };
             if cx.ty(p) != wide {
-                return Err(cx.error(format!(
-                    "legalizer bug: promoted %{} has type {}, expected {}",
-                    cx.values[v.0 as usize].name,
-                    cx.type_name(cx.ty(p)),
-                    cx.type_name(wide)
-                )));
+                return Err(cx.error(format!("legalizer bug: promoted %{} has type {}, expected {}", cx.values[v.0 as usize].name, cx.type_name(cx.ty(p)), cx.type_name(wide))));
             }
             in_register(cx, p, narrow, ext)
         }
@@ -72,12 +60,7 @@ pub(crate) fn in_register(cx: &mut Cx, p: ValueId, narrow: VtId, ext: Ext) -> LR
         Ext::Sign => {
             let d = cx.new_value("sx", wide);
             let flag = cx.type_name(narrow).to_string();
-            cx.emit(
-                ops.SIGN_EXTEND_INREG,
-                vec![flag],
-                vec![Operand::Value(p)],
-                vec![d],
-            );
+            cx.emit(ops.SIGN_EXTEND_INREG, vec![flag], vec![Operand::Value(p)], vec![d]);
             Ok(d)
         }
         Ext::Zero => {
@@ -106,16 +89,8 @@ fn amount(cx: &mut Cx, n: i128) -> LResult<ValueId> {
 /// A single-result integer operation on `narrow` values computed in `wide`. Returns
 /// the wide result (high bits unspecified), or None when the opcode has no promoted
 /// form (the caller expands it instead).
-pub(crate) fn promoted_op(
-    cx: &mut Cx,
-    inst: &Inst,
-    narrow: VtId,
-    wide: VtId,
-    how: Widening,
-) -> LResult<Option<ValueId>> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(None);
-    };
+pub(crate) fn promoted_op(cx: &mut Cx, inst: &Inst, narrow: VtId, wide: VtId, how: Widening) -> LResult<Option<ValueId>> {
+    let Some(op) = inst.opcode.generic() else { return Ok(None) };
     let ops = cx.ops;
     let narrow_bits = types::bits(cx.tables, narrow) as i128;
     let wide_bits = types::bits(cx.tables, wide) as i128;
@@ -142,13 +117,7 @@ pub(crate) fn promoted_op(
         let b = arg(cx, 1, Ext::Zero)?;
         cx.op(op, wide, &[a, b])
     } else if same(&[ops.SHL, ops.SRA, ops.SRL]) {
-        let ext = if op == ops.SHL {
-            Ext::Any
-        } else if op == ops.SRA {
-            Ext::Sign
-        } else {
-            Ext::Zero
-        };
+        let ext = if op == ops.SHL { Ext::Any } else if op == ops.SRA { Ext::Sign } else { Ext::Zero };
         let a = arg(cx, 0, ext)?;
         let b = arg(cx, 1, Ext::Zero)?;
         cx.op(op, wide, &[a, b])
@@ -156,11 +125,7 @@ pub(crate) fn promoted_op(
         let a = arg(cx, 0, Ext::Sign)?;
         cx.op(op, wide, &[a])
     } else if same(&[ops.MULHS, ops.MULHU]) {
-        let (ext, shift) = if op == ops.MULHS {
-            (Ext::Sign, ops.SRA)
-        } else {
-            (Ext::Zero, ops.SRL)
-        };
+        let (ext, shift) = if op == ops.MULHS { (Ext::Sign, ops.SRA) } else { (Ext::Zero, ops.SRL) };
         let a = arg(cx, 0, ext)?;
         let b = arg(cx, 1, ext)?;
         let product = cx.op(ops.MUL, wide, &[a, b]);
@@ -194,34 +159,20 @@ pub(crate) fn promoted_op(
 /// Type-level promotion of one instruction; `value` is the promoted value that made it
 /// illegal (a result when `is_result`).
 pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let narrow = cx.ty(value);
-    let TypeAction::Promote(wide) = cx.action(value) else {
-        return Ok(false);
-    };
+    let TypeAction::Promote(wide) = cx.action(value) else { return Ok(false) };
     let narrow_name = cx.type_name(narrow).to_string();
     let p = |cx: &Cx, v: ValueId| cx.parts(v)[0];
 
     if is_result {
         let part = p(cx, value);
         if op == ops.CONSTANT {
-            cx.emit(
-                ops.CONSTANT,
-                inst.flags.clone(),
-                inst.operands.clone(),
-                vec![part],
-            );
+            cx.emit(ops.CONSTANT, inst.flags.clone(), inst.operands.clone(), vec![part]);
         } else if op == ops.ARG && inst.flags.is_empty() {
             // A narrow parameter is read zero-extended into its carrier.
-            cx.emit(
-                ops.ARG,
-                vec!["zext".into(), narrow_name],
-                inst.operands.clone(),
-                vec![part],
-            );
+            cx.emit(ops.ARG, vec!["zext".into(), narrow_name], inst.operands.clone(), vec![part]);
         } else if op == ops.UNDEF {
             cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![part]);
         } else if op == ops.COPY {
@@ -229,14 +180,10 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let src_part = p(cx, src);
             cx.alias(part, src_part);
         } else if op == ops.PHI {
-            let operands = inst
-                .operands
-                .iter()
-                .map(|o| match o {
-                    Operand::Value(v) => Operand::Value(p(cx, *v)),
-                    other => other.clone(),
-                })
-                .collect();
+            let operands = inst.operands.iter().map(|o| match o {
+                Operand::Value(v) => Operand::Value(p(cx, *v)),
+                other => other.clone(),
+            }).collect();
             cx.emit(ops.PHI, Vec::new(), operands, vec![part]);
         } else if op == ops.SELECT {
             let values: Vec<ValueId> = inst.uses().collect();
@@ -244,24 +191,16 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let (t, f) = (p(cx, values[1]), p(cx, values[2]));
             cx.op_into(ops.SELECT, part, &[c, t, f]);
         } else if op == ops.LOAD {
-            if inst
-                .flags
-                .iter()
-                .any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext"))
-            {
+            if inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")) {
                 return Ok(false);
             }
             let mut flags = inst.flags.clone();
             flags.push("zext".into());
             flags.push(narrow_name);
-            let operands = inst
-                .operands
-                .iter()
-                .map(|o| match o {
-                    Operand::Value(v) => Operand::Value(cx.original(*v)),
-                    other => other.clone(),
-                })
-                .collect();
+            let operands = inst.operands.iter().map(|o| match o {
+                Operand::Value(v) => Operand::Value(cx.original(*v)),
+                other => other.clone(),
+            }).collect();
             cx.emit(ops.LOAD, flags, operands, vec![part]);
         } else if op == ops.SIGN_EXTEND || op == ops.ZERO_EXTEND || op == ops.ANY_EXTEND {
             // From a narrower type (i1): the same extension, to the wide type.
@@ -283,30 +222,12 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let src = inst.uses().next().unwrap_or(value);
             let src = cx.original(src);
             let saturate = inst.has_flag("sat");
-            let converted = if saturate {
-                cx.new_value("cvt", wide)
-            } else {
-                part
-            };
-            cx.emit(
-                op,
-                inst.flags.clone(),
-                vec![Operand::Value(src)],
-                vec![converted],
-            );
+            let converted = if saturate { cx.new_value("cvt", wide) } else { part };
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(src)], vec![converted]);
             if saturate {
                 // The wide conversion saturates to the wide range; clamp to the narrow one.
                 let bits = types::bits(cx.tables, narrow) as i128;
-                let (lo, hi, min, max) = if op == ops.FP_TO_SINT {
-                    (
-                        -(1i128 << (bits - 1)),
-                        (1i128 << (bits - 1)) - 1,
-                        ops.SMAX,
-                        ops.SMIN,
-                    )
-                } else {
-                    (0, (1i128 << bits) - 1, ops.UMAX, ops.UMIN)
-                };
+                let (lo, hi, min, max) = if op == ops.FP_TO_SINT { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1, ops.SMAX, ops.SMIN) } else { (0, (1i128 << bits) - 1, ops.UMAX, ops.UMIN) };
                 let lo = cx.constant(wide, lo);
                 let hi = cx.constant(wide, hi);
                 let clamped = cx.op(max, wide, &[converted, lo]);
@@ -349,60 +270,38 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
     if op == ops.STORE {
         if inst.has_flag("trunc") {
             // Already a truncating store to a narrower memory type.
-            let operands = inst
-                .operands
-                .iter()
-                .map(|o| match o {
-                    Operand::Value(v) if *v == value => Operand::Value(p(cx, *v)),
-                    Operand::Value(v) => Operand::Value(cx.original(*v)),
-                    other => other.clone(),
-                })
-                .collect();
+            let operands = inst.operands.iter().map(|o| match o {
+                Operand::Value(v) if *v == value => Operand::Value(p(cx, *v)),
+                Operand::Value(v) => Operand::Value(cx.original(*v)),
+                other => other.clone(),
+            }).collect();
             cx.emit(ops.STORE, inst.flags.clone(), operands, Vec::new());
             return Ok(true);
         }
         let mut flags = inst.flags.clone();
         flags.push("trunc".into());
         flags.push(narrow_name);
-        let operands = inst
-            .operands
-            .iter()
-            .enumerate()
-            .map(|(i, o)| match o {
-                Operand::Value(v) if i == 0 => Operand::Value(p(cx, *v)),
-                Operand::Value(v) => Operand::Value(cx.original(*v)),
-                other => other.clone(),
-            })
-            .collect();
+        let operands = inst.operands.iter().enumerate().map(|(i, o)| match o {
+            Operand::Value(v) if i == 0 => Operand::Value(p(cx, *v)),
+            Operand::Value(v) => Operand::Value(cx.original(*v)),
+            other => other.clone(),
+        }).collect();
         cx.emit(ops.STORE, flags, operands, Vec::new());
         return Ok(true);
     }
     if op == ops.SETCC {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
         let ext = cc_ext(cx, cc);
         let values: Vec<ValueId> = inst.uses().collect();
         let a = widen(cx, values[0], narrow, wide, ext, Widening::Parts)?;
         let b = widen(cx, values[1], narrow, wide, ext, Widening::Parts)?;
-        cx.emit(
-            ops.SETCC,
-            Vec::new(),
-            vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)],
-            inst.defs.clone(),
-        );
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
     let Some(def) = def else { return Ok(false) };
     let def_ty = cx.ty(def);
     if op == ops.SIGN_EXTEND || op == ops.ZERO_EXTEND || op == ops.ANY_EXTEND {
-        let ext = if op == ops.SIGN_EXTEND {
-            Ext::Sign
-        } else if op == ops.ZERO_EXTEND {
-            Ext::Zero
-        } else {
-            Ext::Any
-        };
+        let ext = if op == ops.SIGN_EXTEND { Ext::Sign } else if op == ops.ZERO_EXTEND { Ext::Zero } else { Ext::Any };
         let w = widen(cx, value, narrow, wide, ext, Widening::Parts)?;
         if def_ty == wide {
             cx.alias(def, w);
@@ -421,28 +320,18 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         return Ok(true);
     }
     if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
-        let ext = if op == ops.SINT_TO_FP {
-            Ext::Sign
-        } else {
-            Ext::Zero
-        };
+        let ext = if op == ops.SINT_TO_FP { Ext::Sign } else { Ext::Zero };
         let w = widen(cx, value, narrow, wide, ext, Widening::Parts)?;
         cx.emit(op, inst.flags.clone(), vec![Operand::Value(w)], vec![def]);
         return Ok(true);
     }
     if op == ops.BUILD_VECTOR || op == ops.INSERT_VECTOR_ELT {
         // Integer elements may be given wider than the element type (ISD).
-        let operands = inst
-            .operands
-            .iter()
-            .map(|o| match o {
-                Operand::Value(v) if cx.is_replaced(*v) && cx.action(*v) == cx.action(value) => {
-                    Operand::Value(p(cx, *v))
-                }
-                Operand::Value(v) => Operand::Value(cx.original(*v)),
-                other => other.clone(),
-            })
-            .collect();
+        let operands = inst.operands.iter().map(|o| match o {
+            Operand::Value(v) if cx.is_replaced(*v) && cx.action(*v) == cx.action(value) => Operand::Value(p(cx, *v)),
+            Operand::Value(v) => Operand::Value(cx.original(*v)),
+            other => other.clone(),
+        }).collect();
         cx.emit(op, inst.flags.clone(), operands, inst.defs.clone());
         return Ok(true);
     }

@@ -90,12 +90,7 @@ pub(crate) fn f64_to_f32_odd(cx: &mut Cx, x: ValueId) -> LResult<ValueId> {
 /// in which direction it rounded. Rounding the result once more to f16 or bf16 then
 /// gives the correctly rounded fused multiply-add, which a plain f64 FMA does not when
 /// the addend is far smaller than the product.
-pub(crate) fn narrow_fma_to_odd(
-    cx: &mut Cx,
-    a: ValueId,
-    b: ValueId,
-    c: ValueId,
-) -> LResult<ValueId> {
+pub(crate) fn narrow_fma_to_odd(cx: &mut Cx, a: ValueId, b: ValueId, c: ValueId) -> LResult<ValueId> {
     let ops = cx.ops;
     let f64t = cx.named_type("f64")?;
     let i64t = cx.int(64)?;
@@ -123,33 +118,16 @@ pub(crate) fn int_to_f32_odd(cx: &mut Cx, v: ValueId, signed: bool) -> LResult<V
     let ops = cx.ops;
     let f64t = cx.named_type("f64")?;
     let bits = types::bits(cx.tables, cx.ty(v));
-    let convert = if signed {
-        ops.SINT_TO_FP
-    } else {
-        ops.UINT_TO_FP
-    };
+    let convert = if signed { ops.SINT_TO_FP } else { ops.UINT_TO_FP };
     let as_f64 = if bits <= 32 {
         // Exact in f64.
         cx.op(convert, f64t, &[v])
     } else {
         let i64t = cx.int(64)?;
-        let v64 = if bits == 64 {
-            v
-        } else {
-            cx.op(ops.TRUNCATE, i64t, &[v])
-        };
+        let v64 = if bits == 64 { v } else { cx.op(ops.TRUNCATE, i64t, &[v]) };
         let toward_zero = cx.new_value("rz", f64t);
-        cx.emit(
-            convert,
-            vec!["rz".into()],
-            vec![Operand::Value(v64)],
-            vec![toward_zero],
-        );
-        let back_op = if signed {
-            ops.FP_TO_SINT
-        } else {
-            ops.FP_TO_UINT
-        };
+        cx.emit(convert, vec!["rz".into()], vec![Operand::Value(v64)], vec![toward_zero]);
+        let back_op = if signed { ops.FP_TO_SINT } else { ops.FP_TO_UINT };
         let back = cx.op(back_op, i64t, &[toward_zero]);
         let inexact = cx.setcc("ne", back, v64);
         let raw = cx.op(ops.BITCAST, i64t, &[toward_zero]);
@@ -193,41 +171,15 @@ pub(crate) fn bf16_bits_of(x: f64) -> u16 {
 fn is_float_arith(cx: &Cx, op: target_desc::tables::OpcodeId) -> bool {
     let o = cx.ops;
     [
-        o.FADD,
-        o.FSUB,
-        o.FMUL,
-        o.FDIV,
-        o.FREM,
-        o.FMA,
-        o.FMINNUM,
-        o.FMAXNUM,
-        o.FMINIMUM,
-        o.FMAXIMUM,
-        o.FCEIL,
-        o.FFLOOR,
-        o.FTRUNC,
-        o.FRINT,
-        o.FNEARBYINT,
-        o.FROUND,
-        o.FSQRT,
-        o.FSIN,
-        o.FCOS,
-        o.FEXP2,
-        o.FLOG2,
-        o.FEXP,
-        o.FLOG,
-        o.FPOW,
+        o.FADD, o.FSUB, o.FMUL, o.FDIV, o.FREM, o.FMA, o.FMINNUM, o.FMAXNUM, o.FMINIMUM, o.FMAXIMUM, o.FCEIL, o.FFLOOR, o.FTRUNC, o.FRINT, o.FNEARBYINT,
+        o.FROUND, o.FSQRT, o.FSIN, o.FCOS, o.FEXP2, o.FLOG2, o.FEXP, o.FLOG, o.FPOW,
     ]
     .contains(&op)
 }
 
 /// The float type arithmetic on `ty` is done in: the description's promotion target
 /// for `(op, ty)`, else f32.
-pub(crate) fn promoted_float(
-    cx: &Cx,
-    op: target_desc::tables::OpcodeId,
-    ty: VtId,
-) -> LResult<VtId> {
+pub(crate) fn promoted_float(cx: &Cx, op: target_desc::tables::OpcodeId, ty: VtId) -> LResult<VtId> {
     match cx.tables.promotion_target(cx.sm, op, ty) {
         Some(t) if types::is_float(cx.tables, t) => Ok(t),
         _ => cx.named_type("f32"),
@@ -235,26 +187,16 @@ pub(crate) fn promoted_float(
 }
 
 pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let soft_ty = cx.ty(value);
-    let TypeAction::Soften(int_ty) = cx.action(value) else {
-        return Ok(false);
-    };
+    let TypeAction::Soften(int_ty) = cx.action(value) else { return Ok(false) };
     if !types::is_f32_top_half(cx.tables, soft_ty) {
         return Err(cx.error(format!("softening {} is not supported (only a float that is the top half of an f32, like bf16)", cx.type_name(soft_ty))));
     }
     let values: Vec<ValueId> = inst.uses().collect();
     // The bits of an operand: its part if softened, else itself.
-    let soft = |cx: &mut Cx, v: ValueId| {
-        if cx.is_replaced(v) && cx.action(v) == TypeAction::Soften(int_ty) {
-            cx.parts(v)[0]
-        } else {
-            cx.original(v)
-        }
-    };
+    let soft = |cx: &mut Cx, v: ValueId| if cx.is_replaced(v) && cx.action(v) == TypeAction::Soften(int_ty) { cx.parts(v)[0] } else { cx.original(v) };
     // An operand as the float the arithmetic runs in.
     let widened = |cx: &mut Cx, v: ValueId, target: VtId| -> LResult<ValueId> {
         let b = soft(cx, v);
@@ -275,17 +217,8 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 Some(Operand::Float(x)) => bf16_bits_of(*x) as i128,
                 _ => return Ok(false),
             };
-            let signed = if literal >= 0x8000 {
-                literal - 0x10000
-            } else {
-                literal
-            };
-            cx.emit(
-                ops.CONSTANT,
-                Vec::new(),
-                vec![Operand::Int(signed)],
-                vec![part],
-            );
+            let signed = if literal >= 0x8000 { literal - 0x10000 } else { literal };
+            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(signed)], vec![part]);
         } else if op == ops.UNDEF {
             cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![part]);
         } else if op == ops.ARG {
@@ -295,14 +228,10 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let s = soft(cx, values[0]);
             cx.alias(part, s);
         } else if op == ops.PHI {
-            let operands = inst
-                .operands
-                .iter()
-                .map(|o| match o {
-                    Operand::Value(v) => Operand::Value(cx.parts(*v)[0]),
-                    other => other.clone(),
-                })
-                .collect();
+            let operands = inst.operands.iter().map(|o| match o {
+                Operand::Value(v) => Operand::Value(cx.parts(*v)[0]),
+                other => other.clone(),
+            }).collect();
             cx.emit(ops.PHI, Vec::new(), operands, vec![part]);
         } else if op == ops.SELECT {
             let c = cx.original(values[0]);
@@ -310,14 +239,10 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let f = soft(cx, values[2]);
             cx.op_into(ops.SELECT, part, &[c, t, f]);
         } else if op == ops.LOAD {
-            let operands = inst
-                .operands
-                .iter()
-                .map(|o| match o {
-                    Operand::Value(v) => Operand::Value(cx.original(*v)),
-                    other => other.clone(),
-                })
-                .collect();
+            let operands = inst.operands.iter().map(|o| match o {
+                Operand::Value(v) => Operand::Value(cx.original(*v)),
+                other => other.clone(),
+            }).collect();
             cx.emit(ops.LOAD, inst.flags.clone(), operands, vec![part]);
         } else if op == ops.BITCAST {
             let src = cx.original(values[0]);
@@ -328,20 +253,14 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             }
         } else if op == ops.FNEG || op == ops.FABS {
             let s = soft(cx, values[0]);
-            let (logic, mask) = if op == ops.FNEG {
-                (ops.XOR, -0x8000)
-            } else {
-                (ops.AND, 0x7fff)
-            };
+            let (logic, mask) = if op == ops.FNEG { (ops.XOR, -0x8000) } else { (ops.AND, 0x7fff) };
             let m = cx.constant(int_ty, mask);
             cx.op_into(logic, part, &[s, m]);
         } else if op == ops.FP_ROUND {
             let src = cx.original(values[0]);
             let r = float_to_bf16_bits(cx, src)?;
             cx.alias(part, r);
-        } else if (op == ops.SINT_TO_FP || op == ops.UINT_TO_FP)
-            && types::bits(cx.tables, cx.ty(values[0])) <= 64
-        {
+        } else if (op == ops.SINT_TO_FP || op == ops.UINT_TO_FP) && types::bits(cx.tables, cx.ty(values[0])) <= 64 {
             let src = cx.original(values[0]);
             let odd = int_to_f32_odd(cx, src, op == ops.SINT_TO_FP)?;
             let r = f32_to_bf16_bits(cx, odd)?;
@@ -356,12 +275,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 narrow_fma_to_odd(cx, args[0], args[1], args[2])?
             } else {
                 let r = cx.new_value("wide", target);
-                cx.emit(
-                    op,
-                    inst.flags.clone(),
-                    args.into_iter().map(Operand::Value).collect(),
-                    vec![r],
-                );
+                cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), vec![r]);
                 r
             };
             let bits = float_to_bf16_bits(cx, r)?;
@@ -374,35 +288,22 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
 
     // `value` is an operand.
     if op == ops.STORE {
-        let operands = inst
-            .operands
-            .iter()
-            .map(|o| match o {
-                Operand::Value(v) => Operand::Value(soft(cx, *v)),
-                other => other.clone(),
-            })
-            .collect();
+        let operands = inst.operands.iter().map(|o| match o {
+            Operand::Value(v) => Operand::Value(soft(cx, *v)),
+            other => other.clone(),
+        }).collect();
         cx.emit(ops.STORE, inst.flags.clone(), operands, Vec::new());
         return Ok(true);
     }
     if op == ops.SETCC {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
         let f32t = cx.named_type("f32")?;
         let a = widened(cx, values[0], f32t)?;
         let b = widened(cx, values[1], f32t)?;
-        cx.emit(
-            ops.SETCC,
-            Vec::new(),
-            vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)],
-            inst.defs.clone(),
-        );
+        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
-    let Some(def) = inst.defs.first().copied() else {
-        return Ok(false);
-    };
+    let Some(def) = inst.defs.first().copied() else { return Ok(false) };
     let def_ty = cx.ty(def);
     if op == ops.FP_EXTEND || op == ops.FP_ROUND {
         // bf16 -> f32 is exact; other targets convert from there (f16 rounds once).

@@ -66,10 +66,7 @@ pub fn bits(tables: &TargetTables, ty: VtId) -> u16 {
 }
 
 pub fn kind(tables: &TargetTables, ty: VtId) -> TypeKind {
-    tables
-        .type_info(ty)
-        .map(|t| t.kind)
-        .unwrap_or(TypeKind::Int)
+    tables.type_info(ty).map(|t| t.kind).unwrap_or(TypeKind::Int)
 }
 
 pub fn element(tables: &TargetTables, ty: VtId) -> VtId {
@@ -88,27 +85,17 @@ pub fn is_vector(tables: &TargetTables, ty: VtId) -> bool {
 /// description's `mantissa` field says of bf16): it widens to f32 by a shift and narrows
 /// by rounding the bits, and the SMs that lack its conversions go through f32.
 pub fn is_f32_top_half(tables: &TargetTables, ty: VtId) -> bool {
-    tables
-        .type_info(ty)
-        .is_some_and(|t| t.kind == TypeKind::Float && t.bits == 16 && t.mantissa == 7)
+    tables.type_info(ty).is_some_and(|t| t.kind == TypeKind::Float && t.bits == 16 && t.mantissa == 7)
 }
 
 /// The integer type of exactly `bits` bits, if the description defines one.
 pub fn int_type(tables: &TargetTables, bits: u16) -> Option<VtId> {
-    tables
-        .types
-        .iter()
-        .find(|t| t.kind == TypeKind::Int && t.bits == bits)
-        .map(|t| VtId(t.id))
+    tables.types.iter().find(|t| t.kind == TypeKind::Int && t.bits == bits).map(|t| VtId(t.id))
 }
 
 /// The vector of `lanes` elements of `elem`, if the description defines one.
 pub fn vector_type(tables: &TargetTables, elem: VtId, lanes: u16) -> Option<VtId> {
-    tables
-        .types
-        .iter()
-        .find(|t| t.kind == TypeKind::Vector && t.elem == elem.0 && t.lanes == lanes)
-        .map(|t| VtId(t.id))
+    tables.types.iter().find(|t| t.kind == TypeKind::Vector && t.elem == elem.0 && t.lanes == lanes).map(|t| VtId(t.id))
 }
 
 /// The float type of `bits` bits named `name` (`f32`), for promotion targets.
@@ -126,29 +113,18 @@ pub fn type_action(tables: &TargetTables, sm: &SmTables, ty: VtId) -> Result<Typ
     let supported = |t: &&target_desc::tables::TypeInfo| sm.type_supported(VtId(t.id));
     match info.kind {
         TypeKind::Int => {
-            let wider = tables
-                .types
-                .iter()
-                .filter(supported)
-                .filter(|t| t.kind == TypeKind::Int && t.bits > info.bits)
-                .min_by_key(|t| t.bits);
+            let wider = tables.types.iter().filter(supported).filter(|t| t.kind == TypeKind::Int && t.bits > info.bits).min_by_key(|t| t.bits);
             if let Some(w) = wider {
                 return Ok(TypeAction::Promote(VtId(w.id)));
             }
             match int_type(tables, info.bits / 2) {
                 Some(half) if info.bits % 2 == 0 => Ok(TypeAction::Expand(half)),
-                _ => Err(format!(
-                    "{} has no wider register integer and no half type to expand into",
-                    info.name
-                )),
+                _ => Err(format!("{} has no wider register integer and no half type to expand into", info.name)),
             }
         }
         TypeKind::Float => match int_type(tables, info.bits) {
             Some(i) => Ok(TypeAction::Soften(i)),
-            None => Err(format!(
-                "{} has no integer type of its width to soften into",
-                info.name
-            )),
+            None => Err(format!("{} has no integer type of its width to soften into", info.name)),
         },
         TypeKind::Pointer => Err(format!("pointer type {} has no register class", info.name)),
         TypeKind::Vector => {

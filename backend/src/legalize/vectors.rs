@@ -105,12 +105,7 @@ fn constant_index(cx: &Cx, v: ValueId) -> Option<usize> {
 /// Lane `idx` (a value) of `lanes`: a constant index picks, a variable one selects.
 fn pick(cx: &mut Cx, lanes: &[ValueId], idx: ValueId) -> LResult<ValueId> {
     if let Some(k) = constant_index(cx, idx) {
-        return lanes.get(k).copied().ok_or_else(|| {
-            cx.error(format!(
-                "lane index {k} is out of range ({} lanes)",
-                lanes.len()
-            ))
-        });
+        return lanes.get(k).copied().ok_or_else(|| cx.error(format!("lane index {k} is out of range ({} lanes)", lanes.len())));
     }
     let idx = cx.original(idx);
     let idx_ty = cx.ty(idx);
@@ -126,25 +121,13 @@ fn pick(cx: &mut Cx, lanes: &[ValueId], idx: ValueId) -> LResult<ValueId> {
 /// Rewrites the lane-moving operations and lane-wise conversions through lane lists.
 /// Returns false for opcodes it does not know.
 pub(crate) fn lanewise(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     let values: Vec<ValueId> = inst.uses().collect();
-    let Some(def) = inst.defs.first().copied() else {
-        return Ok(false);
-    };
+    let Some(def) = inst.defs.first().copied() else { return Ok(false) };
     let def_ty = cx.ty(def);
     let conversions = [
-        ops.SIGN_EXTEND,
-        ops.ZERO_EXTEND,
-        ops.ANY_EXTEND,
-        ops.TRUNCATE,
-        ops.FP_EXTEND,
-        ops.FP_ROUND,
-        ops.FP_TO_SINT,
-        ops.FP_TO_UINT,
-        ops.SINT_TO_FP,
+        ops.SIGN_EXTEND, ops.ZERO_EXTEND, ops.ANY_EXTEND, ops.TRUNCATE, ops.FP_EXTEND, ops.FP_ROUND, ops.FP_TO_SINT, ops.FP_TO_UINT, ops.SINT_TO_FP,
         ops.UINT_TO_FP,
     ];
     if op == ops.EXTRACT_VECTOR_ELT {
@@ -157,16 +140,10 @@ pub(crate) fn lanewise(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         return bitcast(cx, values[0], def);
     }
     if op == ops.SETCC && types::is_vector(cx.tables, def_ty) {
-        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else {
-            return Ok(false);
-        };
+        let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() else { return Ok(false) };
         let a = elements(cx, values[0])?;
         let b = elements(cx, values[1])?;
-        let lanes: Vec<ValueId> = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| cx.setcc_id(cc, *x, *y))
-            .collect();
+        let lanes: Vec<ValueId> = a.iter().zip(&b).map(|(x, y)| cx.setcc_id(cc, *x, *y)).collect();
         assemble(cx, def, lanes)?;
         return Ok(true);
     }
@@ -204,22 +181,11 @@ pub(crate) fn lanewise(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         lanes
     } else if op == ops.EXTRACT_SUBVECTOR {
         let all = elements(cx, values[0])?;
-        let Some(start) = constant_index(cx, values[1]) else {
-            return Err(cx.error("EXTRACT_SUBVECTOR needs a constant index"));
-        };
+        let Some(start) = constant_index(cx, values[1]) else { return Err(cx.error("EXTRACT_SUBVECTOR needs a constant index")) };
         let n = types::lanes(cx.tables, def_ty) as usize;
-        all.get(start..start + n)
-            .map(|s| s.to_vec())
-            .ok_or_else(|| cx.error("EXTRACT_SUBVECTOR reads past the end of its vector"))?
+        all.get(start..start + n).map(|s| s.to_vec()).ok_or_else(|| cx.error("EXTRACT_SUBVECTOR reads past the end of its vector"))?
     } else if op == ops.VECTOR_SHUFFLE {
-        let Some(Operand::Mask(mask)) = inst
-            .operands
-            .iter()
-            .find(|o| matches!(o, Operand::Mask(_)))
-            .cloned()
-        else {
-            return Ok(false);
-        };
+        let Some(Operand::Mask(mask)) = inst.operands.iter().find(|o| matches!(o, Operand::Mask(_))).cloned() else { return Ok(false) };
         let mut all = elements(cx, values[0])?;
         all.extend(elements(cx, values[1])?);
         let elem = types::element(cx.tables, def_ty);
@@ -228,10 +194,7 @@ pub(crate) fn lanewise(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             if m < 0 {
                 lanes.push(cx.op(ops.UNDEF, elem, &[]));
             } else {
-                lanes.push(
-                    *all.get(m as usize)
-                        .ok_or_else(|| cx.error(format!("shuffle lane {m} is out of range")))?,
-                );
+                lanes.push(*all.get(m as usize).ok_or_else(|| cx.error(format!("shuffle lane {m} is out of range")))?);
             }
         }
         lanes
@@ -265,34 +228,17 @@ fn define_scalar(cx: &mut Cx, def: ValueId, value: ValueId) -> LResult<()> {
 }
 
 fn is_elementwise(cx: &Cx, inst: &Inst) -> bool {
-    let Some(op) = inst.opcode.generic() else {
-        return false;
-    };
-    let Some(info) = cx.tables.opcode_info(op) else {
-        return false;
-    };
-    let Some(def) = inst.defs.first() else {
-        return false;
-    };
+    let Some(op) = inst.opcode.generic() else { return false };
+    let Some(info) = cx.tables.opcode_info(op) else { return false };
+    let Some(def) = inst.defs.first() else { return false };
     let ty = cx.ty(*def);
-    let categories: Vec<&str> = info
-        .categories
-        .iter()
-        .filter_map(|c| cx.tables.categories.get(*c as usize).map(|c| c.name))
-        .collect();
-    inst.defs.len() == 1
-        && categories
-            .iter()
-            .any(|c| matches!(*c, "arith" | "float" | "sfu"))
-        && op != cx.ops.PTR_ADD
-        && inst.uses().all(|u| cx.ty(u) == ty)
+    let categories: Vec<&str> = info.categories.iter().filter_map(|c| cx.tables.categories.get(*c as usize).map(|c| c.name)).collect();
+    inst.defs.len() == 1 && categories.iter().any(|c| matches!(*c, "arith" | "float" | "sfu")) && op != cx.ops.PTR_ADD && inst.uses().all(|u| cx.ty(u) == ty)
 }
 
 fn is_trapping(cx: &Cx, inst: &Inst) -> bool {
     let o = cx.ops;
-    inst.opcode
-        .generic()
-        .is_some_and(|op| [o.SDIV, o.UDIV, o.SREM, o.UREM].contains(&op))
+    inst.opcode.generic().is_some_and(|op| [o.SDIV, o.UDIV, o.SREM, o.UREM].contains(&op))
 }
 
 /// A per-part copy of `inst` for each of `def`'s parts; `part_of(v, i)` gives operand
@@ -300,23 +246,12 @@ fn is_trapping(cx: &Cx, inst: &Inst) -> bool {
 fn per_part(cx: &mut Cx, inst: &Inst, def: ValueId) {
     let parts = cx.parts(def);
     for (i, p) in parts.iter().enumerate() {
-        let operands = inst
-            .operands
-            .iter()
-            .map(|o| match o {
-                Operand::Value(v) if cx.is_replaced(*v) && cx.action(*v) == cx.action(def) => {
-                    Operand::Value(cx.parts(*v)[i])
-                }
-                Operand::Value(v) => Operand::Value(cx.original(*v)),
-                other => other.clone(),
-            })
-            .collect();
-        cx.emit(
-            inst.opcode.generic().unwrap_or(cx.ops.COPY),
-            inst.flags.clone(),
-            operands,
-            vec![*p],
-        );
+        let operands = inst.operands.iter().map(|o| match o {
+            Operand::Value(v) if cx.is_replaced(*v) && cx.action(*v) == cx.action(def) => Operand::Value(cx.parts(*v)[i]),
+            Operand::Value(v) => Operand::Value(cx.original(*v)),
+            other => other.clone(),
+        }).collect();
+        cx.emit(inst.opcode.generic().unwrap_or(cx.ops.COPY), inst.flags.clone(), operands, vec![*p]);
     }
 }
 
@@ -345,73 +280,36 @@ fn address(cx: &mut Cx, ptr: ValueId, offset: u64) -> LResult<ValueId> {
 }
 
 fn memory_flags(inst: &Inst) -> Option<Vec<String>> {
-    if inst
-        .flags
-        .iter()
-        .any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext" | "trunc"))
-    {
+    if inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext" | "trunc")) {
         return None;
     }
     Some(inst.flags.clone())
 }
 
 /// Loads `pieces` of the given types laid out back to back from `ptr`.
-fn load_pieces(
-    cx: &mut Cx,
-    inst: &Inst,
-    ptr: ValueId,
-    defs: &[ValueId],
-    natural: u64,
-) -> LResult<bool> {
-    let Some(flags) = memory_flags(inst) else {
-        return Ok(false);
-    };
+fn load_pieces(cx: &mut Cx, inst: &Inst, ptr: ValueId, defs: &[ValueId], natural: u64) -> LResult<bool> {
+    let Some(flags) = memory_flags(inst) else { return Ok(false) };
     let align = align_of(inst).unwrap_or(natural);
     let mut offset = 0u64;
     for d in defs {
         let bytes = types::bits(cx.tables, cx.ty(*d)) as u64 / 8;
         let p = address(cx, ptr, offset)?;
         let ops = cx.ops;
-        cx.emit(
-            ops.LOAD,
-            flags.clone(),
-            vec![
-                Operand::Value(p),
-                Operand::Align(offset_align(align, offset).min(bytes.max(1))),
-            ],
-            vec![*d],
-        );
+        cx.emit(ops.LOAD, flags.clone(), vec![Operand::Value(p), Operand::Align(offset_align(align, offset).min(bytes.max(1)))], vec![*d]);
         offset += bytes;
     }
     Ok(true)
 }
 
-fn store_pieces(
-    cx: &mut Cx,
-    inst: &Inst,
-    ptr: ValueId,
-    pieces: &[ValueId],
-    natural: u64,
-) -> LResult<bool> {
-    let Some(flags) = memory_flags(inst) else {
-        return Ok(false);
-    };
+fn store_pieces(cx: &mut Cx, inst: &Inst, ptr: ValueId, pieces: &[ValueId], natural: u64) -> LResult<bool> {
+    let Some(flags) = memory_flags(inst) else { return Ok(false) };
     let align = align_of(inst).unwrap_or(natural);
     let mut offset = 0u64;
     for v in pieces {
         let bytes = types::bits(cx.tables, cx.ty(*v)) as u64 / 8;
         let p = address(cx, ptr, offset)?;
         let ops = cx.ops;
-        cx.emit(
-            ops.STORE,
-            flags.clone(),
-            vec![
-                Operand::Value(*v),
-                Operand::Value(p),
-                Operand::Align(offset_align(align, offset).min(bytes.max(1))),
-            ],
-            Vec::new(),
-        );
+        cx.emit(ops.STORE, flags.clone(), vec![Operand::Value(*v), Operand::Value(p), Operand::Align(offset_align(align, offset).min(bytes.max(1)))], Vec::new());
         offset += bytes;
     }
     Ok(true)
@@ -419,9 +317,7 @@ fn store_pieces(
 
 /// Split and Scalarize.
 pub(super) fn split(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     if super::operations::is_atomic(ops, op) {
         // Each lane at its own address: operations::atomic_vector, in the original type.
@@ -438,11 +334,7 @@ pub(super) fn split(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
         } else if op == ops.COPY {
             let src = cx.parts(values[0]);
             cx.alias_all(def, &src);
-        } else if op == ops.PHI
-            || op == ops.SELECT
-                && types::bits(cx.tables, cx.ty(values[0])) == 1
-                && !types::is_vector(cx.tables, cx.ty(values[0]))
-        {
+        } else if op == ops.PHI || op == ops.SELECT && types::bits(cx.tables, cx.ty(values[0])) == 1 && !types::is_vector(cx.tables, cx.ty(values[0])) {
             per_part(cx, inst, def);
         } else if op == ops.LOAD {
             let ptr = cx.original(values[0]);
@@ -468,9 +360,7 @@ pub(super) fn split(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
 
 /// Widen.
 pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -> LResult<bool> {
-    let Some(op) = inst.opcode.generic() else {
-        return Ok(false);
-    };
+    let Some(op) = inst.opcode.generic() else { return Ok(false) };
     let ops = cx.ops;
     if super::operations::is_atomic(ops, op) {
         return Ok(false);
@@ -487,16 +377,12 @@ pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
         } else if op == ops.COPY {
             let src = cx.parts(values[0]);
             cx.alias_all(def, &src);
-        } else if op == ops.PHI
-            || op == ops.SELECT && !types::is_vector(cx.tables, cx.ty(values[0]))
-        {
+        } else if op == ops.PHI || op == ops.SELECT && !types::is_vector(cx.tables, cx.ty(values[0])) {
             per_part(cx, inst, def);
         } else if op == ops.LOAD {
             // Only the real lanes may be read: element loads, then the wide vector.
             let ptr = cx.original(values[0]);
-            let lanes: Vec<ValueId> = (0..types::lanes(cx.tables, narrow))
-                .map(|i| cx.derived(def, &format!("l{i}"), elem))
-                .collect();
+            let lanes: Vec<ValueId> = (0..types::lanes(cx.tables, narrow)).map(|i| cx.derived(def, &format!("l{i}"), elem)).collect();
             if !load_pieces(cx, inst, ptr, &lanes, elem_bytes * lanes.len() as u64)? {
                 return Ok(false);
             }
@@ -513,12 +399,7 @@ pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
             for i in 0..types::lanes(cx.tables, narrow) as usize {
                 let args: Vec<ValueId> = operand_lanes.iter().map(|l| l[i]).collect();
                 let d = cx.new_value("lane", elem);
-                cx.emit(
-                    op,
-                    inst.flags.clone(),
-                    args.into_iter().map(Operand::Value).collect(),
-                    vec![d],
-                );
+                cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), vec![d]);
                 lanes.push(d);
             }
             assemble(cx, def, lanes)?;
@@ -558,16 +439,8 @@ pub(crate) fn bitcast(cx: &mut Cx, src: ValueId, def: ValueId) -> LResult<bool> 
         let mut acc: Option<ValueId> = None;
         for (i, lane) in elements(cx, src)?.into_iter().enumerate() {
             let lane = fit(cx, lane, elem);
-            let as_int = if types::is_float(cx.tables, elem) {
-                cx.op(ops.BITCAST, elem_int, &[lane])
-            } else {
-                lane
-            };
-            let widened = if elem_bits == total {
-                as_int
-            } else {
-                cx.op(ops.ZERO_EXTEND, wide, &[as_int])
-            };
+            let as_int = if types::is_float(cx.tables, elem) { cx.op(ops.BITCAST, elem_int, &[lane]) } else { lane };
+            let widened = if elem_bits == total { as_int } else { cx.op(ops.ZERO_EXTEND, wide, &[as_int]) };
             let placed = if i == 0 {
                 widened
             } else {
@@ -600,25 +473,13 @@ pub(crate) fn bitcast(cx: &mut Cx, src: ValueId, def: ValueId) -> LResult<bool> 
                 let shift = cx.constant(i32t, i as i128 * elem_bits as i128);
                 cx.op(ops.SRL, wide, &[bits, shift])
             };
-            let narrow = if elem_bits == total {
-                shifted
-            } else {
-                cx.op(ops.TRUNCATE, elem_int, &[shifted])
-            };
-            let lane = if types::is_float(cx.tables, elem) {
-                cx.op(ops.BITCAST, elem, &[narrow])
-            } else {
-                narrow
-            };
+            let narrow = if elem_bits == total { shifted } else { cx.op(ops.TRUNCATE, elem_int, &[shifted]) };
+            let lane = if types::is_float(cx.tables, elem) { cx.op(ops.BITCAST, elem, &[narrow]) } else { narrow };
             lanes.push(lane);
         }
         assemble(cx, def, lanes)?;
     } else {
-        let value = if types::is_float(cx.tables, def_ty) {
-            cx.op(ops.BITCAST, def_ty, &[bits])
-        } else {
-            bits
-        };
+        let value = if types::is_float(cx.tables, def_ty) { cx.op(ops.BITCAST, def_ty, &[bits]) } else { bits };
         define_scalar(cx, def, value)?;
     }
     Ok(true)

@@ -25,17 +25,11 @@ pub struct Cfg {
 impl Cfg {
     pub fn new(f: &Function, tables: &TargetTables) -> Cfg {
         let n = f.blocks.len();
-        let index: rustc_hash::FxHashMap<u32, usize> = f
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(i, b)| (b.number, i))
-            .collect();
+        let index: rustc_hash::FxHashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let mut succs = vec![Vec::new(); n];
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
-                let is_term = opcode_info(inst.opcode, tables)
-                    .is_some_and(|o| o.props & props::TERMINATOR != 0);
+                let is_term = opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
                 if !is_term {
                     continue;
                 }
@@ -83,14 +77,7 @@ impl Cfg {
                 }
             }
         }
-        Cfg {
-            succs,
-            preds,
-            idom,
-            children,
-            pre,
-            post,
-        }
+        Cfg { succs, preds, idom, children, pre, post }
     }
 
     pub fn reachable(&self, b: usize) -> bool {
@@ -99,10 +86,7 @@ impl Cfg {
 
     /// Whether block `a` dominates block `b` (every block dominates itself).
     pub fn dominates(&self, a: usize, b: usize) -> bool {
-        self.reachable(a)
-            && self.reachable(b)
-            && self.pre[a] <= self.pre[b]
-            && self.post[b] <= self.post[a]
+        self.reachable(a) && self.reachable(b) && self.pre[a] <= self.pre[b] && self.post[b] <= self.post[a]
     }
 
     /// The dominator-tree preorder number of a reachable block: a block's dominators
@@ -160,10 +144,7 @@ impl Cfg {
         for (header, latch) in back_edges {
             if loops.last().is_none_or(|l| l.header != header) {
                 mark[header] = header + 1;
-                loops.push(Loop {
-                    header,
-                    blocks: vec![header],
-                });
+                loops.push(Loop { header, blocks: vec![header] });
             }
             let l = loops.last_mut().unwrap();
             let mut stack = vec![latch];
@@ -197,11 +178,7 @@ impl Loop {
     /// The single block outside the loop that enters the header, if it has exactly one
     /// and that block's only successor is the header (a place to hoist into).
     pub fn preheader(&self, cfg: &Cfg) -> Option<usize> {
-        let outside: Vec<usize> = cfg.preds[self.header]
-            .iter()
-            .copied()
-            .filter(|&p| !self.contains(p))
-            .collect();
+        let outside: Vec<usize> = cfg.preds[self.header].iter().copied().filter(|&p| !self.contains(p)).collect();
         match outside.as_slice() {
             [p] if cfg.succs[*p].len() == 1 => Some(*p),
             _ => None,

@@ -44,14 +44,7 @@ pub struct CheckError {
 
 impl std::fmt::Display for CheckError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "checker: @{} {} instruction {}: {}",
-            self.function,
-            self.block,
-            self.inst + 1,
-            self.message
-        )
+        write!(f, "checker: @{} {} instruction {}: {}", self.function, self.block, self.inst + 1, self.message)
     }
 }
 
@@ -99,20 +92,12 @@ impl Checker<'_> {
         self.canon = (0..self.input.values.len() as u32).collect();
         // Out of SSA, only registers defined once are values (and numbered), and only
         // computations of such registers; copies are matched, not aliased.
-        let single = |v: &ValueId| {
-            self.ssa_input || self.def_count.get(v.0 as usize).is_some_and(|&n| n == 1)
-        };
+        let single = |v: &ValueId| self.ssa_input || self.def_count.get(v.0 as usize).is_some_and(|&n| n == 1);
         let mut table: HashMap<String, u32> = HashMap::new();
         for b in cfg.dom_preorder() {
             for inst in &self.input.blocks[b].insts {
-                let Some(&d) = inst.defs.first() else {
-                    continue;
-                };
-                if !self.ssa_input
-                    && (self.is_copy(inst)
-                        || !inst.defs.iter().all(single)
-                        || !inst.uses().all(|u| single(&u)))
-                {
+                let Some(&d) = inst.defs.first() else { continue };
+                if !self.ssa_input && (self.is_copy(inst) || !inst.defs.iter().all(single) || !inst.uses().all(|u| single(&u))) {
                     continue;
                 }
                 if self.is_copy(inst) {
@@ -124,24 +109,8 @@ impl Checker<'_> {
                 if self.is_phi(inst) || !self.pure(inst) {
                     continue;
                 }
-                let operands: Vec<String> = inst
-                    .operands
-                    .iter()
-                    .map(|o| {
-                        if let Operand::Value(u) = o {
-                            format!("v{}", self.c(*u))
-                        } else {
-                            format!("{o:?}")
-                        }
-                    })
-                    .collect();
-                let key = format!(
-                    "{:?}|{:?}|{}|{:?}",
-                    inst.opcode,
-                    inst.flags,
-                    operands.join(","),
-                    self.input.value(d).ty
-                );
+                let operands: Vec<String> = inst.operands.iter().map(|o| if let Operand::Value(u) = o { format!("v{}", self.c(*u)) } else { format!("{o:?}") }).collect();
+                let key = format!("{:?}|{:?}|{}|{:?}", inst.opcode, inst.flags, operands.join(","), self.input.value(d).ty);
                 let rep = *table.entry(key).or_insert(d.0);
                 self.canon[d.0 as usize] = rep;
             }
@@ -151,24 +120,8 @@ impl Checker<'_> {
     /// Opcode, flags and non-value operands: what must be equal for two instructions
     /// to be the same computation.
     fn shape(inst: &Inst) -> String {
-        let ops: Vec<String> = inst
-            .operands
-            .iter()
-            .map(|o| {
-                if matches!(o, Operand::Value(_)) {
-                    "_".to_string()
-                } else {
-                    format!("{o:?}")
-                }
-            })
-            .collect();
-        format!(
-            "{:?}|{:?}|{}|{}",
-            inst.opcode,
-            inst.flags,
-            ops.join(","),
-            inst.defs.len()
-        )
+        let ops: Vec<String> = inst.operands.iter().map(|o| if matches!(o, Operand::Value(_)) { "_".to_string() } else { format!("{o:?}") }).collect();
+        format!("{:?}|{:?}|{}|{}", inst.opcode, inst.flags, ops.join(","), inst.defs.len())
     }
 
     /// A computation only of its operands (MachineCSE's candidates) with one result:
@@ -181,16 +134,8 @@ impl Checker<'_> {
     fn edge(&self, out: &State, p: usize, b: usize) -> State {
         let mut state = out.clone();
         let pred_number = self.input.blocks[p].number;
-        let in_phis: Vec<&Inst> = self.input.blocks[b]
-            .insts
-            .iter()
-            .filter(|i| self.is_phi(i))
-            .collect();
-        let out_phis: Vec<&Inst> = self.output.blocks[b]
-            .insts
-            .iter()
-            .filter(|i| self.is_phi(i))
-            .collect();
+        let in_phis: Vec<&Inst> = self.input.blocks[b].insts.iter().filter(|i| self.is_phi(i)).collect();
+        let out_phis: Vec<&Inst> = self.output.blocks[b].insts.iter().filter(|i| self.is_phi(i)).collect();
         let incoming = |phi: &Inst| -> Option<ValueId> {
             phi.operands.chunks(2).find_map(|pair| match pair {
                 [Operand::Value(v), Operand::Block(n)] if *n == pred_number => Some(*v),
@@ -198,27 +143,16 @@ impl Checker<'_> {
             })
         };
         for (k, phi) in in_phis.iter().enumerate() {
-            let (Some(a), Some(&x)) = (incoming(phi), phi.defs.first()) else {
-                continue;
-            };
+            let (Some(a), Some(&x)) = (incoming(phi), phi.defs.first()) else { continue };
             match out_phis.get(k) {
                 // An output PHI: its register holds x if its incoming register held a.
                 Some(o) => {
                     let held = match (incoming(o), o.defs.first()) {
-                        (Some(s), Some(_)) => {
-                            out.get(&s.0).is_some_and(|set| set.contains(&self.c(a)))
-                        }
+                        (Some(s), Some(_)) => out.get(&s.0).is_some_and(|set| set.contains(&self.c(a))),
                         _ => false,
                     };
                     if let Some(r) = o.defs.first() {
-                        state.insert(
-                            r.0,
-                            if held {
-                                BTreeSet::from([self.c(x)])
-                            } else {
-                                BTreeSet::new()
-                            },
-                        );
+                        state.insert(r.0, if held { BTreeSet::from([self.c(x)]) } else { BTreeSet::new() });
                     }
                 }
                 // PHIs eliminated: x arrives wherever a is.
@@ -235,27 +169,13 @@ impl Checker<'_> {
     }
 
     /// Runs block `b` from `state`; with `errors`, reports unproven reads.
-    fn run_block(
-        &self,
-        b: usize,
-        mut state: State,
-        errors: &mut Option<&mut Vec<CheckError>>,
-    ) -> State {
-        let input: Vec<&Inst> = self.input.blocks[b]
-            .insts
-            .iter()
-            .filter(|i| !self.is_phi(i))
-            .collect();
+    fn run_block(&self, b: usize, mut state: State, errors: &mut Option<&mut Vec<CheckError>>) -> State {
+        let input: Vec<&Inst> = self.input.blocks[b].insts.iter().filter(|i| !self.is_phi(i)).collect();
         let mut fi = 0;
         let label = self.output.blocks[b].label();
         let mut report = |k: usize, message: String| {
             if let Some(errors) = errors.as_deref_mut() {
-                errors.push(CheckError {
-                    function: self.output.name.clone(),
-                    block: label.clone(),
-                    inst: k,
-                    message,
-                });
+                errors.push(CheckError { function: self.output.name.clone(), block: label.clone(), inst: k, message });
             }
         };
         // Input COPYs need no counterpart: value numbering made a copy's result the
@@ -271,9 +191,7 @@ impl Checker<'_> {
             }
             // Spill code: a slot the output added holds what was stored to it, like a
             // register (regalloc2's checker tracks spill slots the same way).
-            if let Some(a) =
-                super::frame::access(g, self.tables).filter(|a| self.is_spill_slot(a.object))
-            {
+            if let Some(a) = super::frame::access(g, self.tables).filter(|a| self.is_spill_slot(a.object)) {
                 let key = spill_slot_key(a.object, a.offset);
                 if a.store {
                     let held = state.get(&a.value.0).cloned().unwrap_or_default();
@@ -286,18 +204,14 @@ impl Checker<'_> {
             }
             skip_copies(&mut fi);
             if self.ssa_input && self.is_copy(g) {
-                let (Some(r), [Operand::Value(s)]) = (g.defs.first(), g.operands.as_slice()) else {
-                    continue;
-                };
+                let (Some(r), [Operand::Value(s)]) = (g.defs.first(), g.operands.as_slice()) else { continue };
                 let held = state.get(&s.0).cloned().unwrap_or_default();
                 state.insert(r.0, held);
                 continue;
             }
             // The input's next instruction, or a later one when the ones before it are
             // pure and were dropped (nothing read them) or copies.
-            let window = (fi..input.len()).take_while(|&j| {
-                j == fi || self.pure(input[j - 1]) || (self.ssa_input && self.is_copy(input[j - 1]))
-            });
+            let window = (fi..input.len()).take_while(|&j| j == fi || self.pure(input[j - 1]) || (self.ssa_input && self.is_copy(input[j - 1])));
             // In order: the input's next instruction; a later one of the window, for an
             // instruction with register operands (what they hold tells them apart); a
             // clone (the same computation as a pure input instruction, on registers
@@ -305,9 +219,7 @@ impl Checker<'_> {
             // without operands (a recomputed `TID_X` is not the input's `TID_X` a few
             // pure instructions on); else the input instruction it stands for, with the
             // wrong reads reported.
-            let matches = |j: usize| {
-                Self::shape(g) == Self::shape(input[j]) && self.reads_same(g, input[j], &state)
-            };
+            let matches = |j: usize| Self::shape(g) == Self::shape(input[j]) && self.reads_same(g, input[j], &state);
             let from_nothing = g.uses().next().is_none();
             let mut target = (fi < input.len() && matches(fi)).then_some(fi);
             if target.is_none() && !from_nothing {
@@ -323,16 +235,10 @@ impl Checker<'_> {
                 }
             }
             if target.is_none() {
-                target = window
-                    .clone()
-                    .find(|&j| Self::shape(g) == Self::shape(input[j]));
+                target = window.clone().find(|&j| Self::shape(g) == Self::shape(input[j]));
             }
             let Some(j) = target else {
-                let next = input
-                    .get(fi)
-                    .map_or("the end of the block".to_string(), |f| {
-                        format!("`{}`", f.opcode.name(self.tables))
-                    });
+                let next = input.get(fi).map_or("the end of the block".to_string(), |f| format!("`{}`", f.opcode.name(self.tables)));
                 report(k, format!("`{}` is neither the input's next instruction ({next}) nor a recomputation of an input value", g.opcode.name(self.tables)));
                 for r in &g.defs {
                     state.insert(r.0, BTreeSet::new());
@@ -351,8 +257,7 @@ impl Checker<'_> {
             for (r, d) in g.defs.iter().zip(&f.defs) {
                 // A value other registers may hold under its representative (equal
                 // computations) keeps them; any other definition replaces the old value.
-                if !self.ssa_input && !self.shared_rep.get(self.c(*d) as usize).is_some_and(|&s| s)
-                {
+                if !self.ssa_input && !self.shared_rep.get(self.c(*d) as usize).is_some_and(|&s| s) {
                     for set in state.values_mut() {
                         set.remove(&self.c(*d));
                     }
@@ -362,17 +267,8 @@ impl Checker<'_> {
             fi += 1;
         }
         skip_copies(&mut fi);
-        if let Some(f) = input.get(fi..).and_then(|rest| {
-            rest.iter()
-                .find(|i| !(self.ssa_input && self.is_copy(i)) && !self.pure(i))
-        }) {
-            report(
-                self.output.blocks[b].insts.len(),
-                format!(
-                    "the input's `{}` has no counterpart in the output",
-                    f.opcode.name(self.tables)
-                ),
-            );
+        if let Some(f) = input.get(fi..).and_then(|rest| rest.iter().find(|i| !(self.ssa_input && self.is_copy(i)) && !self.pure(i))) {
+            report(self.output.blocks[b].insts.len(), format!("the input's `{}` has no counterpart in the output", f.opcode.name(self.tables)));
         }
         state
     }
@@ -384,48 +280,29 @@ impl Checker<'_> {
 
     /// Whether every register `g` reads holds the value `f` reads there.
     fn reads_same(&self, g: &Inst, f: &Inst, state: &State) -> bool {
-        g.operands
-            .iter()
-            .zip(&f.operands)
-            .all(|(go, fo)| match (go, fo) {
-                (Operand::Value(r), Operand::Value(u)) => {
-                    state.get(&r.0).is_some_and(|s| s.contains(&self.c(*u)))
-                }
-                _ => true,
-            })
+        g.operands.iter().zip(&f.operands).all(|(go, fo)| match (go, fo) {
+            (Operand::Value(r), Operand::Value(u)) => state.get(&r.0).is_some_and(|s| s.contains(&self.c(*u))),
+            _ => true,
+        })
     }
 
     /// The input value `g` recomputes, if it is a pure input instruction's twin.
     fn clone_of(&self, g: &Inst, state: &State) -> Option<u32> {
-        self.clones_of
-            .get(&Self::shape(g))?
-            .iter()
-            .find_map(|&(bb, ii)| {
-                let f = &self.input.blocks[bb].insts[ii];
-                self.reads_same(g, f, state).then(|| self.c(f.defs[0]))
-            })
+        self.clones_of.get(&Self::shape(g))?.iter().find_map(|&(bb, ii)| {
+            let f = &self.input.blocks[bb].insts[ii];
+            self.reads_same(g, f, state).then(|| self.c(f.defs[0]))
+        })
     }
 
     fn wrong_read(&self, g: &Inst, n: usize, r: ValueId, u: ValueId, state: &State) -> String {
-        let name = |v: u32, f: &Function| {
-            f.values
-                .get(v as usize)
-                .map_or(format!("v{v}"), |i| format!("%{}", i.name))
-        };
-        let held: Vec<String> = state
-            .get(&r.0)
-            .map(|s| s.iter().map(|&v| name(v, self.input)).collect())
-            .unwrap_or_default();
+        let name = |v: u32, f: &Function| f.values.get(v as usize).map_or(format!("v{v}"), |i| format!("%{}", i.name));
+        let held: Vec<String> = state.get(&r.0).map(|s| s.iter().map(|&v| name(v, self.input)).collect()).unwrap_or_default();
         format!(
             "`{}` operand {} reads {}, which holds {}, but the input reads {} here",
             g.opcode.name(self.tables),
             n + 1,
             name(r.0, self.output),
-            if held.is_empty() {
-                "no known value".to_string()
-            } else {
-                format!("{{{}}}", held.join(", "))
-            },
+            if held.is_empty() { "no known value".to_string() } else { format!("{{{}}}", held.join(", ")) },
             name(self.c(u), self.input)
         )
     }
@@ -437,56 +314,21 @@ fn spill_slot_key(object: usize, offset: i64) -> u32 {
 }
 
 /// Checks that `output` reads what `input` reads (see the module comment).
-pub fn check(
-    input: &Function,
-    output: &Function,
-    tables: &TargetTables,
-) -> Result<(), Vec<CheckError>> {
-    let fail = |message: String| {
-        Err(vec![CheckError {
-            function: output.name.clone(),
-            block: String::new(),
-            inst: 0,
-            message,
-        }])
-    };
-    if input.blocks.len() != output.blocks.len()
-        || input
-            .blocks
-            .iter()
-            .zip(&output.blocks)
-            .any(|(a, b)| a.number != b.number)
-    {
+pub fn check(input: &Function, output: &Function, tables: &TargetTables) -> Result<(), Vec<CheckError>> {
+    let fail = |message: String| Err(vec![CheckError { function: output.name.clone(), block: String::new(), inst: 0, message }]);
+    if input.blocks.len() != output.blocks.len() || input.blocks.iter().zip(&output.blocks).any(|(a, b)| a.number != b.number) {
         return fail("the output's blocks are not the input's".into());
     }
     let ssa_input = input.ssa;
     let mut def_count = vec![0u32; input.values.len()];
-    for d in input
-        .blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .flat_map(|i| &i.defs)
-    {
+    for d in input.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| &i.defs) {
         def_count[d.0 as usize] += 1;
     }
-    let mut checker = Checker {
-        input,
-        output,
-        tables,
-        clones_of: HashMap::new(),
-        canon: Vec::new(),
-        ssa_input,
-        def_count,
-        shared_rep: Vec::new(),
-    };
+    let mut checker = Checker { input, output, tables, clones_of: HashMap::new(), canon: Vec::new(), ssa_input, def_count, shared_rep: Vec::new() };
     for (b, block) in input.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             if checker.pure(inst) && !checker.is_copy(inst) {
-                checker
-                    .clones_of
-                    .entry(Checker::shape(inst))
-                    .or_default()
-                    .push((b, i));
+                checker.clones_of.entry(Checker::shape(inst)).or_default().push((b, i));
             }
         }
     }
@@ -508,12 +350,7 @@ pub fn check(
             let e = checker.edge(out, p, b);
             merged = Some(match merged {
                 None => e,
-                Some(m) => m
-                    .into_iter()
-                    .filter_map(|(r, s)| {
-                        e.get(&r).map(|t| (r, s.intersection(t).copied().collect()))
-                    })
-                    .collect(),
+                Some(m) => m.into_iter().filter_map(|(r, s)| e.get(&r).map(|t| (r, s.intersection(t).copied().collect()))).collect(),
             });
         }
         merged.unwrap_or_default()
@@ -612,10 +449,7 @@ body: |
 
     fn run(output: &str) -> Result<(), Vec<CheckError>> {
         let tables = tables::nvptx();
-        let parse = |text: &str| {
-            crate::mir::parser::parse_module(text, "t.mir", tables)
-                .unwrap_or_else(|e| panic!("{}", e.render()))
-        };
+        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
         let (input, output) = (parse(INPUT), parse(output));
         check(&input.functions[0], &output.functions[0], tables)
     }
@@ -623,55 +457,28 @@ body: |
     #[test]
     fn coalesced_registers_and_a_recomputed_parameter_pass() {
         // %b's load dropped from the entry and recomputed in the exit block.
-        run(&output(
-            "    %b.remat:i32 = LDPARAM_i32 2\n    %r:i32 = ADD_i32 %acc, %b.remat",
-        ))
-        .unwrap();
+        run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap();
     }
 
     #[test]
     fn a_read_of_the_wrong_register_is_named() {
-        let errors = run(&output(
-            "    %b.remat:i32 = LDPARAM_i32 2\n    %r:i32 = ADD_i32 %i, %b.remat",
-        ))
-        .unwrap_err();
+        let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %r:i32 = ADD_i32 %i, %b.remat")).unwrap_err();
         assert_eq!(errors[0].block, "bb.2");
         assert_eq!(errors[0].inst, 1);
-        assert!(
-            errors[0].message.contains(
-                "`ADD_i32` operand 1 reads %i, which holds {%next}, but the input reads %sum here"
-            ),
-            "{}",
-            errors[0]
-        );
+        assert!(errors[0].message.contains("`ADD_i32` operand 1 reads %i, which holds {%next}, but the input reads %sum here"), "{}", errors[0]);
     }
 
     #[test]
     fn a_clone_of_the_wrong_value_is_caught() {
         // LDPARAM_i32 0 recomputes %n, not %b.
-        let errors = run(&output(
-            "    %b.remat:i32 = LDPARAM_i32 0\n    %r:i32 = ADD_i32 %acc, %b.remat",
-        ))
-        .unwrap_err();
-        assert!(
-            errors[0]
-                .message
-                .contains("reads %b.remat, which holds {%n}, but the input reads %b here"),
-            "{}",
-            errors[0]
-        );
+        let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 0\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap_err();
+        assert!(errors[0].message.contains("reads %b.remat, which holds {%n}, but the input reads %b here"), "{}", errors[0]);
     }
 
     #[test]
     fn an_instruction_the_input_lacks_is_named() {
         let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %x:i32 = MUL_i32 %acc, %acc\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap_err();
-        assert!(
-            errors[0]
-                .message
-                .contains("`MUL_i32` is neither the input's next instruction"),
-            "{}",
-            errors[0]
-        );
+        assert!(errors[0].message.contains("`MUL_i32` is neither the input's next instruction"), "{}", errors[0]);
     }
 
     /// Spill code is followed through its slot: the spiller's own output passes; a
@@ -685,28 +492,13 @@ body: |
             )
         };
         let input = "---\nname: k\nkind: kernel\nparams:\n  - { name: p, type: p1 }\n  - { name: q, type: p1 }\n  - { name: a, type: i32 }\nbody: |\n  bb.0:\n    %p:p1 = LDPARAM_GLOBAL_PTR 0\n    %a:i32 = LDPARAM_i32 2\n    ST_GLOBAL_i32 %a, %p\n    %q:p1 = LDPARAM_GLOBAL_PTR 1\n    ST_GLOBAL_i32 %a, %q\n    RET\n...\n";
-        let parse = |text: &str| {
-            crate::mir::parser::parse_module(text, "t.mir", tables)
-                .unwrap_or_else(|e| panic!("{}", e.render()))
-        };
+        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
         let input = parse(input);
-        let good = parse(&body(
-            "    %p.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %p.reload\n",
-            "    %q.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %q.reload\n",
-        ));
-        assert_eq!(
-            check(&input.functions[0], &good.functions[0], tables),
-            Ok(())
-        );
+        let good = parse(&body("    %p.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %p.reload\n", "    %q.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %q.reload\n"));
+        assert_eq!(check(&input.functions[0], &good.functions[0], tables), Ok(()));
         // %p's reload after %q took the slot: it reads %q.
         let stale_late = parse(&body("", "    %p.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %p.reload\n    %q.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %q.reload\n"));
         let errors = check(&input.functions[0], &stale_late.functions[0], tables).unwrap_err();
-        assert!(
-            errors[0]
-                .message
-                .contains("reads %p.reload, which holds {%q}, but the input reads %p"),
-            "{}",
-            errors[0]
-        );
+        assert!(errors[0].message.contains("reads %p.reload, which holds {%q}, but the input reads %p"), "{}", errors[0]);
     }
 }

@@ -73,12 +73,7 @@ impl Settings {
 /// then suppressed (keeps the pass linear on deep dominator trees).
 const MAX_PATH: usize = 64;
 
-pub fn run(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    options: &Options,
-) -> Result<CseStats, String> {
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> Result<CseStats, String> {
     let settings = Settings::read(options, tables.sm_index(sm));
     let sets = PressureSets::new(tables, sm);
     let mut stats = CseStats::default();
@@ -93,33 +88,20 @@ pub fn run(
 /// Whether `inst` may be replaced by an equal instruction that dominates it (or, for
 /// MachineLICM, computed once before its loop): it only computes its results.
 pub(crate) fn candidate(inst: &Inst, tables: &TargetTables) -> bool {
-    let Opcode::Machine(_) = inst.opcode else {
-        return false;
-    };
-    let Some(info) = opcode_info(inst.opcode, tables) else {
-        return false;
-    };
+    let Opcode::Machine(_) = inst.opcode else { return false };
+    let Some(info) = opcode_info(inst.opcode, tables) else { return false };
     if inst.defs.is_empty() || matches!(info.name, "PHI" | "UNDEF" | "COPY") {
         return false;
     }
-    let effects = props::TERMINATOR
-        | props::SIDE_EFFECTS
-        | props::MAY_STORE
-        | props::CALL
-        | props::CONVERGENT;
+    let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
     // A selected load keeps `invariant` in its pattern's flags, not its own.
-    let invariant = inst.has_flag("invariant")
-        || matches!(inst.opcode, Opcode::Machine(m) if tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&"invariant")));
+    let invariant = inst.has_flag("invariant") || matches!(inst.opcode, Opcode::Machine(m) if tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&"invariant")));
     if info.props & effects != 0 || (info.props & props::MAY_LOAD != 0 && !invariant) {
         return false;
     }
     if info.name == "INTRINSIC" {
-        let Some(Operand::Symbol(name)) = inst.operands.first() else {
-            return false;
-        };
-        let Some(intrinsic) = tables.intrinsics.iter().find(|i| i.name == name) else {
-            return false;
-        };
+        let Some(Operand::Symbol(name)) = inst.operands.first() else { return false };
+        let Some(intrinsic) = tables.intrinsics.iter().find(|i| i.name == name) else { return false };
         return intrinsic.props & (effects | props::MAY_LOAD) == 0;
     }
     true
@@ -128,23 +110,12 @@ pub(crate) fn candidate(inst: &Inst, tables: &TargetTables) -> bool {
 /// The hash key: opcode, flags, operands and result types.
 fn key(f: &Function, inst: &Inst) -> String {
     let types: Vec<u8> = inst.defs.iter().map(|d| f.value(*d).ty.0).collect();
-    format!(
-        "{:?}|{:?}|{:?}|{types:?}",
-        inst.opcode, inst.flags, inst.operands
-    )
+    format!("{:?}|{:?}|{:?}|{types:?}", inst.opcode, inst.flags, inst.operands)
 }
 
-fn cse_function(
-    f: &mut Function,
-    tables: &TargetTables,
-    sets: &PressureSets,
-    s: &Settings,
-    stats: &mut CseStats,
-) -> Result<(), String> {
+fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s: &Settings, stats: &mut CseStats) -> Result<(), String> {
     let cfg = Cfg::new(f, tables);
-    let mut pressure = s
-        .rp_aware
-        .then(|| Pressure::compute(f, &cfg.preds, sets, tables));
+    let mut pressure = s.rp_aware.then(|| Pressure::compute(f, &cfg.preds, sets, tables));
     let targets = sets.targets(f, &s.options);
 
     // Use sites of each value, to rename a CSE'd result's users.
@@ -164,20 +135,12 @@ fn cse_function(
             }
         }
     }
-    let mut removed: Vec<Vec<bool>> = f
-        .blocks
-        .iter()
-        .map(|b| vec![false; b.insts.len()])
-        .collect();
+    let mut removed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     let mut table: HashMap<String, (usize, usize)> = HashMap::default();
     // Scope undo log: (key, previous entry).
     let mut undo: Vec<(String, Option<(usize, usize)>)> = Vec::new();
     // Dominator-tree walk: (block, entering?) with the undo-log height to restore.
-    let mut stack: Vec<(usize, Option<usize>)> = if f.blocks.is_empty() {
-        Vec::new()
-    } else {
-        vec![(0, None)]
-    };
+    let mut stack: Vec<(usize, Option<usize>)> = if f.blocks.is_empty() { Vec::new() } else { vec![(0, None)] };
     while let Some((b, leave)) = stack.pop() {
         if let Some(height) = leave {
             while undo.len() > height {
@@ -208,28 +171,14 @@ fn cse_function(
             let label = f.blocks[b].label();
             let loc = f.blocks[b].insts[i].loc;
             if let Some(p) = &pressure {
-                if let Some(reason) =
-                    too_much_pressure(f, p, &cfg, sets, &targets, s, &earlier, eb, b)
-                {
+                if let Some(reason) = too_much_pressure(f, p, &cfg, sets, &targets, s, &earlier, eb, b) {
                     stats.suppressed_by_pressure += 1;
-                    stats.remarks.push((
-                        f.name.clone(),
-                        loc,
-                        format!("{label}: kept {}: {reason}", value_names(f, &later)),
-                    ));
+                    stats.remarks.push((f.name.clone(), loc, format!("{label}: kept {}: {reason}", value_names(f, &later))));
                     continue;
                 }
             }
             stats.eliminated += 1;
-            stats.remarks.push((
-                f.name.clone(),
-                loc,
-                format!(
-                    "{label}: {} reuses {}",
-                    value_names(f, &later),
-                    value_names(f, &earlier)
-                ),
-            ));
+            stats.remarks.push((f.name.clone(), loc, format!("{label}: {} reuses {}", value_names(f, &later), value_names(f, &earlier))));
             let mut used = vec![false; later.len()];
             if s.copy_prop {
                 for (n, (from, into)) in later.iter().zip(&earlier).enumerate() {
@@ -247,16 +196,7 @@ fn cse_function(
                 }
                 let inst = &mut f.blocks[b].insts[i];
                 inst.defs.clear();
-                let read: Vec<ValueId> = std::mem::take(&mut inst.operands)
-                    .into_iter()
-                    .filter_map(|o| {
-                        if let Operand::Value(v) = o {
-                            Some(v)
-                        } else {
-                            None
-                        }
-                    })
-                    .collect();
+                let read: Vec<ValueId> = std::mem::take(&mut inst.operands).into_iter().filter_map(|o| if let Operand::Value(v) = o { Some(v) } else { None }).collect();
                 removed[b][i] = true;
                 // The removed instruction's operands may now die earlier.
                 if let (Some(p), true) = (&mut pressure, s.incremental) {
@@ -264,23 +204,14 @@ fn cse_function(
                     read.sort_unstable_by_key(|v| v.0);
                     read.dedup();
                     for u in read {
-                        let Some(&def) = def_block.get(&u.0) else {
-                            continue;
-                        };
-                        let sites: Vec<(usize, bool)> = reads_of(
-                            f,
-                            tables,
-                            u,
-                            uses.get(&u.0).map(Vec::as_slice).unwrap_or(&[]),
-                        );
+                        let Some(&def) = def_block.get(&u.0) else { continue };
+                        let sites: Vec<(usize, bool)> = reads_of(f, tables, u, uses.get(&u.0).map(Vec::as_slice).unwrap_or(&[]));
                         p.reset_value(f, u, def, &sites, &cfg, sets, tables);
                     }
                 }
             } else {
                 // The later instruction becomes `COPY earlier` (left for copy propagation).
-                let Some(copy) = copy_for(f, tables, s.sm_index, &later, &earlier) else {
-                    continue;
-                };
+                let Some(copy) = copy_for(f, tables, s.sm_index, &later, &earlier) else { continue };
                 let inst = &mut f.blocks[b].insts[i];
                 inst.opcode = copy;
                 inst.flags.clear();
@@ -307,11 +238,7 @@ fn cse_function(
                         if s.print_verify {
                             for (blk, (a, b)) in p.peak.iter().zip(&full.peak).enumerate() {
                                 if a != b {
-                                    message.push_str(&format!(
-                                        "\n  {}: incremental {a:?}, recomputed {b:?} ({})",
-                                        f.blocks[blk].label(),
-                                        sets.names.join(", ")
-                                    ));
+                                    message.push_str(&format!("\n  {}: incremental {a:?}, recomputed {b:?} ({})", f.blocks[blk].label(), sets.names.join(", ")));
                                 }
                             }
                         }
@@ -329,13 +256,7 @@ fn cse_function(
 }
 
 /// The machine `COPY` for the later result's type (one result only).
-fn copy_for(
-    f: &Function,
-    tables: &TargetTables,
-    sm_index: usize,
-    later: &[ValueId],
-    earlier: &[ValueId],
-) -> Option<Opcode> {
+fn copy_for(f: &Function, tables: &TargetTables, sm_index: usize, later: &[ValueId], earlier: &[ValueId]) -> Option<Opcode> {
     if later.len() != 1 || earlier.len() != 1 {
         return None;
     }
@@ -344,24 +265,13 @@ fn copy_for(
     tables
         .patterns
         .iter()
-        .position(|p| {
-            p.opcode == copy.0
-                && p.sms >> sm_index & 1 == 1
-                && p.flags.is_empty()
-                && p.result() == Some(ty)
-                && p.operands.len() == 1
-        })
+        .position(|p| p.opcode == copy.0 && p.sms >> sm_index & 1 == 1 && p.flags.is_empty() && p.result() == Some(ty) && p.operands.len() == 1)
         .map(|i| Opcode::Machine(i as u16))
 }
 
 /// Where `v` is still read, from its use sites (which may list instructions that no
 /// longer read it): a block, or a PHI's incoming edge out of a block.
-fn reads_of(
-    f: &Function,
-    tables: &TargetTables,
-    v: ValueId,
-    sites: &[(usize, usize)],
-) -> Vec<(usize, bool)> {
+fn reads_of(f: &Function, tables: &TargetTables, v: ValueId, sites: &[(usize, usize)]) -> Vec<(usize, bool)> {
     let mut out = Vec::new();
     for &(b, i) in sites {
         let inst = &f.blocks[b].insts[i];
@@ -383,41 +293,23 @@ fn reads_of(
 }
 
 fn value_names(f: &Function, values: &[ValueId]) -> String {
-    values
-        .iter()
-        .map(|v| format!("%{}", f.value(*v).name))
-        .collect::<Vec<_>>()
-        .join(", ")
+    values.iter().map(|v| format!("%{}", f.value(*v).name)).collect::<Vec<_>>().join(", ")
 }
 
 /// Why reusing `earlier` (defined in `eb`) down to block `b` would exceed a target.
 #[allow(clippy::too_many_arguments)]
-fn too_much_pressure(
-    f: &Function,
-    p: &Pressure,
-    cfg: &Cfg,
-    sets: &PressureSets,
-    targets: &[i64],
-    s: &Settings,
-    earlier: &[ValueId],
-    eb: usize,
-    b: usize,
-) -> Option<String> {
+fn too_much_pressure(f: &Function, p: &Pressure, cfg: &Cfg, sets: &PressureSets, targets: &[i64], s: &Settings, earlier: &[ValueId], eb: usize, b: usize) -> Option<String> {
     let mut path = vec![b];
     let mut x = b;
     while x != eb {
         x = cfg.idom[x]?;
         path.push(x);
         if path.len() > MAX_PATH {
-            return Some(format!(
-                "the dominator path is longer than {MAX_PATH} blocks"
-            ));
+            return Some(format!("the dominator path is longer than {MAX_PATH} blocks"));
         }
     }
     for v in earlier {
-        let Some((set, weight)) = sets.of(f, *v) else {
-            continue;
-        };
+        let Some((set, weight)) = sets.of(f, *v) else { continue };
         if sets.limits[set].is_some() && !s.pred_aware {
             continue;
         }
@@ -426,10 +318,7 @@ fn too_much_pressure(
         }
         let peak = i64::from(p.max_over(&path, set)) + i64::from(weight);
         if peak > targets[set] {
-            return Some(format!(
-                "{} pressure would reach {peak}, above the target {}",
-                sets.names[set], targets[set]
-            ));
+            return Some(format!("{} pressure would reach {peak}, above the target {}", sets.names[set], targets[set]));
         }
     }
     None

@@ -20,19 +20,11 @@ pub fn remove_dead_code(module: &mut Module, tables: &TargetTables) {
 /// Removes the instructions of `f` whose results nothing reads (transitively); returns
 /// how many.
 pub fn remove_dead_in_function(f: &mut crate::mir::Function, tables: &TargetTables) -> usize {
-    let effects = props::TERMINATOR
-        | props::SIDE_EFFECTS
-        | props::MAY_STORE
-        | props::CALL
-        | props::CONVERGENT;
+    let effects = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_STORE | props::CALL | props::CONVERGENT;
     {
         // Defining instructions of each value (several after PHI elimination).
         let mut defs: HashMap<u32, Vec<(usize, usize)>> = HashMap::default();
-        let mut live: Vec<Vec<bool>> = f
-            .blocks
-            .iter()
-            .map(|b| vec![false; b.insts.len()])
-            .collect();
+        let mut live: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
         let mut work = Vec::new();
         for (b, block) in f.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {

@@ -36,52 +36,32 @@ pub fn frame_object(inst: &Inst, tables: &TargetTables) -> Option<usize> {
 /// `LOAD(FRAME_INDEX)`, `STORE(v, FRAME_INDEX)` or either over
 /// `PTR_ADD(FRAME_INDEX, imm)`, without flags (no volatile, no extension).
 pub fn access(inst: &Inst, tables: &TargetTables) -> Option<Access> {
-    let Opcode::Machine(m) = inst.opcode else {
-        return None;
-    };
+    let Opcode::Machine(m) = inst.opcode else { return None };
     let p = tables.patterns.get(m as usize)?;
     let root = opcode_name(tables, p.opcode);
     if !matches!(root, "LOAD" | "STORE") || !p.flags.is_empty() || !inst.flags.is_empty() {
         return None;
     }
-    if !p.nodes.iter().skip(1).all(|n| {
-        matches!(opcode_name(tables, n.opcode), "FRAME_INDEX" | "PTR_ADD") && n.flags.is_empty()
-    }) {
+    if !p.nodes.iter().skip(1).all(|n| matches!(opcode_name(tables, n.opcode), "FRAME_INDEX" | "PTR_ADD") && n.flags.is_empty()) {
         return None;
     }
     let object = frame_object(inst, tables)?;
-    let operands: Vec<&Operand> = inst
-        .operands
-        .iter()
-        .filter(|o| !matches!(o, Operand::Align(_)))
-        .collect();
+    let operands: Vec<&Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect();
     let mut offset = 0;
     let mut stored = None;
     for (k, (_, kind)) in p.operands.iter().enumerate() {
         match (kind, operands.get(k)) {
-            (PatternOperand::Imm(_) | PatternOperand::ImmRange(..), Some(Operand::Int(i))) => {
-                offset = i64::try_from(*i).ok()?
-            }
+            (PatternOperand::Imm(_) | PatternOperand::ImmRange(..), Some(Operand::Int(i))) => offset = i64::try_from(*i).ok()?,
             (PatternOperand::Reg(_), Some(Operand::Value(v))) => stored = Some(*v),
             (PatternOperand::Literal, _) => {}
             _ => return None,
         }
     }
     if root == "STORE" {
-        Some(Access {
-            object,
-            offset,
-            store: true,
-            value: stored?,
-        })
+        Some(Access { object, offset, store: true, value: stored? })
     } else {
         match (inst.defs.as_slice(), p.result()) {
-            ([d], Some(_)) if stored.is_none() => Some(Access {
-                object,
-                offset,
-                store: false,
-                value: *d,
-            }),
+            ([d], Some(_)) if stored.is_none() => Some(Access { object, offset, store: false, value: *d }),
             _ => None,
         }
     }
@@ -92,26 +72,13 @@ pub fn access(inst: &Inst, tables: &TargetTables) -> Option<Access> {
 /// the spiller's instructions. `None` when the description has no such pair.
 pub fn spill_patterns(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<(u16, u16)> {
     let direct = |p: &target_desc::tables::PatternInfo| {
-        p.sms >> sm_index & 1 == 1
-            && p.flags.is_empty()
-            && p.flag_groups.is_empty()
-            && p.nodes.len() == 2
-            && opcode_name(tables, p.nodes[1].opcode) == "FRAME_INDEX"
+        p.sms >> sm_index & 1 == 1 && p.flags.is_empty() && p.flag_groups.is_empty() && p.nodes.len() == 2 && opcode_name(tables, p.nodes[1].opcode) == "FRAME_INDEX"
     };
     let store = tables.patterns.iter().position(|p| {
-        direct(p)
-            && opcode_name(tables, p.opcode) == "STORE"
-            && p.operands.len() == 2
-            && p.operands[0].1 == PatternOperand::Reg(ty)
-            && p.operands[1].1 == PatternOperand::Literal
+        direct(p) && opcode_name(tables, p.opcode) == "STORE" && p.operands.len() == 2 && p.operands[0].1 == PatternOperand::Reg(ty) && p.operands[1].1 == PatternOperand::Literal
     })?;
     let load = tables.patterns.iter().position(|p| {
-        direct(p)
-            && opcode_name(tables, p.opcode) == "LOAD"
-            && p.result() == Some(ty)
-            && p.results.len() == 1
-            && p.operands.len() == 1
-            && p.operands[0].1 == PatternOperand::Literal
+        direct(p) && opcode_name(tables, p.opcode) == "LOAD" && p.result() == Some(ty) && p.results.len() == 1 && p.operands.len() == 1 && p.operands[0].1 == PatternOperand::Literal
     })?;
     Some((store as u16, load as u16))
 }

@@ -45,12 +45,7 @@ pub struct LicmStats {
     pub remarks: Vec<(String, Loc, String)>,
 }
 
-pub fn run(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    options: &Options,
-) -> LicmStats {
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> LicmStats {
     let sets = PressureSets::new(tables, sm);
     let mut stats = LicmStats::default();
     for f in &mut module.functions {
@@ -72,14 +67,7 @@ fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
     opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0)
 }
 
-fn licm_function(
-    f: &mut Function,
-    tables: &TargetTables,
-    sm_index: usize,
-    sets: &PressureSets,
-    options: &Options,
-    stats: &mut LicmStats,
-) {
+fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets: &PressureSets, options: &Options, stats: &mut LicmStats) {
     let cfg = Cfg::new(f, tables);
     let mut loops = cfg.loops();
     if loops.is_empty() {
@@ -92,11 +80,7 @@ fn licm_function(
     let original_blocks = f.blocks.len();
     // Pressure added to each block by hoisting so far, per set; new blocks start with
     // their header's peak.
-    let mut peak: Vec<Vec<i64>> = pressure
-        .peak
-        .iter()
-        .map(|p| p.iter().map(|&x| i64::from(x)).collect())
-        .collect();
+    let mut peak: Vec<Vec<i64>> = pressure.peak.iter().map(|p| p.iter().map(|&x| i64::from(x)).collect()).collect();
     let mut def_block = vec![usize::MAX; f.values.len()];
     for (b, block) in f.blocks.iter().enumerate() {
         for inst in &block.insts {
@@ -116,27 +100,10 @@ fn licm_function(
         }
         let in_loop = |b: usize| mark[b] == k + 1;
         // The new preheaders of inner loops are in this loop too.
-        let member = |b: usize| {
-            if b < original_blocks {
-                in_loop(b)
-            } else {
-                made.header_of
-                    .get(&b)
-                    .is_some_and(|&h| in_loop(h) && h != l.header)
-            }
-        };
-        let exiting: Vec<usize> = l
-            .blocks
-            .iter()
-            .copied()
-            .filter(|&b| cfg.succs[b].iter().any(|&s| !in_loop(s)))
-            .collect();
+        let member = |b: usize| if b < original_blocks { in_loop(b) } else { made.header_of.get(&b).is_some_and(|&h| in_loop(h) && h != l.header) };
+        let exiting: Vec<usize> = l.blocks.iter().copied().filter(|&b| cfg.succs[b].iter().any(|&s| !in_loop(s))).collect();
         let guaranteed = |b: usize| {
-            let b = if b < original_blocks {
-                b
-            } else {
-                made.header_of[&b]
-            };
+            let b = if b < original_blocks { b } else { made.header_of[&b] };
             exiting.iter().all(|&e| cfg.dominates(b, e))
         };
         // Blocks in dominance order, each new preheader just before its header.
@@ -150,9 +117,7 @@ fn licm_function(
             order.push(b);
         }
         let loop_blocks: Vec<usize> = order.clone();
-        let mut loop_peak: Vec<i64> = (0..sets.names.len())
-            .map(|s| loop_blocks.iter().map(|&b| peak[b][s]).max().unwrap_or(0))
-            .collect();
+        let mut loop_peak: Vec<i64> = (0..sets.names.len()).map(|s| loop_blocks.iter().map(|&b| peak[b][s]).max().unwrap_or(0)).collect();
         let mut added = vec![0i64; sets.names.len()];
         let mut hoist: Vec<(usize, usize)> = Vec::new();
         let mut hoisted_here = rustc_hash::FxHashSet::default();
@@ -179,16 +144,9 @@ fn licm_function(
                         weight[s] += i64::from(w);
                     }
                 }
-                if let Some(s) = (0..weight.len())
-                    .find(|&s| weight[s] > 0 && loop_peak[s] + weight[s] > targets[s])
-                {
+                if let Some(s) = (0..weight.len()).find(|&s| weight[s] > 0 && loop_peak[s] + weight[s] > targets[s]) {
                     stats.suppressed_by_pressure += 1;
-                    let message = format!(
-                        "not hoisted: {} pressure in the loop would reach {}, above the target {}",
-                        sets.names[s],
-                        loop_peak[s] + weight[s],
-                        targets[s]
-                    );
+                    let message = format!("not hoisted: {} pressure in the loop would reach {}, above the target {}", sets.names[s], loop_peak[s] + weight[s], targets[s]);
                     stats.remarks.push((f.name.clone(), inst.loc, message));
                     continue;
                 }
@@ -203,8 +161,7 @@ fn licm_function(
         if hoist.is_empty() {
             continue;
         }
-        let Some(preheader) = preheader(f, &cfg, l, tables, sm_index, &mut made, &mut next_number)
-        else {
+        let Some(preheader) = preheader(f, &cfg, l, tables, sm_index, &mut made, &mut next_number) else {
             stats.no_preheader += 1;
             continue;
         };
@@ -246,21 +203,13 @@ fn licm_function(
             });
         }
         let block = &mut f.blocks[preheader];
-        let at = block
-            .insts
-            .iter()
-            .position(|i| is_terminator(i, tables))
-            .unwrap_or(block.insts.len());
+        let at = block.insts.iter().position(|i| is_terminator(i, tables)).unwrap_or(block.insts.len());
         block.insts.splice(at..at, moved);
     }
     // Lay each new preheader out just before its header.
     if !made.header_of.is_empty() {
         let new_blocks: Vec<Block> = f.blocks.drain(original_blocks..).collect();
-        let mut by_header: rustc_hash::FxHashMap<usize, Block> = new_blocks
-            .into_iter()
-            .enumerate()
-            .map(|(k, blk)| (made.header_of[&(original_blocks + k)], blk))
-            .collect();
+        let mut by_header: rustc_hash::FxHashMap<usize, Block> = new_blocks.into_iter().enumerate().map(|(k, blk)| (made.header_of[&(original_blocks + k)], blk)).collect();
         let old = std::mem::take(&mut f.blocks);
         for (b, block) in old.into_iter().enumerate() {
             if let Some(pre) = by_header.remove(&b) {
@@ -274,23 +223,11 @@ fn licm_function(
 /// The loop's preheader: the single block outside the loop entering the header,
 /// when it branches only there; else a new block on that edge (its index is pushed
 /// in `made`). `None` when several blocks outside the loop enter it.
-fn preheader(
-    f: &mut Function,
-    cfg: &Cfg,
-    l: &super::cfg::Loop,
-    tables: &TargetTables,
-    sm_index: usize,
-    made: &mut Made,
-    next_number: &mut u32,
-) -> Option<usize> {
+fn preheader(f: &mut Function, cfg: &Cfg, l: &super::cfg::Loop, tables: &TargetTables, sm_index: usize, made: &mut Made, next_number: &mut u32) -> Option<usize> {
     if let Some(&p) = made.preheader_of.get(&l.header) {
         return Some(p);
     }
-    let outside: Vec<usize> = cfg.preds[l.header]
-        .iter()
-        .copied()
-        .filter(|&p| !l.contains(p))
-        .collect();
+    let outside: Vec<usize> = cfg.preds[l.header].iter().copied().filter(|&p| !l.contains(p)).collect();
     let [p] = outside.as_slice() else { return None };
     let p = *p;
     if !cfg.reachable(p) {
@@ -304,22 +241,14 @@ fn preheader(
     *next_number += 1;
     // Redirect p's branches to the header, and the header's PHIs, to the new block.
     let p_number = f.blocks[p].number;
-    for inst in f.blocks[p]
-        .insts
-        .iter_mut()
-        .filter(|i| is_terminator(i, tables))
-    {
+    for inst in f.blocks[p].insts.iter_mut().filter(|i| is_terminator(i, tables)) {
         for o in &mut inst.operands {
             if *o == Operand::Block(header_number) {
                 *o = Operand::Block(number);
             }
         }
     }
-    for inst in f.blocks[l.header]
-        .insts
-        .iter_mut()
-        .take_while(|i| i.is_phi(tables))
-    {
+    for inst in f.blocks[l.header].insts.iter_mut().take_while(|i| i.is_phi(tables)) {
         for pair in inst.operands.chunks_mut(2) {
             if pair.len() == 2 && pair[1] == Operand::Block(p_number) {
                 pair[1] = Operand::Block(number);
@@ -327,23 +256,9 @@ fn preheader(
         }
     }
     let br_opcode = tables.opcode("BR")?;
-    let br = tables
-        .patterns
-        .iter()
-        .position(|pat| pat.opcode == br_opcode.0 && pat.sms >> sm_index & 1 == 1)?;
+    let br = tables.patterns.iter().position(|pat| pat.opcode == br_opcode.0 && pat.sms >> sm_index & 1 == 1)?;
     let loc = f.blocks[l.header].loc;
-    f.blocks.push(Block {
-        number,
-        name: None,
-        insts: vec![Inst {
-            defs: Vec::new(),
-            opcode: Opcode::Machine(br as u16),
-            flags: Vec::new(),
-            operands: vec![Operand::Block(header_number)],
-            loc,
-        }],
-        loc,
-    });
+    f.blocks.push(Block { number, name: None, insts: vec![Inst { defs: Vec::new(), opcode: Opcode::Machine(br as u16), flags: Vec::new(), operands: vec![Operand::Block(header_number)], loc }], loc });
     let index = f.blocks.len() - 1;
     made.preheader_of.insert(l.header, index);
     made.header_of.insert(index, l.header);

@@ -32,11 +32,7 @@ pub struct Mem2RegStats {
 
 pub fn run(module: &mut Module, tables: &TargetTables) -> Mem2RegStats {
     let mut stats = Mem2RegStats::default();
-    for f in module
-        .functions
-        .iter_mut()
-        .filter(|f| !f.frame.is_empty() && f.ssa)
-    {
+    for f in module.functions.iter_mut().filter(|f| !f.frame.is_empty() && f.ssa) {
         promote(f, tables, &mut stats);
     }
     stats
@@ -55,34 +51,22 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
     // Address computations nothing reads (selection leaves them for dce): not an escape,
     // and removed with their object.
     let mut dead_refs: Vec<Vec<(usize, usize)>> = vec![Vec::new(); objects];
-    let read: rustc_hash::FxHashSet<u32> = f
-        .blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .flat_map(|i| i.uses())
-        .map(|v| v.0)
-        .collect();
+    let read: rustc_hash::FxHashSet<u32> = f.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| i.uses()).map(|v| v.0).collect();
     for (b, block) in f.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
-            let Some(k) = frame::frame_object(inst, tables) else {
-                continue;
-            };
+            let Some(k) = frame::frame_object(inst, tables) else { continue };
             if k >= objects {
                 continue;
             }
             match frame::access(inst, tables) {
                 Some(a) => sites[k].push((b, i, a)),
-                None if !inst.defs.is_empty() && inst.defs.iter().all(|d| !read.contains(&d.0)) => {
-                    dead_refs[k].push((b, i))
-                }
+                None if !inst.defs.is_empty() && inst.defs.iter().all(|d| !read.contains(&d.0)) => dead_refs[k].push((b, i)),
                 None => escaped[k] = true,
             }
         }
     }
     let cfg = Cfg::new(f, tables);
-    let size = |f: &Function, v: ValueId| {
-        i64::from(crate::legalize::abi::store_bytes(tables, f.value(v).ty))
-    };
+    let size = |f: &Function, v: ValueId| i64::from(crate::legalize::abi::store_bytes(tables, f.value(v).ty));
     let mut rename: HashMap<u32, ValueId> = HashMap::default();
     let mut remove: Vec<(usize, usize)> = Vec::new();
     for k in 0..objects {
@@ -90,8 +74,7 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
             continue;
         }
         // Cells by offset; every access of a cell has the same size, and cells are disjoint.
-        let mut cells: std::collections::BTreeMap<i64, Vec<Site>> =
-            std::collections::BTreeMap::new();
+        let mut cells: std::collections::BTreeMap<i64, Vec<Site>> = std::collections::BTreeMap::new();
         for s in &sites[k] {
             cells.entry(s.2.offset).or_default().push(*s);
         }
@@ -119,17 +102,8 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
             let [store] = stores.as_slice() else { continue };
             let value = store.2.value;
             let ty = f.value(value).ty;
-            let dominates = |l: &Site| {
-                if l.0 == store.0 {
-                    store.1 < l.1
-                } else {
-                    cfg.dominates(store.0, l.0)
-                }
-            };
-            if !loads
-                .iter()
-                .all(|l| dominates(l) && f.value(l.2.value).ty == ty)
-            {
+            let dominates = |l: &Site| if l.0 == store.0 { store.1 < l.1 } else { cfg.dominates(store.0, l.0) };
+            if !loads.iter().all(|l| dominates(l) && f.value(l.2.value).ty == ty) {
                 continue;
             }
             for l in &loads {
@@ -140,18 +114,9 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
             stats.promoted_cells += 1;
             stats.loads_removed += loads.len();
             stats.stores_removed += 1;
-            let object = f.frame[k]
-                .name
-                .as_ref()
-                .map_or(format!("frame object {k}"), |n| {
-                    format!("frame object {k} (`{n}`)")
-                });
+            let object = f.frame[k].name.as_ref().map_or(format!("frame object {k}"), |n| format!("frame object {k} (`{n}`)"));
             let loc = f.blocks[store.0].insts[store.1].loc;
-            let message = format!(
-                "promoted {object} at offset {offset} to %{} ({} load(s))",
-                f.value(value).name,
-                loads.len()
-            );
+            let message = format!("promoted {object} at offset {offset} to %{} ({} load(s))", f.value(value).name, loads.len());
             stats.remarks.push((f.name.clone(), loc, message));
         }
     }
@@ -159,10 +124,7 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
     remove.sort_unstable();
     let mut used = vec![false; objects];
     for k in 0..objects {
-        used[k] = escaped[k]
-            || sites[k]
-                .iter()
-                .any(|s| remove.binary_search(&(s.0, s.1)).is_err());
+        used[k] = escaped[k] || sites[k].iter().any(|s| remove.binary_search(&(s.0, s.1)).is_err());
         if !used[k] {
             remove.extend(dead_refs[k].iter().copied());
         }

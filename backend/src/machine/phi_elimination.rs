@@ -76,43 +76,17 @@ fn copy_pattern(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<u16> {
 /// Leaves SSA in every function. `coalesce` is the `cssa-coalesce` level and
 /// `verbosity` the `cssa-verbosity` level (1: a remark per copy kept, with the values
 /// that interfere).
-pub fn eliminate_phis(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    source: Source<'_>,
-    coalesce: i64,
-    verbosity: i64,
-) -> Result<Stats, Vec<MirError>> {
+pub fn eliminate_phis(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, coalesce: i64, verbosity: i64) -> Result<Stats, Vec<MirError>> {
     let sm_index = tables.sm_index(sm);
     let mut copies: HashMap<u8, Option<u16>> = HashMap::default();
-    let mut copy_of = |ty: u8| {
-        *copies
-            .entry(ty)
-            .or_insert_with(|| copy_pattern(tables, sm_index, ty))
-    };
+    let mut copy_of = |ty: u8| *copies.entry(ty).or_insert_with(|| copy_pattern(tables, sm_index, ty));
     let mut stats = Stats::default();
     let mut errors = Vec::new();
     for f in &mut module.functions {
-        let mut pass = OutOfSsa {
-            tables,
-            coalesce,
-            verbosity,
-            stats: &mut stats,
-            copy_of: &mut copy_of,
-        };
+        let mut pass = OutOfSsa { tables, coalesce, verbosity, stats: &mut stats, copy_of: &mut copy_of };
         if let Err((loc, ty)) = pass.run(f) {
             let name = tables.type_info(ty).map(|t| t.name).unwrap_or("?");
-            errors.push(MirError::at(
-                source.file,
-                source.text,
-                loc.line as usize,
-                loc.column as usize,
-                format!(
-                    "no COPY pattern for {name} on {} in the description",
-                    sm.name
-                ),
-            ));
+            errors.push(MirError::at(source.file, source.text, loc.line as usize, loc.column as usize, format!("no COPY pattern for {name} on {} in the description", sm.name)));
         }
     }
     if errors.is_empty() {
@@ -157,10 +131,7 @@ impl OutOfSsa<'_, '_> {
     }
 
     fn run(&mut self, f: &mut Function) -> Result<(), (Loc, target_desc::tables::VtId)> {
-        let has_phis = f
-            .blocks
-            .iter()
-            .any(|b| b.insts.first().is_some_and(|i| self.is_phi(i)));
+        let has_phis = f.blocks.iter().any(|b| b.insts.first().is_some_and(|i| self.is_phi(i)));
         if !has_phis && self.coalesce < 2 {
             f.ssa = false;
             return Ok(());
@@ -176,11 +147,7 @@ impl OutOfSsa<'_, '_> {
             for (i, inst) in block.insts.iter().enumerate() {
                 let grouped = g.start.contains(&i) || g.end.contains(&i);
                 if grouped || (self.coalesce >= 2 && i >= g.phis && self.is_copy(inst)) {
-                    candidates.push(Candidate {
-                        block: b,
-                        index: i,
-                        depth: depth[b],
-                    });
+                    candidates.push(Candidate { block: b, index: i, depth: depth[b] });
                 }
             }
         }
@@ -205,13 +172,7 @@ impl OutOfSsa<'_, '_> {
                 match classes.try_merge(d, s, &facts) {
                     Ok(()) => self.stats.coalesced += 1,
                     Err(Some((x, y))) if self.verbosity >= 1 => {
-                        let message = format!(
-                            "kept `%{} = COPY %{}`: %{} interferes with %{}",
-                            f.value(d).name,
-                            f.value(s).name,
-                            f.value(x).name,
-                            f.value(y).name
-                        );
+                        let message = format!("kept `%{} = COPY %{}`: %{} interferes with %{}", f.value(d).name, f.value(s).name, f.value(x).name, f.value(y).name);
                         self.stats.remarks.push((f.name.clone(), inst.loc, message));
                     }
                     Err(_) => {}
@@ -224,27 +185,14 @@ impl OutOfSsa<'_, '_> {
     }
 
     /// Step 1: fresh PHI results and operands, and the two parallel copies per block.
-    fn make_conventional(
-        &mut self,
-        f: &mut Function,
-        names: &mut HashSet<String>,
-    ) -> Result<Vec<Groups>, (Loc, target_desc::tables::VtId)> {
-        let index: HashMap<u32, usize> = f
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(i, b)| (b.number, i))
-            .collect();
+    fn make_conventional(&mut self, f: &mut Function, names: &mut HashSet<String>) -> Result<Vec<Groups>, (Loc, target_desc::tables::VtId)> {
+        let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let n = f.blocks.len();
         let mut start: Vec<Vec<Inst>> = vec![Vec::new(); n];
         let mut end: Vec<Vec<Inst>> = vec![Vec::new(); n];
         let mut phi_counts = vec![0; n];
         for b in 0..n {
-            let count = f.blocks[b]
-                .insts
-                .iter()
-                .take_while(|i| self.is_phi(i))
-                .count();
+            let count = f.blocks[b].insts.iter().take_while(|i| self.is_phi(i)).count();
             phi_counts[b] = count;
             for k in 0..count {
                 let phi = f.blocks[b].insts[k].clone();
@@ -259,44 +207,21 @@ impl OutOfSsa<'_, '_> {
                     if let [Operand::Value(v), Operand::Block(pred)] = pair {
                         if let Some(&p) = index.get(pred) {
                             let a = f.fresh_value(names, &format!("{base}.from{pred}"), ty);
-                            end[p].push(Inst {
-                                defs: vec![a],
-                                opcode: Opcode::Machine(copy),
-                                flags: Vec::new(),
-                                operands: vec![Operand::Value(*v)],
-                                loc: phi.loc,
-                            });
+                            end[p].push(Inst { defs: vec![a], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(*v)], loc: phi.loc });
                             operands.extend([Operand::Value(a), Operand::Block(*pred)]);
                             continue;
                         }
                     }
                     operands.extend(pair.iter().cloned());
                 }
-                start[b].push(Inst {
-                    defs: vec![x],
-                    opcode: Opcode::Machine(copy),
-                    flags: Vec::new(),
-                    operands: vec![Operand::Value(x_in)],
-                    loc: phi.loc,
-                });
-                f.blocks[b].insts[k] = Inst {
-                    defs: vec![x_in],
-                    operands,
-                    ..phi
-                };
+                start[b].push(Inst { defs: vec![x], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(x_in)], loc: phi.loc });
+                f.blocks[b].insts[k] = Inst { defs: vec![x_in], operands, ..phi };
             }
         }
         let mut groups = vec![Groups::default(); n];
         for (b, ((block, start), end)) in f.blocks.iter_mut().zip(start).zip(end).enumerate() {
             let phis = phi_counts[b];
-            let terminator = block
-                .insts
-                .iter()
-                .position(|i| {
-                    opcode_info(i.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR))
-                })
-                .unwrap_or(block.insts.len())
-                .max(phis);
+            let terminator = block.insts.iter().position(|i| opcode_info(i.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR))).unwrap_or(block.insts.len()).max(phis);
             let (start_len, end_len) = (start.len(), end.len());
             let tail = block.insts.split_off(terminator);
             let body = block.insts.split_off(phis);
@@ -305,29 +230,14 @@ impl OutOfSsa<'_, '_> {
             let end_at = block.insts.len();
             block.insts.extend(end);
             block.insts.extend(tail);
-            groups[b] = Groups {
-                phis,
-                start: phis..phis + start_len,
-                end: end_at..end_at + end_len,
-            };
+            groups[b] = Groups { phis, start: phis..phis + start_len, end: end_at..end_at + end_len };
         }
         Ok(groups)
     }
 
     /// Step 3: one name per class, no PHIs, no `r = r` copies, parallel copies in order.
-    fn rename_and_sequentialize(
-        &mut self,
-        f: &mut Function,
-        groups: &[Groups],
-        classes: &mut Classes,
-        original_values: usize,
-        names: &mut HashSet<String>,
-    ) {
-        let phi_results: HashSet<u32> = groups
-            .iter()
-            .zip(&f.blocks)
-            .flat_map(|(g, b)| b.insts[g.start.clone()].iter().map(|i| i.defs[0].0))
-            .collect();
+    fn rename_and_sequentialize(&mut self, f: &mut Function, groups: &[Groups], classes: &mut Classes, original_values: usize, names: &mut HashSet<String>) {
+        let phi_results: HashSet<u32> = groups.iter().zip(&f.blocks).flat_map(|(g, b)| b.insts[g.start.clone()].iter().map(|i| i.defs[0].0)).collect();
         let rename = classes.representatives(original_values, &phi_results);
         for b in 0..f.blocks.len() {
             let insts = std::mem::take(&mut f.blocks[b].insts);
@@ -374,13 +284,7 @@ impl OutOfSsa<'_, '_> {
 
     /// Emits a parallel copy as a sequence of the description's copies, with one
     /// temporary per type for the cycles.
-    fn sequentialize(
-        &mut self,
-        f: &mut Function,
-        parallel: &mut Vec<(ValueId, ValueId, Loc)>,
-        out: &mut Vec<Inst>,
-        names: &mut HashSet<String>,
-    ) {
+    fn sequentialize(&mut self, f: &mut Function, parallel: &mut Vec<(ValueId, ValueId, Loc)>, out: &mut Vec<Inst>, names: &mut HashSet<String>) {
         if parallel.is_empty() {
             return;
         }
@@ -400,15 +304,8 @@ impl OutOfSsa<'_, '_> {
         });
         self.stats.cycles_broken += sequence.len() - copies.len();
         for (d, s) in sequence {
-            let copy =
-                (self.copy_of)(f.value(d).ty.0).expect("a copy of this type was made in step 1");
-            out.push(Inst {
-                defs: vec![d],
-                opcode: Opcode::Machine(copy),
-                flags: Vec::new(),
-                operands: vec![Operand::Value(s)],
-                loc,
-            });
+            let copy = (self.copy_of)(f.value(d).ty.0).expect("a copy of this type was made in step 1");
+            out.push(Inst { defs: vec![d], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(s)], loc });
             self.stats.copies_left += 1;
         }
     }
@@ -419,10 +316,7 @@ impl OutOfSsa<'_, '_> {
 /// same effect. A copy whose destination no pending copy still reads goes first;
 /// what remains are cycles, each broken by saving one destination in `temp(that
 /// destination)`, a spare location of its kind. One copy more than the input per cycle.
-pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(
-    copies: &[(T, T)],
-    mut temp: impl FnMut(T) -> T,
-) -> Vec<(T, T)> {
+pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(copies: &[(T, T)], mut temp: impl FnMut(T) -> T) -> Vec<(T, T)> {
     let mut out = Vec::with_capacity(copies.len() + 1);
     // `location[v]`: where the value `v` held before the parallel copy is now.
     let mut location: HashMap<T, T> = HashMap::default();
@@ -431,23 +325,14 @@ pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(
         location.insert(s, s);
         source_of.insert(d, s);
     }
-    let mut ready: Vec<T> = copies
-        .iter()
-        .rev()
-        .map(|c| c.0)
-        .filter(|d| !location.contains_key(d))
-        .collect();
+    let mut ready: Vec<T> = copies.iter().rev().map(|c| c.0).filter(|d| !location.contains_key(d)).collect();
     let mut to_do: Vec<T> = copies.iter().rev().map(|c| c.0).collect();
     let mut written: HashSet<T> = HashSet::default();
     loop {
         while let Some(d) = ready.pop() {
             let s = source_of[&d];
             // A source no copy overwrites is read in place, even after it was copied.
-            let at = if source_of.contains_key(&s) {
-                location[&s]
-            } else {
-                s
-            };
+            let at = if source_of.contains_key(&s) { location[&s] } else { s };
             out.push((d, at));
             written.insert(d);
             location.insert(s, d);
@@ -498,12 +383,7 @@ impl<'c> Facts<'c> {
         let mut value: Vec<u32> = (0..nv as u32).collect();
         let mut copy_source: Vec<Option<u32>> = vec![None; nv];
         let copy = tables.opcode("COPY");
-        let index: HashMap<u32, usize> = f
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(i, b)| (b.number, i))
-            .collect();
+        let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         for (b, block) in f.blocks.iter().enumerate() {
             let g = &groups[b];
             for (i, inst) in block.insts.iter().enumerate() {
@@ -613,14 +493,7 @@ impl<'c> Facts<'c> {
                 }
             }
         }
-        Facts {
-            cfg,
-            def_block,
-            def_pos,
-            live_out,
-            last_use,
-            value,
-        }
+        Facts { cfg, def_block, def_pos, live_out, last_use, value }
     }
 
     fn reachable(&self, v: u32) -> bool {
@@ -630,20 +503,12 @@ impl<'c> Facts<'c> {
 
     /// The dominance order of definitions: dominators first.
     fn order_key(&self, v: u32) -> (usize, u32, u32) {
-        (
-            self.cfg
-                .preorder_number(self.def_block[v as usize] as usize),
-            self.def_pos[v as usize],
-            v,
-        )
+        (self.cfg.preorder_number(self.def_block[v as usize] as usize), self.def_pos[v as usize], v)
     }
 
     /// Whether `a`'s definition dominates `b`'s (or is at the same point).
     fn dominates(&self, a: u32, b: u32) -> bool {
-        let (ba, bb) = (
-            self.def_block[a as usize] as usize,
-            self.def_block[b as usize] as usize,
-        );
+        let (ba, bb) = (self.def_block[a as usize] as usize, self.def_block[b as usize] as usize);
         if ba == bb {
             self.def_pos[a as usize] <= self.def_pos[b as usize]
         } else {
@@ -657,10 +522,7 @@ impl<'c> Facts<'c> {
     fn live_after_def(&self, a: u32, b: u32) -> bool {
         let block = self.def_block[b as usize] as usize;
         let pos = self.def_pos[b as usize];
-        self.live_out[block].binary_search(&a).is_ok()
-            || self.last_use[block]
-                .binary_search_by_key(&a, |&(v, _)| v)
-                .is_ok_and(|i| self.last_use[block][i].1 > pos)
+        self.live_out[block].binary_search(&a).is_ok() || self.last_use[block].binary_search_by_key(&a, |&(v, _)| v).is_ok_and(|i| self.last_use[block][i].1 > pos)
     }
 
     /// Whether the live ranges of `a` and `b` overlap (in strict SSA, only when one's
@@ -685,11 +547,7 @@ struct Classes {
 
 impl Classes {
     fn new(f: &Function) -> Classes {
-        Classes {
-            class: (0..f.values.len() as u32).collect(),
-            members: HashMap::default(),
-            overlapping: HashSet::default(),
-        }
+        Classes { class: (0..f.values.len() as u32).collect(), members: HashMap::default(), overlapping: HashSet::default() }
     }
 
     /// Joins two classes without an interference check (a PHI's web, which step 1 made
@@ -699,13 +557,7 @@ impl Classes {
         if ca == cb {
             return;
         }
-        let (keep, gone) = if self.members.get(&ca).map_or(1, Vec::len)
-            >= self.members.get(&cb).map_or(1, Vec::len)
-        {
-            (ca, cb)
-        } else {
-            (cb, ca)
-        };
+        let (keep, gone) = if self.members.get(&ca).map_or(1, Vec::len) >= self.members.get(&cb).map_or(1, Vec::len) { (ca, cb) } else { (cb, ca) };
         let moved = self.members.remove(&gone).unwrap_or_else(|| vec![gone]);
         for &m in &moved {
             self.class[m as usize] = keep;
@@ -730,21 +582,14 @@ impl Classes {
 
     /// Merges the classes of `d` and `s` unless they interfere; on refusal, names the
     /// two values that interfere when the test found them.
-    fn try_merge(
-        &mut self,
-        d: ValueId,
-        s: ValueId,
-        facts: &Facts<'_>,
-    ) -> Result<(), Option<(ValueId, ValueId)>> {
+    fn try_merge(&mut self, d: ValueId, s: ValueId, facts: &Facts<'_>) -> Result<(), Option<(ValueId, ValueId)>> {
         let (cd, cs) = (self.class[d.0 as usize], self.class[s.0 as usize]);
         if cd == cs {
             return Ok(());
         }
         let (na, nb) = (self.size(cd), self.size(cs));
         let pairwise = na * nb <= PAIRWISE_LIMIT;
-        let forest = na + nb <= FOREST_LIMIT
-            && !self.overlapping.contains(&cd)
-            && !self.overlapping.contains(&cs);
+        let forest = na + nb <= FOREST_LIMIT && !self.overlapping.contains(&cd) && !self.overlapping.contains(&cs);
         if !pairwise && !forest {
             return Err(None);
         }
@@ -766,11 +611,7 @@ impl Classes {
             }
         };
         // Union by size, so a value changes class O(log n) times.
-        let (keep, gone, moved) = if a.len() >= b.len() {
-            (cd, cs, &b)
-        } else {
-            (cs, cd, &a)
-        };
+        let (keep, gone, moved) = if a.len() >= b.len() { (cd, cs, &b) } else { (cs, cd, &a) };
         for &m in moved {
             self.class[m as usize] = keep;
         }
@@ -790,11 +631,7 @@ impl Classes {
 
     /// Every pair: exact, values included. `Ok(true)` when some pair overlaps with the
     /// same value (allowed, but the merged class is then not overlap-free).
-    fn pairwise_test(
-        a: &[u32],
-        b: &[u32],
-        facts: &Facts<'_>,
-    ) -> Result<bool, Option<(ValueId, ValueId)>> {
+    fn pairwise_test(a: &[u32], b: &[u32], facts: &Facts<'_>) -> Result<bool, Option<(ValueId, ValueId)>> {
         let mut same_value_overlap = false;
         for &x in a {
             for &y in b {
@@ -811,16 +648,11 @@ impl Classes {
 
     /// Budimlic's test, linear in the two classes: when each class is free of overlaps,
     /// the union has one iff some value overlaps its nearest dominating member.
-    fn forest_test(
-        a: &[u32],
-        b: &[u32],
-        facts: &Facts<'_>,
-    ) -> Result<(), Option<(ValueId, ValueId)>> {
+    fn forest_test(a: &[u32], b: &[u32], facts: &Facts<'_>) -> Result<(), Option<(ValueId, ValueId)>> {
         let mut stack: Vec<(u32, bool)> = Vec::new();
         let (mut i, mut j) = (0, 0);
         while i < a.len() || j < b.len() {
-            let take_a =
-                j == b.len() || (i < a.len() && facts.order_key(a[i]) <= facts.order_key(b[j]));
+            let take_a = j == b.len() || (i < a.len() && facts.order_key(a[i]) <= facts.order_key(b[j]));
             let (v, red) = if take_a {
                 i += 1;
                 (a[i - 1], true)
@@ -828,10 +660,7 @@ impl Classes {
                 j += 1;
                 (b[j - 1], false)
             };
-            while stack
-                .last()
-                .is_some_and(|&(top, _)| !facts.dominates(top, v))
-            {
+            while stack.last().is_some_and(|&(top, _)| !facts.dominates(top, v)) {
                 stack.pop();
             }
             if let Some(&(parent, parent_red)) = stack.last() {
@@ -851,11 +680,7 @@ impl Classes {
     fn representatives(&self, original_values: usize, phi_results: &HashSet<u32>) -> Vec<ValueId> {
         let mut rename: Vec<ValueId> = (0..self.class.len() as u32).map(ValueId).collect();
         for members in self.members.values() {
-            let best = members
-                .iter()
-                .copied()
-                .min_by_key(|&m| (!phi_results.contains(&m), m as usize >= original_values, m))
-                .expect("classes are not empty");
+            let best = members.iter().copied().min_by_key(|&m| (!phi_results.contains(&m), m as usize >= original_values, m)).expect("classes are not empty");
             for &m in members {
                 rename[m as usize] = ValueId(best);
             }
@@ -921,9 +746,6 @@ mod tests {
         assert_eq!(sequence.len(), 3);
         assert_eq!(run(&sequence, 10)[..2], [1, 0]);
         // A chain needs no temporary, whatever order the copies come in.
-        assert_eq!(
-            sequentialize(&[(1, 0), (2, 1)], |_| 9),
-            vec![(2, 1), (1, 0)]
-        );
+        assert_eq!(sequentialize(&[(1, 0), (2, 1)], |_| 9), vec![(2, 1), (1, 0)]);
     }
 }

@@ -51,27 +51,13 @@ impl PressureSets {
                 }
             }
         }
-        PressureSets {
-            names,
-            by_type,
-            limits,
-            occupancy: sm.occupancy,
-        }
+        PressureSets { names, by_type, limits, occupancy: sm.occupancy }
     }
 
     /// Sets given directly: `by_type[type id]` is the (set, weight) of a value type.
-    pub fn from_parts(
-        names: Vec<&'static str>,
-        by_type: Vec<Option<(usize, u32)>>,
-        occupancy: Option<OccupancyInfo>,
-    ) -> PressureSets {
+    pub fn from_parts(names: Vec<&'static str>, by_type: Vec<Option<(usize, u32)>>, occupancy: Option<OccupancyInfo>) -> PressureSets {
         let limits = vec![None; names.len()];
-        PressureSets {
-            names,
-            by_type,
-            limits,
-            occupancy,
-        }
+        PressureSets { names, by_type, limits, occupancy }
     }
 
     /// The pressure target of each set for `f`: the general set's is
@@ -80,23 +66,13 @@ impl PressureSets {
     /// reference's are).
     pub fn targets(&self, f: &Function, options: &crate::options::Options) -> Vec<i64> {
         let reg_adjust = options.int("reg-target-adjust").unwrap_or(0).clamp(-10, 10);
-        let pred_adjust = options
-            .int("pred-target-adjust")
-            .unwrap_or(0)
-            .clamp(-10, 10);
-        let reg_target =
-            i64::from(register_target(f, self.occupancy.as_ref(), options).regs) + reg_adjust;
-        self.limits
-            .iter()
-            .map(|l| l.map_or(reg_target, |l| i64::from(l) + pred_adjust))
-            .collect()
+        let pred_adjust = options.int("pred-target-adjust").unwrap_or(0).clamp(-10, 10);
+        let reg_target = i64::from(register_target(f, self.occupancy.as_ref(), options).regs) + reg_adjust;
+        self.limits.iter().map(|l| l.map_or(reg_target, |l| i64::from(l) + pred_adjust)).collect()
     }
 
     pub fn of(&self, f: &Function, v: ValueId) -> Option<(usize, u32)> {
-        self.by_type
-            .get(f.value(v).ty.0 as usize)
-            .copied()
-            .flatten()
+        self.by_type.get(f.value(v).ty.0 as usize).copied().flatten()
     }
 }
 
@@ -112,47 +88,25 @@ pub struct RegisterTarget {
 /// `maxnreg`, `--maxreg`, and the registers with which `minnctapersm` blocks of
 /// `maxntid` threads fit on one SM, from the description's occupancy data), else
 /// `nv-remat-default-max-reg`.
-pub fn register_target(
-    f: &Function,
-    occupancy: Option<&OccupancyInfo>,
-    options: &crate::options::Options,
-) -> RegisterTarget {
+pub fn register_target(f: &Function, occupancy: Option<&OccupancyInfo>, options: &crate::options::Options) -> RegisterTarget {
     // `--maxreg` first: the driver also writes it into each kernel's `maxnreg`.
     let mut bounds: Vec<RegisterTarget> = Vec::new();
     if let Some(m) = options.maxreg {
-        bounds.push(RegisterTarget {
-            regs: m,
-            source: "--maxreg",
-        });
+        bounds.push(RegisterTarget { regs: m, source: "--maxreg" });
     }
     if let Some(m) = f.attributes.maxnreg {
-        bounds.push(RegisterTarget {
-            regs: m,
-            source: "maxnreg",
-        });
+        bounds.push(RegisterTarget { regs: m, source: "maxnreg" });
     }
     if let (Some(o), Some(ntid)) = (occupancy, &f.attributes.maxntid) {
         let threads = ntid.iter().product::<u32>();
         if let Some(regs) = o.register_target(threads, f.attributes.minnctapersm.unwrap_or(1)) {
-            bounds.push(RegisterTarget {
-                regs,
-                source: "occupancy",
-            });
+            bounds.push(RegisterTarget { regs, source: "occupancy" });
         }
     }
-    bounds
-        .into_iter()
-        .min_by_key(|t| t.regs)
-        .unwrap_or_else(|| {
-            let regs = options
-                .int("nv-remat-default-max-reg")
-                .unwrap_or(70)
-                .clamp(1, i64::from(u32::MAX)) as u32;
-            RegisterTarget {
-                regs,
-                source: "nv-remat-default-max-reg",
-            }
-        })
+    bounds.into_iter().min_by_key(|t| t.regs).unwrap_or_else(|| {
+        let regs = options.int("nv-remat-default-max-reg").unwrap_or(70).clamp(1, i64::from(u32::MAX)) as u32;
+        RegisterTarget { regs, source: "nv-remat-default-max-reg" }
+    })
 }
 
 /// Per-block liveness and peak pressure of one function.
@@ -167,41 +121,25 @@ pub struct Pressure {
     pub peak: Vec<Vec<u32>>,
 }
 
+
 /// PHI uses as (value, predecessor block index).
-fn phi_uses<'a>(
-    f: &'a Function,
-    b: usize,
-    tables: &'a TargetTables,
-) -> impl Iterator<Item = (ValueId, usize)> + 'a {
-    f.blocks[b]
-        .insts
-        .iter()
-        .filter(move |i| i.is_phi(tables))
-        .flat_map(move |inst| {
-            inst.operands.chunks(2).filter_map(move |pair| match pair {
-                [Operand::Value(v), Operand::Block(p)] => f.block_index(*p).map(|p| (*v, p)),
-                _ => None,
-            })
+fn phi_uses<'a>(f: &'a Function, b: usize, tables: &'a TargetTables) -> impl Iterator<Item = (ValueId, usize)> + 'a {
+    f.blocks[b].insts.iter().filter(move |i| i.is_phi(tables)).flat_map(move |inst| {
+        inst.operands.chunks(2).filter_map(move |pair| match pair {
+            [Operand::Value(v), Operand::Block(p)] => f.block_index(*p).map(|p| (*v, p)),
+            _ => None,
         })
+    })
 }
 
 impl Pressure {
     /// Full computation over `f`, in SSA form or out of it (after PHI elimination a
     /// value may have several definitions; a use is live up to the nearest one on each
     /// path).
-    pub fn compute(
-        f: &Function,
-        preds: &[Vec<usize>],
-        sets: &PressureSets,
-        tables: &TargetTables,
-    ) -> Pressure {
+    pub fn compute(f: &Function, preds: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Pressure {
         let n = f.blocks.len();
         let defs = Defs::new(f);
-        let mut p = Pressure {
-            live_in: vec![HashSet::default(); n],
-            live_blocks: Default::default(),
-            peak: vec![vec![0; sets.names.len()]; n],
-        };
+        let mut p = Pressure { live_in: vec![HashSet::default(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n] };
         // `defined_in[v] == b + 1` once `v` is defined earlier in block `b`: a use
         // after that is not upward exposed.
         let mut defined_in = vec![0usize; f.values.len()];
@@ -209,8 +147,7 @@ impl Pressure {
             for inst in &block.insts {
                 if !inst.is_phi(tables) {
                     for v in inst.uses() {
-                        if sets.of(f, v).is_some() && defined_in.get(v.0 as usize) != Some(&(b + 1))
-                        {
+                        if sets.of(f, v).is_some() && defined_in.get(v.0 as usize) != Some(&(b + 1)) {
                             p.mark_live_in(v, b, preds, &defs, &mut Vec::new());
                         }
                     }
@@ -236,14 +173,7 @@ impl Pressure {
 
     /// Marks `v` live into `b` (used there, defined elsewhere) and up its
     /// predecessors to the definition; records newly live blocks in `changed`.
-    fn mark_live_up(
-        &mut self,
-        v: ValueId,
-        b: usize,
-        preds: &[Vec<usize>],
-        defs: &impl DefBlock,
-        changed: &mut Vec<usize>,
-    ) {
+    fn mark_live_up(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], defs: &impl DefBlock, changed: &mut Vec<usize>) {
         if !defs.defines(v, b) {
             self.mark_live_in(v, b, preds, defs, changed);
         }
@@ -251,14 +181,7 @@ impl Pressure {
 
     /// Marks `v` live into `b` (read there before any definition in it) and up its
     /// predecessors until a block that defines it.
-    fn mark_live_in(
-        &mut self,
-        v: ValueId,
-        b: usize,
-        preds: &[Vec<usize>],
-        defs: &impl DefBlock,
-        changed: &mut Vec<usize>,
-    ) {
+    fn mark_live_in(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], defs: &impl DefBlock, changed: &mut Vec<usize>) {
         let mut stack = vec![b];
         while let Some(x) = stack.pop() {
             if !self.live_in[x].insert(v.0) {
@@ -271,27 +194,14 @@ impl Pressure {
     }
 
     /// Marks `v` live out of `b` (a PHI of a successor reads it on that edge).
-    fn mark_live_out(
-        &mut self,
-        v: ValueId,
-        b: usize,
-        preds: &[Vec<usize>],
-        defs: &impl DefBlock,
-        changed: &mut Vec<usize>,
-    ) {
+    fn mark_live_out(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], defs: &impl DefBlock, changed: &mut Vec<usize>) {
         changed.push(b);
         self.mark_live_up(v, b, preds, defs, changed);
     }
 
     /// Values live out of `b`: live into a successor, or read by a successor's PHI on
     /// the edge from `b`.
-    fn live_out(
-        &self,
-        f: &Function,
-        b: usize,
-        succs: &[Vec<usize>],
-        tables: &TargetTables,
-    ) -> HashSet<u32> {
+    fn live_out(&self, f: &Function, b: usize, succs: &[Vec<usize>], tables: &TargetTables) -> HashSet<u32> {
         let mut out = HashSet::default();
         for &s in &succs[b] {
             out.extend(self.live_in[s].iter().copied());
@@ -305,14 +215,7 @@ impl Pressure {
     }
 
     /// The peak pressure of block `b`, scanning backwards from its live-out set.
-    fn scan_block(
-        &self,
-        f: &Function,
-        b: usize,
-        succs: &[Vec<usize>],
-        sets: &PressureSets,
-        tables: &TargetTables,
-    ) -> Vec<u32> {
+    fn scan_block(&self, f: &Function, b: usize, succs: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Vec<u32> {
         let mut live = self.live_out(f, b, succs, tables);
         live.retain(|v| sets.of(f, ValueId(*v)).is_some());
         let mut current = vec![0u32; sets.names.len()];
@@ -363,18 +266,7 @@ impl Pressure {
     /// its definition down to `at`. Only blocks whose liveness changed (and their
     /// predecessors, whose live-out changed) are re-scanned. Returns how many.
     #[allow(clippy::too_many_arguments)]
-    pub fn merge(
-        &mut self,
-        f: &Function,
-        from: ValueId,
-        into: ValueId,
-        def: usize,
-        at: usize,
-        from_was_used: bool,
-        cfg: &super::cfg::Cfg,
-        sets: &PressureSets,
-        tables: &TargetTables,
-    ) -> usize {
+    pub fn merge(&mut self, f: &Function, from: ValueId, into: ValueId, def: usize, at: usize, from_was_used: bool, cfg: &super::cfg::Cfg, sets: &PressureSets, tables: &TargetTables) -> usize {
         let mut changed: Vec<usize> = vec![at, def];
         for b in self.live_blocks.remove(&from.0).unwrap_or_default() {
             self.live_in[b].remove(&from.0);
@@ -385,16 +277,7 @@ impl Pressure {
         }
         // Where `from` was read, `into` is now: at least from the start of `at`.
         if from_was_used {
-            self.mark_live_up(
-                into,
-                at,
-                &cfg.preds,
-                &OneDef {
-                    value: into.0,
-                    block: def,
-                },
-                &mut changed,
-            );
+            self.mark_live_up(into, at, &cfg.preds, &OneDef { value: into.0, block: def }, &mut changed);
         }
         let mut rescan: Vec<usize> = Vec::with_capacity(changed.len() * 2);
         for &b in &changed {
@@ -414,25 +297,13 @@ impl Pressure {
     /// the block, `(block, true)` a PHI read on the edge out of it), and the blocks whose
     /// liveness changed are re-scanned. Returns how many.
     #[allow(clippy::too_many_arguments)]
-    pub fn reset_value(
-        &mut self,
-        f: &Function,
-        v: ValueId,
-        def: usize,
-        reads: &[(usize, bool)],
-        cfg: &super::cfg::Cfg,
-        sets: &PressureSets,
-        tables: &TargetTables,
-    ) -> usize {
+    pub fn reset_value(&mut self, f: &Function, v: ValueId, def: usize, reads: &[(usize, bool)], cfg: &super::cfg::Cfg, sets: &PressureSets, tables: &TargetTables) -> usize {
         let mut changed: Vec<usize> = vec![def];
         for b in self.live_blocks.remove(&v.0).unwrap_or_default() {
             self.live_in[b].remove(&v.0);
             changed.push(b);
         }
-        let one = OneDef {
-            value: v.0,
-            block: def,
-        };
+        let one = OneDef { value: v.0, block: def };
         for &(b, edge) in reads {
             if edge {
                 self.mark_live_out(v, b, &cfg.preds, &one, &mut changed);
@@ -455,14 +326,7 @@ impl Pressure {
 
     /// Re-scans block `b` (after its instructions were reordered; liveness across
     /// blocks is unchanged by that) and returns its peak per set, without storing it.
-    pub fn block_peak(
-        &self,
-        f: &Function,
-        b: usize,
-        succs: &[Vec<usize>],
-        sets: &PressureSets,
-        tables: &TargetTables,
-    ) -> Vec<u32> {
+    pub fn block_peak(&self, f: &Function, b: usize, succs: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Vec<u32> {
         self.scan_block(f, b, succs, sets, tables)
     }
 
@@ -473,13 +337,7 @@ impl Pressure {
 
     /// Values live out of block `b` (into a successor, or read by a successor's PHI on
     /// the edge from `b`).
-    pub fn live_out_of(
-        &self,
-        f: &Function,
-        b: usize,
-        succs: &[Vec<usize>],
-        tables: &TargetTables,
-    ) -> HashSet<u32> {
+    pub fn live_out_of(&self, f: &Function, b: usize, succs: &[Vec<usize>], tables: &TargetTables) -> HashSet<u32> {
         self.live_out(f, b, succs, tables)
     }
 
@@ -508,10 +366,7 @@ struct Defs {
 
 impl Defs {
     fn new(f: &Function) -> Defs {
-        let mut defs = Defs {
-            first: vec![usize::MAX; f.values.len()],
-            more: HashSet::default(),
-        };
+        let mut defs = Defs { first: vec![usize::MAX; f.values.len()], more: HashSet::default() };
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
                 for d in &inst.defs {
@@ -531,8 +386,7 @@ impl Defs {
 
 impl DefBlock for Defs {
     fn defines(&self, v: ValueId, b: usize) -> bool {
-        self.first.get(v.0 as usize) == Some(&b)
-            || (!self.more.is_empty() && self.more.contains(&(v.0, b)))
+        self.first.get(v.0 as usize) == Some(&b) || (!self.more.is_empty() && self.more.contains(&(v.0, b)))
     }
 }
 
@@ -596,29 +450,18 @@ body: |
 ";
         let tables = tables::nvptx();
         let sm = tables.find_sm("sm_80").unwrap();
-        let module = crate::mir::parser::parse_module(text, "t.mir", tables)
-            .unwrap_or_else(|e| panic!("{}", e.render()));
+        let module = crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
         let f = &module.functions[0];
-        let value =
-            |name: &str| ValueId(f.values.iter().position(|v| v.name == name).unwrap() as u32);
+        let value = |name: &str| ValueId(f.values.iter().position(|v| v.name == name).unwrap() as u32);
         let cfg = Cfg::new(f, tables);
         let sets = PressureSets::new(tables, sm);
         let p = Pressure::compute(f, &cfg.preds, &sets, tables);
         for name in ["n", "out", "i", "acc"] {
-            assert!(
-                p.is_live_in(value(name), 1),
-                "%{name} is live into the loop"
-            );
+            assert!(p.is_live_in(value(name), 1), "%{name} is live into the loop");
         }
-        assert!(
-            !p.is_live_in(value("t"), 1),
-            "%t is defined in the loop before its read"
-        );
+        assert!(!p.is_live_in(value("t"), 1), "%t is defined in the loop before its read");
         for name in ["acc", "out", "t"] {
-            assert!(
-                p.is_live_in(value(name), 2),
-                "%{name} is live after the loop"
-            );
+            assert!(p.is_live_in(value(name), 2), "%{name} is live after the loop");
         }
         assert!(!p.is_live_in(value("i"), 2));
         // In the loop: %n, %i, %acc, %t (one each) and %out (64-bit, two).

@@ -107,12 +107,7 @@ impl Settings {
             dump: flag("nv-dump-remat-block", false),
             internal_live: flag("nv-remat-check-internal-live", false),
             max_reg_kind: int("max-reg-kind", 0),
-            skip: o
-                .list("no-mi-remat")
-                .unwrap_or_default()
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            skip: o.list("no-mi-remat").unwrap_or_default().iter().map(|s| s.to_string()).collect(),
             load_remat: flag("load-remat", true),
             vasp_fix: flag("vasp-fix1", false),
             load_param: flag("remat-load-param", true),
@@ -122,12 +117,7 @@ impl Settings {
     }
 }
 
-pub fn run(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    options: &Options,
-) -> RematStats {
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> RematStats {
     let settings = Settings::read(options);
     let sets = PressureSets::new(tables, sm);
     let mut stats = RematStats::default();
@@ -137,19 +127,11 @@ pub fn run(
         }
         if settings.skip.contains(&f.name) {
             stats.skipped_functions += 1;
-            stats.remarks.push((
-                f.name.clone(),
-                f.loc,
-                format!("Skip machine-instruction rematerialization on {}", f.name),
-            ));
+            stats.remarks.push((f.name.clone(), f.loc, format!("Skip machine-instruction rematerialization on {}", f.name)));
             continue;
         }
         // The general set's target, as MachineCSE and MachineLICM take it.
-        let target = if settings.max_reg_kind == 1 {
-            settings.default_max_reg + settings.reg_adjust
-        } else {
-            sets.targets(f, options)[0]
-        };
+        let target = if settings.max_reg_kind == 1 { settings.default_max_reg + settings.reg_adjust } else { sets.targets(f, options)[0] };
         remat_function(f, tables, &sets, &settings, target, &mut stats);
     }
     stats
@@ -166,12 +148,7 @@ struct Facts {
 
 impl Facts {
     fn new(f: &Function, cfg: &Cfg, tables: &TargetTables) -> Facts {
-        let mut facts = Facts {
-            def: HashMap::default(),
-            use_blocks: HashMap::default(),
-            phi_read: HashSet::default(),
-            depth: cfg.loop_depths(),
-        };
+        let mut facts = Facts { def: HashMap::default(), use_blocks: HashMap::default(), phi_read: HashSet::default(), depth: cfg.loop_depths() };
         for (b, block) in f.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {
@@ -246,15 +223,8 @@ impl Planner<'_> {
         if inst.defs.len() != 1 || !super::cse::candidate(inst, self.tables) {
             return false;
         }
-        let (Opcode::Machine(m), Some(info)) = (inst.opcode, opcode_info(inst.opcode, self.tables))
-        else {
-            return false;
-        };
-        let pattern_flags = self
-            .tables
-            .patterns
-            .get(m as usize)
-            .map_or(&[][..], |p| p.flags);
+        let (Opcode::Machine(m), Some(info)) = (inst.opcode, opcode_info(inst.opcode, self.tables)) else { return false };
+        let pattern_flags = self.tables.patterns.get(m as usize).map_or(&[][..], |p| p.flags);
         let has_flag = |flag: &str| inst.has_flag(flag) || pattern_flags.contains(&flag);
         if self.s.vasp_fix && (info.name == "ADDRSPACECAST" || has_flag("volatile")) {
             return false;
@@ -265,13 +235,7 @@ impl Planner<'_> {
         if info.props & props::MAY_LOAD != 0 {
             return self.s.mask & 8 != 0 && self.s.load_remat && !has_flag("volatile");
         }
-        if self
-            .tables
-            .remat
-            .excluded_opcodes
-            .binary_search(&info.id)
-            .is_ok()
-        {
+        if self.tables.remat.excluded_opcodes.binary_search(&info.id).is_ok() {
             return false;
         }
         let registers = inst.uses().next().is_some();
@@ -290,22 +254,11 @@ impl Planner<'_> {
     /// The clone chain of `v` for a clone at the top of block `site` (before its first
     /// read of `v`), operands first.
     #[allow(clippy::too_many_arguments)]
-    fn chain(
-        &self,
-        v: ValueId,
-        site: usize,
-        relaxed: bool,
-        depth: usize,
-        out: &mut Vec<Inst>,
-        leaves: &mut HashSet<u32>,
-        done: &mut HashSet<u32>,
-    ) -> Result<(), Refusal> {
+    fn chain(&self, v: ValueId, site: usize, relaxed: bool, depth: usize, out: &mut Vec<Inst>, leaves: &mut HashSet<u32>, done: &mut HashSet<u32>) -> Result<(), Refusal> {
         if depth > MAX_DEPTH || out.len() >= self.s.map_limit {
             return Err(Refusal::No);
         }
-        let Some(&(db, di)) = self.facts.def.get(&v.0) else {
-            return Err(Refusal::No);
-        };
+        let Some(&(db, di)) = self.facts.def.get(&v.0) else { return Err(Refusal::No) };
         let inst = &self.f.blocks[db].insts[di];
         if !self.cloneable(inst) {
             return Err(Refusal::No);
@@ -339,14 +292,9 @@ impl Planner<'_> {
     }
 
     fn inst_cost(&self, inst: &Inst) -> i64 {
-        let load =
-            opcode_info(inst.opcode, self.tables).is_some_and(|o| o.props & props::MAY_LOAD != 0);
+        let load = opcode_info(inst.opcode, self.tables).is_some_and(|o| o.props & props::MAY_LOAD != 0);
         let base = if load { self.s.load_cost } else { 1 };
-        let wide = inst
-            .defs
-            .first()
-            .and_then(|d| self.sets.of(self.f, *d))
-            .is_some_and(|(_, w)| w > 1);
+        let wide = inst.defs.first().and_then(|d| self.sets.of(self.f, *d)).is_some_and(|(_, w)| w > 1);
         if wide {
             base * 2
         } else {
@@ -355,29 +303,13 @@ impl Planner<'_> {
     }
 
     /// The plan for pulling `v` out of the block under pressure.
-    fn plan(
-        &self,
-        v: ValueId,
-        relaxed: bool,
-        blocks: usize,
-        freq: &HashMap<u32, usize>,
-    ) -> Result<Plan, Refusal> {
-        let Some((set, weight)) = self.sets.of(self.f, v) else {
-            return Err(Refusal::No);
-        };
-        if set != 0
-            || self.facts.phi_read.contains(&v.0)
-            || self.pulled.contains(&v.0)
-            || self.relied.contains(&v.0)
-        {
+    fn plan(&self, v: ValueId, relaxed: bool, blocks: usize, freq: &HashMap<u32, usize>) -> Result<Plan, Refusal> {
+        let Some((set, weight)) = self.sets.of(self.f, v) else { return Err(Refusal::No) };
+        if set != 0 || self.facts.phi_read.contains(&v.0) || self.pulled.contains(&v.0) || self.relied.contains(&v.0) {
             return Err(Refusal::No);
         }
-        let Some(&(def_block, _)) = self.facts.def.get(&v.0) else {
-            return Err(Refusal::No);
-        };
-        let sites: Vec<usize> = self.facts.use_blocks.get(&v.0).map_or(Vec::new(), |u| {
-            u.iter().copied().filter(|&b| b != def_block).collect()
-        });
+        let Some(&(def_block, _)) = self.facts.def.get(&v.0) else { return Err(Refusal::No) };
+        let sites: Vec<usize> = self.facts.use_blocks.get(&v.0).map_or(Vec::new(), |u| u.iter().copied().filter(|&b| b != def_block).collect());
         if sites.is_empty() {
             return Err(Refusal::No);
         }
@@ -385,15 +317,7 @@ impl Planner<'_> {
         if sites.len() as i64 > self.s.max_cost {
             return Err(Refusal::TooCostly);
         }
-        let mut plan = Plan {
-            value: v,
-            sites: Vec::new(),
-            leaves: HashSet::default(),
-            cost: 0,
-            max_site_cost: 0,
-            weight,
-            frequent: false,
-        };
+        let mut plan = Plan { value: v, sites: Vec::new(), leaves: HashSet::default(), cost: 0, max_site_cost: 0, weight, frequent: false };
         for site in sites {
             let (mut chain, mut done) = (Vec::new(), HashSet::default());
             self.chain(v, site, relaxed, 0, &mut chain, &mut plan.leaves, &mut done)?;
@@ -414,14 +338,7 @@ impl Planner<'_> {
     }
 }
 
-fn remat_function(
-    f: &mut Function,
-    tables: &TargetTables,
-    sets: &PressureSets,
-    s: &Settings,
-    target: i64,
-    stats: &mut RematStats,
-) {
+fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s: &Settings, target: i64, stats: &mut RematStats) {
     let mut names: HashSet<String> = f.values.iter().map(|v| v.name.clone()).collect();
     let mut any = false;
     for iteration in 1..=s.max_times.max(0) {
@@ -429,15 +346,9 @@ fn remat_function(
         let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
         let n = f.blocks.len();
         let weight = |set: &HashSet<u32>| -> i64 {
-            set.iter()
-                .filter_map(|&v| sets.of(f, ValueId(v)))
-                .filter(|(s, _)| *s == 0)
-                .map(|(_, w)| i64::from(w))
-                .sum()
+            set.iter().filter_map(|&v| sets.of(f, ValueId(v))).filter(|(s, _)| *s == 0).map(|(_, w)| i64::from(w)).sum()
         };
-        let live_out: Vec<HashSet<u32>> = (0..n)
-            .map(|b| pressure.live_out_of(f, b, &cfg.succs, tables))
-            .collect();
+        let live_out: Vec<HashSet<u32>> = (0..n).map(|b| pressure.live_out_of(f, b, &cfg.succs, tables)).collect();
         let block_pressure: Vec<i64> = (0..n)
             .map(|b| {
                 let boundary = weight(pressure.live_in_of(b)).max(weight(&live_out[b]));
@@ -451,13 +362,7 @@ fn remat_function(
         let max_live = block_pressure.iter().copied().max().unwrap_or(0);
         stats.iterations += 1;
         if s.dump {
-            stats.remarks.push((
-                f.name.clone(),
-                f.loc,
-                format!(
-                    "iteration {iteration}: Max-Live-Function({n}) = {max_live}, target {target}"
-                ),
-            ));
+            stats.remarks.push((f.name.clone(), f.loc, format!("iteration {iteration}: Max-Live-Function({n}) = {max_live}, target {target}")));
         }
         if max_live <= target {
             break;
@@ -469,26 +374,14 @@ fn remat_function(
                 *freq.entry(v).or_default() += 1;
             }
         }
-        let (mut pulled, mut relied): (HashSet<u32>, HashSet<u32>) =
-            (HashSet::default(), HashSet::default());
+        let (mut pulled, mut relied): (HashSet<u32>, HashSet<u32>) = (HashSet::default(), HashSet::default());
         let mut chosen: Vec<Plan> = Vec::new();
         for b in 0..n {
             if block_pressure[b] <= target {
                 continue;
             }
             let excess = block_pressure[b] - target;
-            let planner = Planner {
-                f,
-                tables,
-                sets,
-                s,
-                facts: &facts,
-                pressure: &pressure,
-                live_out_b: &live_out[b],
-                pulled: &pulled,
-                relied: &relied,
-                excess,
-            };
+            let planner = Planner { f, tables, sets, s, facts: &facts, pressure: &pressure, live_out_b: &live_out[b], pulled: &pulled, relied: &relied, excess };
             let mut candidates: Vec<u32> = live_out[b].iter().copied().collect();
             candidates.sort_unstable();
             let (mut pullable, mut second, mut costly) = (Vec::new(), Vec::new(), 0usize);
@@ -505,9 +398,7 @@ fn remat_function(
                 stats.remarks.push((f.name.clone(), f.blocks[b].loc, format!("{label}: pressure {} over target {target} by {excess}; live out {}, pullable {} ({costly} over the cost limits), second chance {}", block_pressure[b], candidates.len(), pullable.len() + costly, second.len())));
             }
             let mut from_second = 0;
-            if excess > pullable.iter().map(|p| i64::from(p.weight)).sum::<i64>()
-                && !second.is_empty()
-            {
+            if excess > pullable.iter().map(|p| i64::from(p.weight)).sum::<i64>() && !second.is_empty() {
                 for &v in &second {
                     if let Ok(p) = planner.plan(ValueId(v), true, n, &freq) {
                         pullable.push(p);
@@ -515,11 +406,7 @@ fn remat_function(
                     }
                 }
                 if s.dump {
-                    stats.remarks.push((
-                        f.name.clone(),
-                        f.blocks[b].loc,
-                        format!("ADD {from_second} candidates from second-chance"),
-                    ));
+                    stats.remarks.push((f.name.clone(), f.blocks[b].loc, format!("ADD {from_second} candidates from second-chance")));
                 }
             }
             pullable.sort_by_key(|p| (p.cost, !p.frequent, p.value.0));
@@ -531,10 +418,7 @@ fn remat_function(
                     break;
                 }
                 // Plans were made before this block's earlier pulls.
-                if pulled.contains(&p.value.0)
-                    || relied.contains(&p.value.0)
-                    || p.leaves.iter().any(|l| pulled.contains(l))
-                {
+                if pulled.contains(&p.value.0) || relied.contains(&p.value.0) || p.leaves.iter().any(|l| pulled.contains(l)) {
                     continue;
                 }
                 covered += i64::from(p.weight);
@@ -545,18 +429,10 @@ fn remat_function(
             }
             stats.second_chance += taken.iter().filter(|p| second.contains(&p.value.0)).count();
             if s.dump {
-                stats.remarks.push((
-                    f.name.clone(),
-                    f.blocks[b].loc,
-                    format!("Really Final Pull-in: {} ({total_cost})", taken.len()),
-                ));
+                stats.remarks.push((f.name.clone(), f.blocks[b].loc, format!("Really Final Pull-in: {} ({total_cost})", taken.len())));
             }
             for p in &taken {
-                let sites: Vec<String> = p
-                    .sites
-                    .iter()
-                    .map(|(site, _)| f.blocks[*site].label())
-                    .collect();
+                let sites: Vec<String> = p.sites.iter().map(|(site, _)| f.blocks[*site].label()).collect();
                 let name = &f.value(p.value).name;
                 stats.remarks.push((
                     f.name.clone(),
@@ -581,13 +457,7 @@ fn remat_function(
 }
 
 /// Clones `plan`'s chains at their sites and renames the reads there.
-fn apply(
-    f: &mut Function,
-    plan: &Plan,
-    names: &mut HashSet<String>,
-    tables: &TargetTables,
-    stats: &mut RematStats,
-) {
+fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, tables: &TargetTables, stats: &mut RematStats) {
     for (site, chain) in &plan.sites {
         let mut rename: HashMap<u32, ValueId> = HashMap::default();
         let mut clones = Vec::with_capacity(chain.len());
@@ -608,15 +478,9 @@ fn apply(
             rename.insert(old.0, fresh);
             clones.push(clone);
         }
-        let Some(&new_v) = rename.get(&plan.value.0) else {
-            continue;
-        };
+        let Some(&new_v) = rename.get(&plan.value.0) else { continue };
         let block = &mut f.blocks[*site];
-        let mut at = block
-            .insts
-            .iter()
-            .position(|i| i.uses().any(|u| u == plan.value))
-            .unwrap_or(0);
+        let mut at = block.insts.iter().position(|i| i.uses().any(|u| u == plan.value)).unwrap_or(0);
         // A reader of the carry flag (addc) stays right after its producer (add.cc):
         // the clones go before the producer.
         while at > 0 && block.insts[at].reads_carry(tables) {

@@ -58,12 +58,7 @@ pub struct SpillStats {
     pub remarks: Vec<(String, Loc, String)>,
 }
 
-pub fn run(
-    module: &mut Module,
-    tables: &TargetTables,
-    sm: &SmTables,
-    options: &Options,
-) -> SpillStats {
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &Options) -> SpillStats {
     let sets = PressureSets::new(tables, sm);
     let mut stats = SpillStats::default();
     let color = !options.flag("disable-ssc").unwrap_or(false);
@@ -88,30 +83,14 @@ fn flag_tied(f: &Function, tables: &TargetTables) -> HashSet<u32> {
     let mut tied = HashSet::default();
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
         if inst.writes_carry(tables) || inst.reads_carry(tables) {
-            tied.extend(
-                inst.defs
-                    .iter()
-                    .map(|v| v.0)
-                    .chain(inst.uses().map(|v| v.0)),
-            );
+            tied.extend(inst.defs.iter().map(|v| v.0).chain(inst.uses().map(|v| v.0)));
         }
     }
     tied
 }
 
-fn spill_function(
-    f: &mut Function,
-    tables: &TargetTables,
-    sm: &SmTables,
-    sets: &PressureSets,
-    options: &Options,
-    stats: &mut SpillStats,
-) {
-    if f.blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .any(|i| i.is_phi(tables))
-    {
+fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: &PressureSets, options: &Options, stats: &mut SpillStats) {
+    if f.blocks.iter().flat_map(|b| &b.insts).any(|i| i.is_phi(tables)) {
         return; // runs after phi-elim
     }
     let bound = register_target(f, sets.occupancy.as_ref(), options);
@@ -126,11 +105,7 @@ fn spill_function(
     let mut reloads: HashSet<u32> = HashSet::default();
     let mut spilled: HashSet<u32> = HashSet::default();
     let mut patterns: HashMap<u8, Option<(u16, u16)>> = HashMap::default();
-    let weight = |f: &Function, v: u32| {
-        sets.of(f, ValueId(v))
-            .filter(|(s, _)| *s == 0)
-            .map_or(0, |(_, w)| i64::from(w))
-    };
+    let weight = |f: &Function, v: u32| sets.of(f, ValueId(v)).filter(|(s, _)| *s == 0).map_or(0, |(_, w)| i64::from(w));
     // Values computed from nothing (a constant, a kernel parameter, a special register:
     // one pure definition without register operands) are recomputed at their uses
     // instead of going through memory, as LLVM's spiller rematerializes trivial
@@ -141,17 +116,12 @@ fn spill_function(
             for d in &inst.defs {
                 let e = defs.entry(d.0).or_insert((0, None));
                 e.0 += 1;
-                if inst.defs.len() == 1
-                    && inst.uses().next().is_none()
-                    && super::cse::candidate(inst, tables)
-                {
+                if inst.defs.len() == 1 && inst.uses().next().is_none() && super::cse::candidate(inst, tables) {
                     e.1 = Some(inst.clone());
                 }
             }
         }
-        defs.into_iter()
-            .filter_map(|(v, (n, i))| if n == 1 { i.map(|i| (v, i)) } else { None })
-            .collect()
+        defs.into_iter().filter_map(|(v, (n, i))| if n == 1 { i.map(|i| (v, i)) } else { None }).collect()
     };
     for _ in 0..MAX_ROUNDS {
         let trivial = remat_def(f);
@@ -176,11 +146,7 @@ fn spill_function(
         for b in 0..f.blocks.len() {
             let insts = &f.blocks[b].insts;
             let mut live = live_out[b].clone();
-            let mut live_weight: i64 = live
-                .iter()
-                .filter(|v| !chosen_set.contains(v))
-                .map(|&v| weight(f, v))
-                .sum();
+            let mut live_weight: i64 = live.iter().filter(|v| !chosen_set.contains(v)).map(|&v| weight(f, v)).sum();
             let mut defs: Vec<u32> = Vec::new();
             let mut uses: Vec<u32> = Vec::new();
             for i in (0..insts.len()).rev() {
@@ -189,47 +155,19 @@ fn spill_function(
                 defs.extend(inst.defs.iter().map(|d| d.0));
                 uses.clear();
                 uses.extend(inst.uses().map(|u| u.0));
-                let dead_defs: i64 = defs
-                    .iter()
-                    .filter(|d| !live.contains(d) && !chosen_set.contains(d))
-                    .map(|&d| weight(f, d))
-                    .sum();
+                let dead_defs: i64 = defs.iter().filter(|d| !live.contains(d) && !chosen_set.contains(d)).map(|&d| weight(f, d)).sum();
                 let mut at = live_weight + dead_defs;
                 if at > limit {
                     let mut candidates: Vec<(f64, u32)> = live
                         .iter()
                         .copied()
-                        .filter(|v| {
-                            !chosen_set.contains(v)
-                                && !spilled.contains(v)
-                                && !reloads.contains(v)
-                                && !tied.contains(v)
-                                && !defs.contains(v)
-                                && !uses.contains(v)
-                        })
+                        .filter(|v| !chosen_set.contains(v) && !spilled.contains(v) && !reloads.contains(v) && !tied.contains(v) && !defs.contains(v) && !uses.contains(v))
                         .filter(|&v| weight(f, v) > 0)
-                        .filter(|&v| {
-                            trivial.contains_key(&v)
-                                || *patterns.entry(f.value(ValueId(v)).ty.0).or_insert_with(|| {
-                                    frame::spill_patterns(
-                                        tables,
-                                        sm_index,
-                                        f.value(ValueId(v)).ty.0,
-                                    )
-                                }) != None
-                        })
+                        .filter(|&v| trivial.contains_key(&v) || *patterns.entry(f.value(ValueId(v)).ty.0).or_insert_with(|| frame::spill_patterns(tables, sm_index, f.value(ValueId(v)).ty.0)) != None)
                         .map(|v| {
-                            let distance = if next_use_block[v as usize] == b {
-                                next_use[v as usize] - i
-                            } else {
-                                2 * insts.len() - i
-                            };
+                            let distance = if next_use_block[v as usize] == b { next_use[v as usize] - i } else { 2 * insts.len() - i };
                             // A 64-bit value frees two registers for the same spill code.
-                            let cost = if trivial.contains_key(&v) {
-                                cost[v as usize] / 4.0
-                            } else {
-                                cost[v as usize]
-                            };
+                            let cost = if trivial.contains_key(&v) { cost[v as usize] / 4.0 } else { cost[v as usize] };
                             (distance as f64 * weight(f, v) as f64 / cost.max(1.0), v)
                         })
                         .collect();
@@ -274,51 +212,20 @@ fn spill_function(
         for &v in &chosen {
             if let Some(def) = trivial.get(&v) {
                 slot_of.insert(v, Home::Remat(def.clone()));
-                let message = format!(
-                    "rematerialized %{} at its uses instead of spilling it (spill cost {})",
-                    f.value(ValueId(v)).name,
-                    cost[v as usize]
-                );
-                stats.remarks.push((
-                    f.name.clone(),
-                    def_loc.get(&v).copied().unwrap_or(f.loc),
-                    message,
-                ));
+                let message = format!("rematerialized %{} at its uses instead of spilling it (spill cost {})", f.value(ValueId(v)).name, cost[v as usize]);
+                stats.remarks.push((f.name.clone(), def_loc.get(&v).copied().unwrap_or(f.loc), message));
                 spilled.insert(v);
                 stats.rematerialized += 1;
                 continue;
             }
             let ty = f.value(ValueId(v)).ty;
-            let Some(Some((store, load))) = patterns.get(&ty.0).copied() else {
-                continue;
-            };
+            let Some(Some((store, load))) = patterns.get(&ty.0).copied() else { continue };
             let size = u64::from(crate::legalize::abi::store_bytes(tables, ty)).max(1);
             let align = (size.next_power_of_two().min(16)) as u32;
-            f.frame.push(FrameObject {
-                name: None,
-                size,
-                align,
-                spill: true,
-            });
-            slot_of.insert(
-                v,
-                Home::Slot {
-                    slot: f.frame.len() - 1,
-                    store,
-                    load,
-                },
-            );
-            let message = format!(
-                "spilled %{} to frame object {} (spill cost {})",
-                f.value(ValueId(v)).name,
-                f.frame.len() - 1,
-                cost[v as usize]
-            );
-            stats.remarks.push((
-                f.name.clone(),
-                def_loc.get(&v).copied().unwrap_or(f.loc),
-                message,
-            ));
+            f.frame.push(FrameObject { name: None, size, align, spill: true });
+            slot_of.insert(v, Home::Slot { slot: f.frame.len() - 1, store, load });
+            let message = format!("spilled %{} to frame object {} (spill cost {})", f.value(ValueId(v)).name, f.frame.len() - 1, cost[v as usize]);
+            stats.remarks.push((f.name.clone(), def_loc.get(&v).copied().unwrap_or(f.loc), message));
             spilled.insert(v);
             stats.spilled += 1;
         }
@@ -360,10 +267,7 @@ fn live_out_sets(f: &Function, cfg: &Cfg) -> Vec<HashSet<u32>> {
     }
     def_sites.sort_unstable();
     let defined_in = |v: u32, b: usize| def_sites.binary_search(&(v, b as u32)).is_ok();
-    let mut live_in: Vec<HashSet<u32>> = upward
-        .into_iter()
-        .map(|u| u.into_iter().collect())
-        .collect();
+    let mut live_in: Vec<HashSet<u32>> = upward.into_iter().map(|u| u.into_iter().collect()).collect();
     let mut live_out: Vec<HashSet<u32>> = vec![HashSet::default(); n];
     let order = cfg.reverse_postorder();
     let mut changed = true;
@@ -374,11 +278,7 @@ fn live_out_sets(f: &Function, cfg: &Cfg) -> Vec<HashSet<u32>> {
             for &s in &cfg.succs[b] {
                 out.extend(live_in[s].iter().copied());
             }
-            let grew: Vec<u32> = out
-                .iter()
-                .copied()
-                .filter(|&v| !live_in[b].contains(&v) && !defined_in(v, b))
-                .collect();
+            let grew: Vec<u32> = out.iter().copied().filter(|&v| !live_in[b].contains(&v) && !defined_in(v, b)).collect();
             if !grew.is_empty() {
                 live_in[b].extend(grew);
                 changed = true;
@@ -399,50 +299,31 @@ enum Home {
     Remat(Inst),
 }
 
-fn rewrite(
-    f: &mut Function,
-    slot_of: &HashMap<u32, Home>,
-    names: &mut HashSet<String>,
-    reloads: &mut HashSet<u32>,
-    stats: &mut SpillStats,
-) {
+fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut HashSet<String>, reloads: &mut HashSet<u32>, stats: &mut SpillStats) {
     // The next free `.reload.N` suffix per spilled value: a value read a thousand times
     // gets its names without probing from 1 each time.
     let mut next_suffix: HashMap<u32, u32> = HashMap::default();
     for b in 0..f.blocks.len() {
-        if !f.blocks[b].insts.iter().any(|i| {
-            i.defs.iter().any(|v| slot_of.contains_key(&v.0))
-                || i.uses().any(|v| slot_of.contains_key(&v.0))
-        }) {
+        if !f.blocks[b].insts.iter().any(|i| i.defs.iter().any(|v| slot_of.contains_key(&v.0)) || i.uses().any(|v| slot_of.contains_key(&v.0))) {
             continue;
         }
         let insts = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len() + 4);
         for mut inst in insts {
             // The definition of a rematerialized value goes: every use has its own copy.
-            if matches!(inst.defs.as_slice(), [d] if matches!(slot_of.get(&d.0), Some(Home::Remat(_))))
-            {
+            if matches!(inst.defs.as_slice(), [d] if matches!(slot_of.get(&d.0), Some(Home::Remat(_)))) {
                 continue;
             }
             let mut reloaded: Vec<(u32, ValueId)> = Vec::new();
             for o in inst.operands.iter_mut() {
                 let Operand::Value(v) = o else { continue };
-                let Some(home) = slot_of.get(&v.0) else {
-                    continue;
-                };
+                let Some(home) = slot_of.get(&v.0) else { continue };
                 let t = match reloaded.iter().find(|(s, _)| *s == v.0) {
                     Some(&(_, t)) => t,
                     None => {
-                        let (base, ty) = (
-                            format!("{}.reload", f.values[v.0 as usize].name),
-                            f.values[v.0 as usize].ty,
-                        );
+                        let (base, ty) = (format!("{}.reload", f.values[v.0 as usize].name), f.values[v.0 as usize].ty);
                         let n = next_suffix.entry(v.0).or_insert(0);
-                        let mut name = if *n == 0 {
-                            base.clone()
-                        } else {
-                            format!("{base}.{n}")
-                        };
+                        let mut name = if *n == 0 { base.clone() } else { format!("{base}.{n}") };
                         while names.contains(&name) {
                             *n += 1;
                             name = format!("{base}.{n}");
@@ -455,21 +336,11 @@ fn rewrite(
                         reloaded.push((v.0, t));
                         match home {
                             Home::Slot { slot, load, .. } => {
-                                out.push(Inst {
-                                    defs: vec![t],
-                                    opcode: Opcode::Machine(*load),
-                                    flags: Vec::new(),
-                                    operands: vec![Operand::Int(*slot as i128)],
-                                    loc: inst.loc,
-                                });
+                                out.push(Inst { defs: vec![t], opcode: Opcode::Machine(*load), flags: Vec::new(), operands: vec![Operand::Int(*slot as i128)], loc: inst.loc });
                                 stats.reloads += 1;
                             }
                             Home::Remat(def) => {
-                                out.push(Inst {
-                                    defs: vec![t],
-                                    loc: inst.loc,
-                                    ..def.clone()
-                                });
+                                out.push(Inst { defs: vec![t], loc: inst.loc, ..def.clone() });
                                 stats.recomputed += 1;
                             }
                         }
@@ -482,13 +353,7 @@ fn rewrite(
                 .defs
                 .iter()
                 .filter_map(|d| match slot_of.get(&d.0) {
-                    Some(Home::Slot { slot, store, .. }) => Some(Inst {
-                        defs: Vec::new(),
-                        opcode: Opcode::Machine(*store),
-                        flags: Vec::new(),
-                        operands: vec![Operand::Value(*d), Operand::Int(*slot as i128)],
-                        loc: inst.loc,
-                    }),
+                    Some(Home::Slot { slot, store, .. }) => Some(Inst { defs: Vec::new(), opcode: Opcode::Machine(*store), flags: Vec::new(), operands: vec![Operand::Value(*d), Operand::Int(*slot as i128)], loc: inst.loc }),
                     _ => None,
                 })
                 .collect();
@@ -506,11 +371,7 @@ fn color_slots(f: &mut Function, tables: &TargetTables, first: usize) {
     let n = f.blocks.len();
     let cfg = Cfg::new(f, tables);
     // Per block, the slots read before being written (gen) and the slots written (kill).
-    let slot = |inst: &Inst| {
-        frame::access(inst, tables)
-            .filter(|a| a.object >= first)
-            .map(|a| (a.object - first, a.store))
-    };
+    let slot = |inst: &Inst| frame::access(inst, tables).filter(|a| a.object >= first).map(|a| (a.object - first, a.store));
     let mut gen = vec![HashSet::<usize>::default(); n];
     let mut kill = vec![HashSet::<usize>::default(); n];
     for b in 0..n {
@@ -531,10 +392,7 @@ fn color_slots(f: &mut Function, tables: &TargetTables, first: usize) {
     while changed {
         changed = false;
         for &b in order.iter().rev() {
-            let out: HashSet<usize> = cfg.succs[b]
-                .iter()
-                .flat_map(|&s| live_in[s].iter().copied())
-                .collect();
+            let out: HashSet<usize> = cfg.succs[b].iter().flat_map(|&s| live_in[s].iter().copied()).collect();
             let mut new: HashSet<usize> = out.difference(&kill[b]).copied().collect();
             new.extend(gen[b].iter().copied());
             if new.len() != live_in[b].len() {
@@ -545,10 +403,7 @@ fn color_slots(f: &mut Function, tables: &TargetTables, first: usize) {
     }
     let mut interferes = vec![HashSet::<usize>::default(); count];
     for b in 0..n {
-        let mut live: HashSet<usize> = cfg.succs[b]
-            .iter()
-            .flat_map(|&s| live_in[s].iter().copied())
-            .collect();
+        let mut live: HashSet<usize> = cfg.succs[b].iter().flat_map(|&s| live_in[s].iter().copied()).collect();
         for inst in f.blocks[b].insts.iter().rev() {
             if let Some((s, store)) = slot(inst) {
                 if store {
@@ -570,9 +425,7 @@ fn color_slots(f: &mut Function, tables: &TargetTables, first: usize) {
     let mut colors: Vec<(u64, u32, Vec<usize>)> = Vec::new();
     for s in 0..count {
         let (size, align) = (f.frame[first + s].size, f.frame[first + s].align);
-        let c = colors.iter().position(|(sz, al, members)| {
-            *sz == size && *al == align && members.iter().all(|m| !interferes[s].contains(m))
-        });
+        let c = colors.iter().position(|(sz, al, members)| *sz == size && *al == align && members.iter().all(|m| !interferes[s].contains(m)));
         let c = c.unwrap_or_else(|| {
             colors.push((size, align, Vec::new()));
             colors.len() - 1
@@ -580,23 +433,9 @@ fn color_slots(f: &mut Function, tables: &TargetTables, first: usize) {
         colors[c].2.push(s);
         color_of[s] = c;
     }
-    let map: Vec<usize> = (0..f.frame.len())
-        .map(|k| {
-            if k < first {
-                k
-            } else {
-                first + color_of[k - first]
-            }
-        })
-        .collect();
+    let map: Vec<usize> = (0..f.frame.len()).map(|k| if k < first { k } else { first + color_of[k - first] }).collect();
     f.frame.truncate(first);
-    f.frame
-        .extend(colors.iter().map(|(size, align, _)| FrameObject {
-            name: None,
-            size: *size,
-            align: *align,
-            spill: true,
-        }));
+    f.frame.extend(colors.iter().map(|(size, align, _)| FrameObject { name: None, size: *size, align: *align, spill: true }));
     for inst in f.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
         frame::renumber(inst, tables, &map);
     }

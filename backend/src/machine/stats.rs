@@ -72,22 +72,12 @@ pub struct FunctionStats {
 pub fn summarize(module: &Module, tables: &TargetTables, sm: &SmTables) -> Vec<PressureSummary> {
     let sets = PressureSets::new(tables, sm);
     let classes = ClassSets::new(tables, sm);
-    module
-        .functions
-        .iter()
-        .map(|f| summarize_function(f, tables, &sets, &classes))
-        .collect()
+    module.functions.iter().map(|f| summarize_function(f, tables, &sets, &classes)).collect()
 }
 
 /// The statistics of every function: `before` is [`summarize`] taken before the
 /// allocator ran, `module` the final machine code.
-pub fn collect(
-    module: &Module,
-    before: Option<&[PressureSummary]>,
-    tables: &TargetTables,
-    sm: &SmTables,
-    options: &Options,
-) -> Vec<FunctionStats> {
+pub fn collect(module: &Module, before: Option<&[PressureSummary]>, tables: &TargetTables, sm: &SmTables, options: &Options) -> Vec<FunctionStats> {
     let after = summarize(module, tables, sm);
     module
         .functions
@@ -95,13 +85,8 @@ pub fn collect(
         .zip(after)
         .enumerate()
         .map(|(i, (f, after))| {
-            let RegisterTarget { regs, source } =
-                register_target(f, sm.occupancy.as_ref(), options);
-            let occupancy = sm
-                .occupancy
-                .as_ref()
-                .filter(|_| f.kind == FunctionKind::Kernel)
-                .map(|o| occupancy(o, f, after.weighted.max(1)));
+            let RegisterTarget { regs, source } = register_target(f, sm.occupancy.as_ref(), options);
+            let occupancy = sm.occupancy.as_ref().filter(|_| f.kind == FunctionKind::Kernel).map(|o| occupancy(o, f, after.weighted.max(1)));
             FunctionStats {
                 name: f.name.clone(),
                 kernel: f.kind == FunctionKind::Kernel,
@@ -112,11 +97,7 @@ pub fn collect(
                 before_allocation: before.and_then(|b| b.get(i).cloned()),
                 after_allocation: Some(after),
                 occupancy,
-                frame_bytes: if f.frame.is_empty() {
-                    0
-                } else {
-                    crate::emit::frame::layout(f).size
-                },
+                frame_bytes: if f.frame.is_empty() { 0 } else { crate::emit::frame::layout(f).size },
                 frame_objects: f.frame.len(),
                 spill_slots: f.frame.iter().filter(|o| o.spill).count(),
             }
@@ -150,37 +131,18 @@ struct ClassSets {
 impl ClassSets {
     fn new(tables: &TargetTables, sm: &SmTables) -> ClassSets {
         let names: Vec<&'static str> = tables.register_classes.iter().map(|c| c.name).collect();
-        let by_type = sm
-            .type_class
-            .iter()
-            .map(|&c| (c != NO_CLASS).then_some((c as usize, 1)))
-            .collect();
-        ClassSets {
-            sets: PressureSets::from_parts(names, by_type, sm.occupancy),
-        }
+        let by_type = sm.type_class.iter().map(|&c| (c != NO_CLASS).then_some((c as usize, 1))).collect();
+        ClassSets { sets: PressureSets::from_parts(names, by_type, sm.occupancy) }
     }
 }
 
-fn summarize_function(
-    f: &Function,
-    tables: &TargetTables,
-    sets: &PressureSets,
-    classes: &ClassSets,
-) -> PressureSummary {
+fn summarize_function(f: &Function, tables: &TargetTables, sets: &PressureSets, classes: &ClassSets) -> PressureSummary {
     let cfg = Cfg::new(f, tables);
     let weighted = Pressure::compute(f, &cfg.preds, sets, tables);
     let per_class = Pressure::compute(f, &cfg.preds, &classes.sets, tables);
-    let peak =
-        |p: &Pressure, s: usize| (0..f.blocks.len()).map(|b| p.peak[b][s]).max().unwrap_or(0);
+    let peak = |p: &Pressure, s: usize| (0..f.blocks.len()).map(|b| p.peak[b][s]).max().unwrap_or(0);
     let predicates = (1..sets.names.len()).map(|s| peak(&weighted, s)).sum();
-    let max_live = classes
-        .sets
-        .names
-        .iter()
-        .enumerate()
-        .map(|(s, name)| (name.to_string(), peak(&per_class, s)))
-        .filter(|(_, n)| *n > 0)
-        .collect();
+    let max_live = classes.sets.names.iter().enumerate().map(|(s, name)| (name.to_string(), peak(&per_class, s))).filter(|(_, n)| *n > 0).collect();
     let mut seen: HashSet<u32> = HashSet::new();
     let mut counts = vec![0u32; classes.sets.names.len()];
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
@@ -192,31 +154,15 @@ fn summarize_function(
             }
         }
     }
-    let virtual_registers = classes
-        .sets
-        .names
-        .iter()
-        .zip(counts)
-        .filter(|(_, n)| *n > 0)
-        .map(|(name, n)| (name.to_string(), n))
-        .collect();
-    PressureSummary {
-        max_live,
-        weighted: peak(&weighted, 0),
-        predicates,
-        virtual_registers,
-    }
+    let virtual_registers = classes.sets.names.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(name, n)| (name.to_string(), n)).collect();
+    PressureSummary { max_live, weighted: peak(&weighted, 0), predicates, virtual_registers }
 }
 
 fn list(items: &[(String, u32)]) -> String {
     if items.is_empty() {
         return "none".into();
     }
-    items
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    items.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
 }
 
 /// The statistics as text, one block per function (what `--stats` prints).
@@ -232,10 +178,7 @@ pub fn render(stats: &[FunctionStats]) -> String {
             s.register_target,
             s.register_target_source
         ));
-        for (when, summary) in [
-            ("before allocation", &s.before_allocation),
-            ("after allocation", &s.after_allocation),
-        ] {
+        for (when, summary) in [("before allocation", &s.before_allocation), ("after allocation", &s.after_allocation)] {
             if let Some(p) = summary {
                 out.push_str(&format!(
                     "  {when}: max live {} registers (weighted), {} predicates; per class: {}; virtual registers: {}\n",
@@ -247,10 +190,7 @@ pub fn render(stats: &[FunctionStats]) -> String {
             }
         }
         if s.frame_objects > 0 {
-            out.push_str(&format!(
-                "  frame: {} bytes of local memory; frame objects {}, of them spill slots {}\n",
-                s.frame_bytes, s.frame_objects, s.spill_slots
-            ));
+            out.push_str(&format!("  frame: {} bytes of local memory; frame objects {}, of them spill slots {}\n", s.frame_bytes, s.frame_objects, s.spill_slots));
         }
         if let Some(o) = &s.occupancy {
             out.push_str(&format!(

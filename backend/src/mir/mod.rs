@@ -35,11 +35,7 @@ pub enum AddressSpace {
 }
 
 impl AddressSpace {
-    pub const ALL: [AddressSpace; 3] = [
-        AddressSpace::Global,
-        AddressSpace::Shared,
-        AddressSpace::Const,
-    ];
+    pub const ALL: [AddressSpace; 3] = [AddressSpace::Global, AddressSpace::Shared, AddressSpace::Const];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -159,12 +155,7 @@ impl Function {
 
     /// A new value of type `ty` named `base`, or `base.N` with the first `N` that is not
     /// in `names` (the function's value names; the new one is added).
-    pub fn fresh_value<S: std::hash::BuildHasher>(
-        &mut self,
-        names: &mut std::collections::HashSet<String, S>,
-        base: &str,
-        ty: VtId,
-    ) -> ValueId {
+    pub fn fresh_value<S: std::hash::BuildHasher>(&mut self, names: &mut std::collections::HashSet<String, S>, base: &str, ty: VtId) -> ValueId {
         let mut name = base.to_string();
         let mut n = 1;
         while names.contains(&name) {
@@ -179,11 +170,7 @@ impl Function {
     /// The layout index of block `bb.number`: constant time when blocks are numbered
     /// by their position (what the front end and most passes produce), else a scan.
     pub fn block_index(&self, number: u32) -> Option<usize> {
-        if self
-            .blocks
-            .get(number as usize)
-            .is_some_and(|b| b.number == number)
-        {
+        if self.blocks.get(number as usize).is_some_and(|b| b.number == number) {
             return Some(number as usize);
         }
         self.blocks.iter().position(|b| b.number == number)
@@ -220,11 +207,7 @@ impl Opcode {
     pub fn name(self, tables: &target_desc::tables::TargetTables) -> &'static str {
         match self {
             Opcode::Generic(op) => tables.opcode_info(op).map(|o| o.name).unwrap_or("?"),
-            Opcode::Machine(m) => tables
-                .patterns
-                .get(m as usize)
-                .map(|p| p.name)
-                .unwrap_or("?"),
+            Opcode::Machine(m) => tables.patterns.get(m as usize).map(|p| p.name).unwrap_or("?"),
         }
     }
 
@@ -258,44 +241,23 @@ impl Inst {
     /// Whether this is a register-to-register copy: a machine instruction selected from
     /// `COPY`, one result, one register operand.
     pub fn is_copy(&self, tables: &target_desc::tables::TargetTables) -> bool {
-        let Opcode::Machine(m) = self.opcode else {
-            return false;
-        };
-        let Some(copy) = tables.opcode("COPY") else {
-            return false;
-        };
-        tables
-            .patterns
-            .get(m as usize)
-            .is_some_and(|p| p.opcode == copy.0)
-            && self.defs.len() == 1
-            && matches!(self.operands.as_slice(), [Operand::Value(_)])
+        let Opcode::Machine(m) = self.opcode else { return false };
+        let Some(copy) = tables.opcode("COPY") else { return false };
+        tables.patterns.get(m as usize).is_some_and(|p| p.opcode == copy.0) && self.defs.len() == 1 && matches!(self.operands.as_slice(), [Operand::Value(_)])
     }
 
     /// The operand index of the `FRAME_INDEX` literal this instruction names: the
     /// generic `FRAME_INDEX`'s own, or the one of a machine instruction whose pattern
     /// absorbed one.
     pub fn frame_operand(&self, tables: &target_desc::tables::TargetTables) -> Option<usize> {
-        let is_frame_index = |op: u16| {
-            tables
-                .opcode_info(OpcodeId(op))
-                .is_some_and(|o| o.name == "FRAME_INDEX")
-        };
+        let is_frame_index = |op: u16| tables.opcode_info(OpcodeId(op)).is_some_and(|o| o.name == "FRAME_INDEX");
         match self.opcode {
             Opcode::Generic(g) => is_frame_index(g.0).then_some(0),
             Opcode::Machine(m) => {
                 let p = tables.patterns.get(m as usize)?;
-                let k = (0..p.operands.len()).find(|&k| {
-                    p.leaf_slot(k)
-                        .is_some_and(|(n, _)| is_frame_index(p.nodes[n].opcode))
-                })?;
+                let k = (0..p.operands.len()).find(|&k| p.leaf_slot(k).is_some_and(|(n, _)| is_frame_index(p.nodes[n].opcode)))?;
                 // Operand k of the pattern is the k-th operand that is not an `align`.
-                self.operands
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, o)| !matches!(o, Operand::Align(_)))
-                    .nth(k)
-                    .map(|(i, _)| i)
+                self.operands.iter().enumerate().filter(|(_, o)| !matches!(o, Operand::Align(_))).nth(k).map(|(i, _)| i)
             }
         }
     }
@@ -304,25 +266,14 @@ impl Inst {
     /// before it left (a pattern operand of kind `flag`: addc after add.cc), so nothing
     /// may be placed between the two.
     pub fn reads_carry(&self, tables: &target_desc::tables::TargetTables) -> bool {
-        let Opcode::Machine(m) = self.opcode else {
-            return false;
-        };
-        tables.patterns.get(m as usize).is_some_and(|p| {
-            p.operands
-                .iter()
-                .any(|(_, k)| *k == target_desc::tables::PatternOperand::Flag)
-        })
+        let Opcode::Machine(m) = self.opcode else { return false };
+        tables.patterns.get(m as usize).is_some_and(|p| p.operands.iter().any(|(_, k)| *k == target_desc::tables::PatternOperand::Flag))
     }
 
     /// Whether this machine instruction leaves a carry flag for the next one (add.cc).
     pub fn writes_carry(&self, tables: &target_desc::tables::TargetTables) -> bool {
-        let Opcode::Machine(m) = self.opcode else {
-            return false;
-        };
-        tables.patterns.get(m as usize).is_some_and(|p| {
-            p.results
-                .contains(&target_desc::tables::PatternResult::Flag)
-        })
+        let Opcode::Machine(m) = self.opcode else { return false };
+        tables.patterns.get(m as usize).is_some_and(|p| p.results.contains(&target_desc::tables::PatternResult::Flag))
     }
 
     /// The values this instruction reads.
@@ -384,10 +335,7 @@ impl Module {
 
 /// The generic opcode's description entry; a machine instruction reports the generic
 /// opcode it was selected from (so it keeps its properties: terminator, memory, ...).
-pub fn opcode_info(
-    op: Opcode,
-    tables: &target_desc::tables::TargetTables,
-) -> Option<&'static target_desc::tables::OpcodeInfo> {
+pub fn opcode_info(op: Opcode, tables: &target_desc::tables::TargetTables) -> Option<&'static target_desc::tables::OpcodeInfo> {
     let generic = match op {
         Opcode::Generic(g) => g,
         Opcode::Machine(m) => OpcodeId(tables.patterns.get(m as usize)?.opcode),
@@ -398,11 +346,7 @@ pub fn opcode_info(
 
 /// The action-table row type of an instruction: its `type_operand`'s type, else its
 /// first result's; `None` for instructions outside the table (branches, calls).
-pub fn row_type(
-    f: &Function,
-    inst: &Inst,
-    tables: &target_desc::tables::TargetTables,
-) -> Option<VtId> {
+pub fn row_type(f: &Function, inst: &Inst, tables: &target_desc::tables::TargetTables) -> Option<VtId> {
     let info = tables.opcode_info(inst.opcode.generic()?)?;
     match info.type_operand {
         Some(i) => match inst.operands.get(i as usize)? {

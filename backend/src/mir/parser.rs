@@ -101,13 +101,7 @@ struct Document<'a> {
 
 impl Document<'_> {
     fn error(&self, doc_line: usize, column: usize, message: impl Into<String>) -> MirError {
-        MirError::at(
-            self.file,
-            self.full,
-            self.first_line + doc_line.max(1) - 1,
-            column,
-            message,
-        )
+        MirError::at(self.file, self.full, self.first_line + doc_line.max(1) - 1, column, message)
     }
 
     /// An error at `token` in the item that starts at `doc_line`.
@@ -119,21 +113,9 @@ impl Document<'_> {
     /// An error at the value of `key:` in the item that starts at `doc_line` (so a
     /// value that also appears earlier in the item, like `{ name: ptr, type: ptr }`, is
     /// still found in the right place).
-    fn error_at_value(
-        &self,
-        doc_line: usize,
-        key: &str,
-        value: &str,
-        message: impl Into<String>,
-    ) -> MirError {
+    fn error_at_value(&self, doc_line: usize, key: &str, value: &str, message: impl Into<String>) -> MirError {
         let pattern = format!("{key}:");
-        for (offset, text) in self
-            .text
-            .lines()
-            .skip(doc_line.saturating_sub(1))
-            .take(8)
-            .enumerate()
-        {
+        for (offset, text) in self.text.lines().skip(doc_line.saturating_sub(1)).take(8).enumerate() {
             if let Some(at) = text.find(&pattern) {
                 let after = at + pattern.len();
                 if let Some(v) = text[after..].find(value) {
@@ -149,32 +131,14 @@ impl Document<'_> {
     /// keys, wrong value types) are told apart.
     fn parse<T: for<'de> Deserialize<'de>>(&self, what: &str) -> Result<T, MirError> {
         serde_yaml::from_str(&self.text).map_err(|e| {
-            let (line, column) = e
-                .location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((1, 1));
+            let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
             let line = line.min(self.text.lines().count().max(1));
             let message = e.to_string();
-            let message = message
-                .split(" at line ")
-                .next()
-                .unwrap_or(&message)
-                .to_string();
-            let schema = [
-                "missing field",
-                "unknown field",
-                "invalid type",
-                "invalid value",
-                "invalid length",
-                "duplicate field",
-            ]
-            .iter()
-            .any(|m| message.contains(m));
-            let kind = if schema {
-                format!("invalid {what}")
-            } else {
-                "invalid YAML".to_string()
-            };
+            let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+            let schema = ["missing field", "unknown field", "invalid type", "invalid value", "invalid length", "duplicate field"]
+                .iter()
+                .any(|m| message.contains(m));
+            let kind = if schema { format!("invalid {what}") } else { "invalid YAML".to_string() };
             self.error(line, column, format!("{kind}: {message}"))
         })
     }
@@ -191,12 +155,7 @@ fn documents<'a>(text: &'a str, file: &'a str) -> Vec<Document<'a>> {
             !t.is_empty() && !t.starts_with('#')
         });
         if meaningful {
-            docs.push(Document {
-                text: current.join("\n") + "\n",
-                first_line,
-                file,
-                full: text,
-            });
+            docs.push(Document { text: current.join("\n") + "\n", first_line, file, full: text });
         }
         current.clear();
     };
@@ -218,20 +177,14 @@ fn documents<'a>(text: &'a str, file: &'a str) -> Vec<Document<'a>> {
 
 fn lookup_type(tables: &TargetTables, name: &str) -> Result<VtId, String> {
     tables.vt(name).ok_or_else(|| {
-        let hint = did_you_mean(name, tables.types.iter().map(|t| t.name), |n| {
-            format!("`{n}`")
-        });
+        let hint = did_you_mean(name, tables.types.iter().map(|t| t.name), |n| format!("`{n}`"));
         format!("unknown type `{name}`{hint}")
     })
 }
 
 /// Parses a whole `.mir` file. `file` is the name used in diagnostics.
 pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Module, MirError> {
-    let mut module = Module {
-        name: None,
-        globals: Vec::new(),
-        functions: Vec::new(),
-    };
+    let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
     let docs = documents(text, file);
     for (index, doc) in docs.iter().enumerate() {
         let value: serde_yaml::Value = doc.parse("document")?;
@@ -241,38 +194,27 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
                 return Err(doc.error(1, 1, "expected a module document (`module`, `globals`) or a function document (`name`, `kind`, `params`, `body`), found something that is not a mapping"))
             }
         };
-        let is_function = keys
-            .iter()
-            .any(|k| k == "name" || k == "body" || k == "kind");
+        let is_function = keys.iter().any(|k| k == "name" || k == "body" || k == "kind");
         if is_function {
             let function = parse_function(doc, tables)?;
             if let Some(other) = module.functions.iter().find(|f| f.name == function.name) {
                 return Err(doc.error_at(
                     yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1),
                     &function.name,
-                    format!(
-                        "function `{}` is defined twice (first at line {})",
-                        function.name, other.loc.line
-                    ),
+                    format!("function `{}` is defined twice (first at line {})", function.name, other.loc.line),
                 ));
             }
             module.functions.push(function);
         } else if keys.iter().any(|k| k == "module" || k == "globals") {
             if index != 0 {
-                return Err(doc.error(
-                    1,
-                    1,
-                    "the module document must be the first document of the file",
-                ));
+                return Err(doc.error(1, 1, "the module document must be the first document of the file"));
             }
             let parsed: ModuleDoc = doc.parse("module document")?;
             module.name = parsed.module;
             let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
             for (i, g) in parsed.globals.into_iter().enumerate() {
                 let line = lines.get(i).copied().unwrap_or(1);
-                module
-                    .globals
-                    .push(parse_global(doc, line, g, tables, &module.globals)?);
+                module.globals.push(parse_global(doc, line, g, tables, &module.globals)?);
             }
         } else {
             return Err(doc.error(
@@ -284,43 +226,20 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
     }
     if module.functions.is_empty() {
         let line = text.lines().count().max(1);
-        return Err(MirError::at(
-            file,
-            text,
-            line,
-            1,
-            "expected at least one function document, found none",
-        ));
+        return Err(MirError::at(file, text, line, 1, "expected at least one function document, found none"));
     }
     Ok(module)
 }
 
-fn parse_global(
-    doc: &Document,
-    line: usize,
-    g: GlobalDoc,
-    tables: &TargetTables,
-    existing: &[Global],
-) -> Result<Global, MirError> {
+fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables, existing: &[Global]) -> Result<Global, MirError> {
     let space = match g.space.as_str() {
         "global" => AddressSpace::Global,
         "shared" => AddressSpace::Shared,
         "const" => AddressSpace::Const,
-        other => {
-            return Err(doc.error_at_value(
-                line,
-                "space",
-                other,
-                format!("expected a global space (`global`, `shared` or `const`), found `{other}`"),
-            ))
-        }
+        other => return Err(doc.error_at_value(line, "space", other, format!("expected a global space (`global`, `shared` or `const`), found `{other}`"))),
     };
     if existing.iter().any(|e| e.name == g.name) {
-        return Err(doc.error_at(
-            line,
-            &g.name,
-            format!("global `{}` is defined twice", g.name),
-        ));
+        return Err(doc.error_at(line, &g.name, format!("global `{}` is defined twice", g.name)));
     }
     let ty = lookup_type(tables, &g.ty).map_err(|m| doc.error_at_value(line, "type", &g.ty, m))?;
     let count = g.count.unwrap_or(1);
@@ -329,50 +248,28 @@ fn parse_global(
     }
     if let Some(a) = g.align {
         if !a.is_power_of_two() {
-            return Err(doc.error_at(
-                line,
-                "align",
-                format!("expected a power-of-two `align`, found {a}"),
-            ));
+            return Err(doc.error_at(line, "align", format!("expected a power-of-two `align`, found {a}")));
         }
     }
     let init = match g.init {
         None => None,
         Some(items) => {
             if space == AddressSpace::Shared {
-                return Err(doc.error_at(
-                    line,
-                    "init",
-                    "`init` is not allowed for `shared` globals (only `global` and `const`)",
-                ));
+                return Err(doc.error_at(line, "init", "`init` is not allowed for `shared` globals (only `global` and `const`)"));
             }
             if items.len() != count as usize {
-                return Err(doc.error_at(
-                    line,
-                    "init",
-                    format!(
-                        "expected {count} initializer values (the global's `count`), found {}",
-                        items.len()
-                    ),
-                ));
+                return Err(doc.error_at(line, "init", format!("expected {count} initializer values (the global's `count`), found {}", items.len())));
             }
             let mut values = Vec::new();
             for item in items {
                 let v = match &item {
-                    serde_yaml::Value::Number(n) if n.is_i64() || n.is_u64() => InitValue::Int(
-                        n.as_i64()
-                            .map(i128::from)
-                            .or(n.as_u64().map(i128::from))
-                            .unwrap_or(0),
-                    ),
+                    serde_yaml::Value::Number(n) if n.is_i64() || n.is_u64() => {
+                        InitValue::Int(n.as_i64().map(i128::from).or(n.as_u64().map(i128::from)).unwrap_or(0))
+                    }
                     serde_yaml::Value::Number(n) => InitValue::Float(n.as_f64().unwrap_or(0.0)),
                     other => {
                         let found = serde_yaml::to_string(other).unwrap_or_default();
-                        return Err(doc.error_at(
-                            line,
-                            "init",
-                            format!("expected numbers in `init`, found `{}`", found.trim()),
-                        ));
+                        return Err(doc.error_at(line, "init", format!("expected numbers in `init`, found `{}`", found.trim())));
                     }
                 };
                 values.push(v);
@@ -380,18 +277,7 @@ fn parse_global(
             Some(values)
         }
     };
-    Ok(Global {
-        name: g.name,
-        space,
-        ty,
-        count,
-        align: g.align,
-        init,
-        loc: Loc {
-            line: (doc.first_line + line - 1) as u32,
-            column: 1,
-        },
-    })
+    Ok(Global { name: g.name, space, ty, count, align: g.align, init, loc: Loc { line: (doc.first_line + line - 1) as u32, column: 1 } })
 }
 
 fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, MirError> {
@@ -402,31 +288,18 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         "device" => FunctionKind::Device,
         other => {
             let line = yaml_lines::key_line(&doc.text, &["kind"]).unwrap_or(1);
-            return Err(doc.error_at_value(
-                line,
-                "kind",
-                other,
-                format!("expected `kernel` or `device` for `kind`, found `{other}`"),
-            ));
+            return Err(doc.error_at_value(line, "kind", other, format!("expected `kernel` or `device` for `kind`, found `{other}`")));
         }
     };
     let param_lines = yaml_lines::item_lines(&doc.text, &["params"]);
     let mut params = Vec::new();
     for (i, p) in parsed.params.iter().enumerate() {
         let line = param_lines.get(i).copied().unwrap_or(1);
-        let ty =
-            lookup_type(tables, &p.ty).map_err(|m| doc.error_at_value(line, "type", &p.ty, m))?;
+        let ty = lookup_type(tables, &p.ty).map_err(|m| doc.error_at_value(line, "type", &p.ty, m))?;
         if params.iter().any(|q: &Param| q.name == p.name) {
-            return Err(doc.error_at(
-                line,
-                &p.name,
-                format!("parameter `{}` is declared twice", p.name),
-            ));
+            return Err(doc.error_at(line, &p.name, format!("parameter `{}` is declared twice", p.name)));
         }
-        params.push(Param {
-            name: p.name.clone(),
-            ty,
-        });
+        params.push(Param { name: p.name.clone(), ty });
     }
     let returns_line = yaml_lines::key_line(&doc.text, &["returns"]).unwrap_or(1);
     let mut returns = Vec::new();
@@ -435,11 +308,7 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
     }
     let attributes = match parsed.attributes {
         None => Attributes::default(),
-        Some(a) => Attributes {
-            maxntid: a.maxntid,
-            minnctapersm: a.minnctapersm,
-            maxnreg: a.maxnreg,
-        },
+        Some(a) => Attributes { maxntid: a.maxntid, minnctapersm: a.minnctapersm, maxnreg: a.maxnreg },
     };
     let frame_lines = yaml_lines::item_lines(&doc.text, &["frame"]);
     let mut frame = Vec::new();
@@ -450,28 +319,15 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         }
         let align = o.align.unwrap_or(1);
         if !align.is_power_of_two() || align > 256 {
-            return Err(doc.error_at_value(
-                line,
-                "align",
-                &align.to_string(),
-                format!("expected a power of two from 1 to 256 for `align`, found {align}"),
-            ));
+            return Err(doc.error_at_value(line, "align", &align.to_string(), format!("expected a power of two from 1 to 256 for `align`, found {align}")));
         }
-        frame.push(FrameObject {
-            name: o.name.clone(),
-            size: o.size,
-            align,
-            spill: o.spill,
-        });
+        frame.push(FrameObject { name: o.name.clone(), size: o.size, align, spill: o.spill });
     }
     // Where the body's text starts in the file, and its indentation.
     let body_key = yaml_lines::key_line(&doc.text, &["body"]).unwrap_or(1);
     let doc_lines: Vec<&str> = doc.text.lines().collect();
     let key_text = doc_lines.get(body_key - 1).copied().unwrap_or("");
-    let inline = key_text
-        .split_once(':')
-        .map(|(_, rest)| rest.trim())
-        .unwrap_or("");
+    let inline = key_text.split_once(':').map(|(_, rest)| rest.trim()).unwrap_or("");
     let block_scalar = inline.starts_with('|') || inline.starts_with('>');
     let (body_line, indent) = if block_scalar {
         // `|2` fixes the content indentation relative to the key; otherwise the first
@@ -489,16 +345,10 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         };
         (doc.first_line + body_key, indent)
     } else {
-        (
-            doc.first_line + body_key - 1,
-            key_text.find(inline).unwrap_or(0),
-        )
+        (doc.first_line + body_key - 1, key_text.find(inline).unwrap_or(0))
     };
     let key_loc = |key: &str| {
-        yaml_lines::key_line(&doc.text, &[key]).map(|l| Loc {
-            line: (doc.first_line + l - 1) as u32,
-            column: 1,
-        })
+        yaml_lines::key_line(&doc.text, &[key]).map(|l| Loc { line: (doc.first_line + l - 1) as u32, column: 1 })
     };
     let mut function = Function {
         returns_loc: key_loc("returns"),
@@ -512,14 +362,9 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         values: Vec::new(),
         blocks: Vec::new(),
         ssa: parsed.ssa,
-        loc: Loc {
-            line: (doc.first_line + name_line - 1) as u32,
-            column: 1,
-        },
+        loc: Loc { line: (doc.first_line + name_line - 1) as u32, column: 1 },
     };
-    let line_starts = std::iter::once(0)
-        .chain(parsed.body.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let line_starts = std::iter::once(0).chain(parsed.body.match_indices('\n').map(|(i, _)| i + 1)).collect();
     BodyReader {
         tables,
         file: doc.file,
@@ -558,34 +403,18 @@ struct BodyReader<'a> {
 impl BodyReader<'_> {
     fn loc(&self, pair: &Pair<'_, Rule>) -> Loc {
         let offset = pair.as_span().start();
-        let line = self
-            .line_starts
-            .partition_point(|&start| start <= offset)
-            .max(1);
+        let line = self.line_starts.partition_point(|&start| start <= offset).max(1);
         let start = self.line_starts[line - 1];
-        let column = self
-            .body
-            .get(start..offset)
-            .map_or(1, |text| text.chars().count() + 1);
-        Loc {
-            line: (self.body_line + line - 1) as u32,
-            column: (column + self.indent) as u32,
-        }
+        let column = self.body.get(start..offset).map_or(1, |text| text.chars().count() + 1);
+        Loc { line: (self.body_line + line - 1) as u32, column: (column + self.indent) as u32 }
     }
 
     fn error(&self, loc: Loc, message: impl Into<String>) -> MirError {
-        MirError::at(
-            self.file,
-            self.full,
-            loc.line as usize,
-            loc.column as usize,
-            message,
-        )
+        MirError::at(self.file, self.full, loc.line as usize, loc.column as usize, message)
     }
 
     fn read(mut self, body: &str) -> Result<(), MirError> {
-        let mut pairs =
-            BodyParser::parse(Rule::body, body).map_err(|e| self.syntax_error(e, body))?;
+        let mut pairs = BodyParser::parse(Rule::body, body).map_err(|e| self.syntax_error(e, body))?;
         let root = pairs.next().expect("grammar yields a body");
         for pair in root.into_inner() {
             match pair.as_rule() {
@@ -595,22 +424,14 @@ impl BodyReader<'_> {
             }
         }
         if self.function.blocks.is_empty() {
-            let loc = Loc {
-                line: self.body_line as u32,
-                column: self.indent as u32 + 1,
-            };
-            return Err(self.error(
-                loc,
-                "expected at least one block (`bb.0:`) in the body, found none",
-            ));
+            let loc = Loc { line: self.body_line as u32, column: self.indent as u32 + 1 };
+            return Err(self.error(loc, "expected at least one block (`bb.0:`) in the body, found none"));
         }
         for (b, i, o, name, loc) in std::mem::take(&mut self.pending) {
             match self.names.get(&name) {
                 Some(&(id, _)) => self.function.blocks[b].insts[i].operands[o] = Operand::Value(id),
                 None => {
-                    let hint = did_you_mean(&name, self.names.keys().map(String::as_str), |n| {
-                        format!("%{n}")
-                    });
+                    let hint = did_you_mean(&name, self.names.keys().map(String::as_str), |n| format!("%{n}"));
                     return Err(self.error(loc, format!("use of undefined value %{name}{hint}")));
                 }
             }
@@ -625,27 +446,17 @@ impl BodyReader<'_> {
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::block_number => {
-                    number = p.as_str().parse().map_err(|_| {
-                        self.error(loc, format!("block number `{}` is too large", p.as_str()))
-                    })?
+                    number = p.as_str().parse().map_err(|_| self.error(loc, format!("block number `{}` is too large", p.as_str())))?
                 }
                 Rule::block_name => name = Some(p.as_str().to_string()),
                 _ => {}
             }
         }
         if let Some(first) = self.blocks_seen.get(&number) {
-            return Err(self.error(
-                loc,
-                format!("block number {number} is used twice (first at line {first})"),
-            ));
+            return Err(self.error(loc, format!("block number {number} is used twice (first at line {first})")));
         }
         self.blocks_seen.insert(number, loc.line);
-        self.function.blocks.push(Block {
-            number,
-            name,
-            insts: Vec::new(),
-            loc,
-        });
+        self.function.blocks.push(Block { number, name, insts: Vec::new(), loc });
         Ok(())
     }
 
@@ -670,8 +481,7 @@ impl BodyReader<'_> {
                         let ty = inner.next().expect("type");
                         let name = reg.as_str()[1..].to_string();
                         let ty_loc = self.loc(&ty);
-                        let vt = lookup_type(self.tables, ty.as_str())
-                            .map_err(|m| self.error(ty_loc, m))?;
+                        let vt = lookup_type(self.tables, ty.as_str()).map_err(|m| self.error(ty_loc, m))?;
                         if let Some(&(existing, first)) = self.names.get(&name) {
                             if self.function.ssa {
                                 return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
@@ -679,22 +489,13 @@ impl BodyReader<'_> {
                             // After PHI elimination a register may be written again, with
                             // the same type.
                             if self.function.values[existing.0 as usize].ty != vt {
-                                return Err(self.error(
-                                    ty_loc,
-                                    format!(
-                                        "register %{name} was defined with another type at line {}",
-                                        first.line
-                                    ),
-                                ));
+                                return Err(self.error(ty_loc, format!("register %{name} was defined with another type at line {}", first.line)));
                             }
                             defs.push(existing);
                             continue;
                         }
                         let id = ValueId(self.function.values.len() as u32);
-                        self.function.values.push(ValueInfo {
-                            name: name.clone(),
-                            ty: vt,
-                        });
+                        self.function.values.push(ValueInfo { name: name.clone(), ty: vt });
                         self.names.insert(name, (id, def_loc));
                         defs.push(id);
                     }
@@ -705,21 +506,13 @@ impl BodyReader<'_> {
                     let name_pair = inner.next().expect("opcode name");
                     let name = name_pair.as_str();
                     // Generic opcodes first; the description keeps machine names distinct.
-                    let machine = if self.tables.opcode(name).is_some() {
-                        None
-                    } else {
-                        self.tables.names.machine_ops.get(name)
-                    };
+                    let machine = if self.tables.opcode(name).is_some() { None } else { self.tables.names.machine_ops.get(name) };
                     if let Some(m) = machine {
                         // A machine instruction keeps only the flags its pattern's flag
                         // groups took (`.acquire.gpu`), at most one per group; the rest
                         // are part of its name.
                         let pattern = &self.tables.patterns[m as usize];
-                        let groups: Vec<_> = pattern
-                            .flag_groups
-                            .iter()
-                            .map(|&g| &self.tables.flag_groups[g as usize])
-                            .collect();
+                        let groups: Vec<_> = pattern.flag_groups.iter().map(|&g| &self.tables.flag_groups[g as usize]).collect();
                         let mut taken = vec![false; groups.len()];
                         for flag in inner {
                             let f = flag.as_str();
@@ -727,21 +520,11 @@ impl BodyReader<'_> {
                                 let what = if groups.is_empty() {
                                     "takes no flags (they are part of its name)".to_string()
                                 } else {
-                                    let mut known: Vec<&str> = groups
-                                        .iter()
-                                        .flat_map(|g| g.members.iter().map(|m| m.flag))
-                                        .filter(|f| !f.is_empty())
-                                        .collect();
+                                    let mut known: Vec<&str> = groups.iter().flat_map(|g| g.members.iter().map(|m| m.flag)).filter(|f| !f.is_empty()).collect();
                                     known.dedup();
-                                    format!(
-                                        "accepts only the flags of its flag groups ({})",
-                                        known.join(", ")
-                                    )
+                                    format!("accepts only the flags of its flag groups ({})", known.join(", "))
                                 };
-                                return Err(self.error(
-                                    self.loc(&flag),
-                                    format!("machine instruction {name} {what}, found `.{f}`"),
-                                ));
+                                return Err(self.error(self.loc(&flag), format!("machine instruction {name} {what}, found `.{f}`")));
                             };
                             if std::mem::replace(&mut taken[g], true) {
                                 return Err(self.error(self.loc(&flag), format!("machine instruction {name} has two flags of group ${}, found a second one `.{f}`", groups[g].name)));
@@ -752,28 +535,15 @@ impl BodyReader<'_> {
                         continue;
                     }
                     let id = self.tables.opcode(name).ok_or_else(|| {
-                        let hint =
-                            did_you_mean(name, self.tables.opcodes.iter().map(|o| o.name), |n| {
-                                format!("`{n}`")
-                            });
+                        let hint = did_you_mean(name, self.tables.opcodes.iter().map(|o| o.name), |n| format!("`{n}`"));
                         self.error(op_loc, format!("unknown opcode `{name}`{hint}"))
                     })?;
-                    let info = self
-                        .tables
-                        .opcode_info(id)
-                        .expect("named opcodes have info");
+                    let info = self.tables.opcode_info(id).expect("named opcodes have info");
                     for flag in inner {
                         let f = flag.as_str();
                         if !info.flags.contains(&f) {
-                            let known = if info.flags.is_empty() {
-                                "none".to_string()
-                            } else {
-                                info.flags.join(", ")
-                            };
-                            return Err(self.error(
-                                self.loc(&flag),
-                                format!("unknown flag `.{f}` on {name} (it accepts: {known})"),
-                            ));
+                            let known = if info.flags.is_empty() { "none".to_string() } else { info.flags.join(", ") };
+                            return Err(self.error(self.loc(&flag), format!("unknown flag `.{f}` on {name} (it accepts: {known})")));
                         }
                         flags.push(f.to_string());
                     }
@@ -789,34 +559,17 @@ impl BodyReader<'_> {
             }
         }
         let opcode = opcode.expect("grammar requires an opcode");
-        self.function.blocks[block].insts.push(Inst {
-            defs,
-            opcode,
-            flags,
-            operands,
-            loc,
-        });
+        self.function.blocks[block].insts.push(Inst { defs, opcode, flags, operands, loc });
         Ok(())
     }
 
-    fn operand(
-        &mut self,
-        p: Pair<'_, Rule>,
-        block: usize,
-        inst: usize,
-        index: usize,
-    ) -> Result<Operand, MirError> {
+    fn operand(&mut self, p: Pair<'_, Rule>, block: usize, inst: usize, index: usize) -> Result<Operand, MirError> {
         let loc = self.loc(&p);
         let text = p.as_str();
         Ok(match p.as_rule() {
-            Rule::block_ref => {
-                Operand::Block(text[4..].parse().map_err(|_| {
-                    self.error(loc, format!("block number in `{text}` is too large"))
-                })?)
-            }
+            Rule::block_ref => Operand::Block(text[4..].parse().map_err(|_| self.error(loc, format!("block number in `{text}` is too large")))?),
             Rule::vreg => {
-                self.pending
-                    .push((block, inst, index, text[1..].to_string(), loc));
+                self.pending.push((block, inst, index, text[1..].to_string(), loc));
                 Operand::Value(ValueId(u32::MAX))
             }
             Rule::symbol => Operand::Symbol(text[1..].to_string()),
@@ -824,17 +577,9 @@ impl BodyReader<'_> {
                 let mut lanes = Vec::new();
                 for lane in p.into_inner() {
                     let l = self.loc(&lane);
-                    let v: i32 = lane.as_str().parse().map_err(|_| {
-                        self.error(
-                            l,
-                            format!("expected a lane index, found `{}`", lane.as_str()),
-                        )
-                    })?;
+                    let v: i32 = lane.as_str().parse().map_err(|_| self.error(l, format!("expected a lane index, found `{}`", lane.as_str())))?;
                     if v < -1 {
-                        return Err(self.error(
-                            l,
-                            format!("expected a lane index or -1 (undefined), found {v}"),
-                        ));
+                        return Err(self.error(l, format!("expected a lane index or -1 (undefined), found {v}")));
                     }
                     lanes.push(v);
                 }
@@ -843,16 +588,9 @@ impl BodyReader<'_> {
             Rule::align => {
                 let value = p.into_inner().next().expect("align value");
                 let l = self.loc(&value);
-                let a: u64 = value.as_str().parse().map_err(|_| {
-                    self.error(
-                        l,
-                        format!("expected a positive alignment, found `{}`", value.as_str()),
-                    )
-                })?;
+                let a: u64 = value.as_str().parse().map_err(|_| self.error(l, format!("expected a positive alignment, found `{}`", value.as_str())))?;
                 if !a.is_power_of_two() {
-                    return Err(
-                        self.error(l, format!("expected a power-of-two alignment, found {a}"))
-                    );
+                    return Err(self.error(l, format!("expected a power-of-two alignment, found {a}")));
                 }
                 Operand::Align(a)
             }
@@ -861,18 +599,11 @@ impl BodyReader<'_> {
                     Some(rest) => (true, &rest[2..]),
                     None => (false, &text[2..]),
                 };
-                let v = i128::from_str_radix(digits, 16).map_err(|_| {
-                    self.error(loc, format!("integer literal `{text}` is out of range"))
-                })?;
+                let v = i128::from_str_radix(digits, 16).map_err(|_| self.error(loc, format!("integer literal `{text}` is out of range")))?;
                 Operand::Int(if negative { -v } else { v })
             }
-            Rule::integer => Operand::Int(text.parse().map_err(|_| {
-                self.error(loc, format!("integer literal `{text}` is out of range"))
-            })?),
-            Rule::float => Operand::Float(
-                text.parse()
-                    .map_err(|_| self.error(loc, format!("malformed float literal `{text}`")))?,
-            ),
+            Rule::integer => Operand::Int(text.parse().map_err(|_| self.error(loc, format!("integer literal `{text}` is out of range")))?),
+            Rule::float => Operand::Float(text.parse().map_err(|_| self.error(loc, format!("malformed float literal `{text}`")))?),
             Rule::word => match text {
                 "inf" => Operand::Float(f64::INFINITY),
                 "-inf" => Operand::Float(f64::NEG_INFINITY),
@@ -880,11 +611,7 @@ impl BodyReader<'_> {
                 _ => match self.tables.cond_code(text) {
                     Some(cc) => Operand::CondCode(cc),
                     None => {
-                        let hint = did_you_mean(
-                            text,
-                            self.tables.cond_codes.iter().map(|c| c.name),
-                            |n| format!("`{n}`"),
-                        );
+                        let hint = did_you_mean(text, self.tables.cond_codes.iter().map(|c| c.name), |n| format!("`{n}`"));
                         return Err(self.error(loc, format!("expected an operand (a value, block, @symbol, condition code, number, `inf` or `nan`), found `{text}`{hint}")));
                     }
                 },
@@ -913,25 +640,13 @@ impl BodyReader<'_> {
             expected.push("an instruction or a block label");
         }
         let rest = &body[position.min(body.len())..];
-        let found = match rest
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .find(|s| !s.is_empty())
-        {
+        let found = match rest.split(|c: char| c.is_whitespace() || c == ',').find(|s| !s.is_empty()) {
             Some(token) if !rest.starts_with(['\n', '\r']) => format!("`{token}`"),
             _ if rest.is_empty() => "end of body".to_string(),
             _ => "end of line".to_string(),
         };
-        let loc = Loc {
-            line: (self.body_line + line - 1) as u32,
-            column: (column + self.indent) as u32,
-        };
-        self.error(
-            loc,
-            format!(
-                "syntax error: expected {}, found {found}",
-                expected.join(" or ")
-            ),
-        )
+        let loc = Loc { line: (self.body_line + line - 1) as u32, column: (column + self.indent) as u32 };
+        self.error(loc, format!("syntax error: expected {}, found {found}", expected.join(" or ")))
     }
 }
 

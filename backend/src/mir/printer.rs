@@ -19,13 +19,7 @@ pub fn print_module(module: &Module, tables: &TargetTables) -> String {
         if !module.globals.is_empty() {
             out.push_str("globals:\n");
             for g in &module.globals {
-                let _ = write!(
-                    out,
-                    "  - {{ name: {}, space: {}, type: {}",
-                    yaml_scalar(&g.name),
-                    g.space.name(),
-                    type_name(tables, g.ty)
-                );
+                let _ = write!(out, "  - {{ name: {}, space: {}, type: {}", yaml_scalar(&g.name), g.space.name(), type_name(tables, g.ty));
                 if g.count != 1 {
                     let _ = write!(out, ", count: {}", g.count);
                 }
@@ -55,26 +49,13 @@ pub fn print_module(module: &Module, tables: &TargetTables) -> String {
 pub fn print_function(f: &Function, tables: &TargetTables) -> String {
     let mut out = String::from("---\n");
     let _ = writeln!(out, "name: {}", yaml_scalar(&f.name));
-    let _ = writeln!(
-        out,
-        "kind: {}",
-        if f.kind == FunctionKind::Kernel {
-            "kernel"
-        } else {
-            "device"
-        }
-    );
+    let _ = writeln!(out, "kind: {}", if f.kind == FunctionKind::Kernel { "kernel" } else { "device" });
     if f.params.is_empty() {
         out.push_str("params: []\n");
     } else {
         out.push_str("params:\n");
         for p in &f.params {
-            let _ = writeln!(
-                out,
-                "  - {{ name: {}, type: {} }}",
-                yaml_scalar(&p.name),
-                type_name(tables, p.ty)
-            );
+            let _ = writeln!(out, "  - {{ name: {}, type: {} }}", yaml_scalar(&p.name), type_name(tables, p.ty));
         }
     }
     if !f.returns.is_empty() || f.kind == FunctionKind::Device {
@@ -87,10 +68,7 @@ pub fn print_function(f: &Function, tables: &TargetTables) -> String {
     if !f.attributes.is_empty() {
         let mut parts = Vec::new();
         if let Some(m) = &f.attributes.maxntid {
-            parts.push(format!(
-                "maxntid: [{}]",
-                m.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-            ));
+            parts.push(format!("maxntid: [{}]", m.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")));
         }
         if let Some(m) = f.attributes.minnctapersm {
             parts.push(format!("minnctapersm: {m}"));
@@ -129,17 +107,8 @@ pub fn print_function(f: &Function, tables: &TargetTables) -> String {
 pub fn print_inst(f: &Function, inst: &Inst, tables: &TargetTables) -> String {
     let mut out = String::new();
     if !inst.defs.is_empty() {
-        let defs: Vec<String> = inst
-            .defs
-            .iter()
-            .map(|d| {
-                format!(
-                    "%{}:{}",
-                    f.value(*d).name,
-                    type_name(tables, f.value(*d).ty)
-                )
-            })
-            .collect();
+        let defs: Vec<String> =
+            inst.defs.iter().map(|d| format!("%{}:{}", f.value(*d).name, type_name(tables, f.value(*d).ty))).collect();
         out.push_str(&defs.join(", "));
         out.push_str(" = ");
     }
@@ -150,11 +119,7 @@ pub fn print_inst(f: &Function, inst: &Inst, tables: &TargetTables) -> String {
         out.push_str(flag);
     }
     let is_fconstant = info.is_some_and(|o| o.name == "FCONSTANT");
-    let operands: Vec<String> = inst
-        .operands
-        .iter()
-        .map(|o| operand_text(f, o, tables, is_fconstant))
-        .collect();
+    let operands: Vec<String> = inst.operands.iter().map(|o| operand_text(f, o, tables, is_fconstant)).collect();
     if !operands.is_empty() {
         out.push(' ');
         out.push_str(&operands.join(", "));
@@ -167,11 +132,7 @@ fn operand_text(f: &Function, o: &Operand, tables: &TargetTables, raw_bits_in_he
         Operand::Value(v) => format!("%{}", f.value(*v).name),
         Operand::Block(b) => format!("%bb.{b}"),
         Operand::Symbol(s) => format!("@{s}"),
-        Operand::CondCode(cc) => tables
-            .cond_code_info(*cc)
-            .map(|c| c.name)
-            .unwrap_or("?")
-            .to_string(),
+        Operand::CondCode(cc) => tables.cond_code_info(*cc).map(|c| c.name).unwrap_or("?").to_string(),
         Operand::Int(i) if raw_bits_in_hex => {
             if *i < 0 {
                 format!("-0x{:X}", -i)
@@ -181,14 +142,7 @@ fn operand_text(f: &Function, o: &Operand, tables: &TargetTables, raw_bits_in_he
         }
         Operand::Int(i) => i.to_string(),
         Operand::Float(x) => float_text(*x),
-        Operand::Mask(lanes) => format!(
-            "mask({})",
-            lanes
-                .iter()
-                .map(i32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Operand::Mask(lanes) => format!("mask({})", lanes.iter().map(i32::to_string).collect::<Vec<_>>().join(", ")),
         Operand::Align(a) => format!("align {a}"),
     }
 }
@@ -218,11 +172,9 @@ fn type_name(tables: &TargetTables, vt: target_desc::tables::VtId) -> &'static s
 /// Names are written bare when YAML reads them back as the same string.
 fn yaml_scalar(s: &str) -> String {
     let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'))
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'))
         && !s.starts_with(['-', '.'])
-        && serde_yaml::from_str::<serde_yaml::Value>(s).ok()
-            == Some(serde_yaml::Value::String(s.to_string()));
+        && serde_yaml::from_str::<serde_yaml::Value>(s).ok() == Some(serde_yaml::Value::String(s.to_string()));
     if plain {
         s.to_string()
     } else {

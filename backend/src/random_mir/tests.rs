@@ -13,32 +13,14 @@ fn tables() -> &'static TargetTables {
 
 fn parse_and_verify(kernel: &GeneratedKernel) -> Module {
     let t = tables();
-    let module = parser::parse_module(&kernel.text, "random.mir", t)
-        .unwrap_or_else(|e| panic!("{}\n{}", e.render(), kernel.text));
-    let errors = verifier::verify_module(
-        &module,
-        t,
-        verifier::Source {
-            file: "random.mir",
-            text: &kernel.text,
-        },
-    );
-    assert!(
-        errors.is_empty(),
-        "{}\n{}",
-        errors.iter().map(|e| e.render()).collect::<String>(),
-        kernel.text
-    );
+    let module = parser::parse_module(&kernel.text, "random.mir", t).unwrap_or_else(|e| panic!("{}\n{}", e.render(), kernel.text));
+    let errors = verifier::verify_module(&module, t, verifier::Source { file: "random.mir", text: &kernel.text });
+    assert!(errors.is_empty(), "{}\n{}", errors.iter().map(|e| e.render()).collect::<String>(), kernel.text);
     module
 }
 
-fn kernels(
-    config: &GeneratorConfig,
-    seeds: std::ops::Range<u64>,
-) -> impl Iterator<Item = GeneratedKernel> + '_ {
-    seeds.map(move |seed| {
-        generate(seed, config, tables()).unwrap_or_else(|e| panic!("seed {seed}: {e}"))
-    })
+fn kernels(config: &GeneratorConfig, seeds: std::ops::Range<u64>) -> impl Iterator<Item = GeneratedKernel> + '_ {
+    seeds.map(move |seed| generate(seed, config, tables()).unwrap_or_else(|e| panic!("seed {seed}: {e}")))
 }
 
 fn opcode_name(inst: &Inst) -> &'static str {
@@ -52,49 +34,25 @@ fn type_name(f: &Function, v: ValueId) -> &'static str {
 /// Every instruction of the kernel (the first function; the device functions after it
 /// only return their parameters) with its function.
 fn instructions(module: &Module) -> impl Iterator<Item = (&Function, &Inst)> {
-    module.functions.iter().take(1).flat_map(|f| {
-        f.blocks
-            .iter()
-            .flat_map(move |b| b.insts.iter().map(move |i| (f, i)))
-    })
+    module.functions.iter().take(1).flat_map(|f| f.blocks.iter().flat_map(move |b| b.insts.iter().map(move |i| (f, i))))
 }
 
 #[test]
 fn thousands_of_kernels_parse_verify_and_round_trip() {
     let t = tables();
-    let configs = [
-        GeneratorConfig::default(),
-        GeneratorConfig::everything(),
-        GeneratorConfig::only(&["i128"]),
-        GeneratorConfig::only(&["v3i8", "bf16"]),
-    ];
+    let configs = [GeneratorConfig::default(), GeneratorConfig::everything(), GeneratorConfig::only(&["i128"]), GeneratorConfig::only(&["v3i8", "bf16"])];
     for (c, config) in configs.iter().enumerate() {
         let count = if c < 2 { 1200 } else { 200 };
         for kernel in kernels(config, 0..count) {
             let module = parse_and_verify(&kernel);
             let printed = printer::print_module(&module, t);
-            let reparsed = parser::parse_module(&printed, "printed.mir", t)
-                .unwrap_or_else(|e| panic!("{}\n{printed}", e.render()));
-            assert_eq!(
-                reparsed.without_locs(),
-                module.without_locs(),
-                "printing changed the module:\n{}",
-                kernel.text
-            );
+            let reparsed = parser::parse_module(&printed, "printed.mir", t).unwrap_or_else(|e| panic!("{}\n{printed}", e.render()));
+            assert_eq!(reparsed.without_locs(), module.without_locs(), "printing changed the module:\n{}", kernel.text);
             assert_eq!(module.functions[0].name, kernel.name);
             for (k, helper) in module.functions.iter().enumerate().skip(1) {
-                assert_eq!(
-                    (helper.name.clone(), helper.kind),
-                    (format!("helper{}", k - 1), backend_kind_device()),
-                    "{}",
-                    kernel.text
-                );
+                assert_eq!((helper.name.clone(), helper.kind), (format!("helper{}", k - 1), backend_kind_device()), "{}", kernel.text);
             }
-            assert!(
-                !kernel.outputs.is_empty(),
-                "a kernel that stores nothing:\n{}",
-                kernel.text
-            );
+            assert!(!kernel.outputs.is_empty(), "a kernel that stores nothing:\n{}", kernel.text);
         }
     }
 }
@@ -109,16 +67,9 @@ fn generation_is_deterministic_per_seed_and_varies_across_seeds() {
         assert_eq!(a, b, "seed {seed} gave two different kernels");
         distinct.insert(a.text);
     }
-    assert!(
-        distinct.len() >= 99,
-        "only {} distinct kernels from 100 seeds",
-        distinct.len()
-    );
+    assert!(distinct.len() >= 99, "only {} distinct kernels from 100 seeds", distinct.len());
     let bytes: Vec<u8> = (0..=255).collect();
-    assert_eq!(
-        generate_from_bytes(&bytes, &config, tables()),
-        generate_from_bytes(&bytes, &config, tables())
-    );
+    assert_eq!(generate_from_bytes(&bytes, &config, tables()), generate_from_bytes(&bytes, &config, tables()));
 }
 
 /// Every type, opcode, flag and condition code the generator promises shows up across
@@ -154,10 +105,7 @@ fn covers_every_type_opcode_and_condition_code() {
             spelled.insert(name.to_string());
             if let Some(Operand::CondCode(cc)) = inst.operands.first() {
                 if let Some(Operand::Value(v)) = inst.operands.get(1) {
-                    codes.insert((
-                        tables().cond_code_info(*cc).map_or("?", |c| c.name),
-                        type_name(f, *v),
-                    ));
+                    codes.insert((tables().cond_code_info(*cc).map_or("?", |c| c.name), type_name(f, *v)));
                 }
             }
         }
@@ -176,19 +124,12 @@ fn covers_every_type_opcode_and_condition_code() {
         }
     };
     let int_scalars = ["i8", "i16", "i32", "i64", "i128"];
-    let int_vectors = [
-        "v2i8", "v3i8", "v4i8", "v2i16", "v4i16", "v2i32", "v4i32", "v2i64",
-    ];
+    let int_vectors = ["v2i8", "v3i8", "v4i8", "v2i16", "v4i16", "v2i32", "v4i32", "v2i64"];
     let floats = ["f16", "bf16", "f32", "f64"];
-    let float_vectors = [
-        "v2f16", "v4f16", "v8f16", "v2bf16", "v4bf16", "v2f32", "v4f32", "v2f64",
-    ];
+    let float_vectors = ["v2f16", "v4f16", "v8f16", "v2bf16", "v4bf16", "v2f32", "v4f32", "v2f64"];
     let vectors: Vec<&'static str> = int_vectors.iter().chain(&float_vectors).copied().collect();
     let all_but_i1: Vec<&'static str> = ALL_TYPES.iter().copied().filter(|t| *t != "i1").collect();
-    for op in [
-        "ADD", "SUB", "MUL", "MULHS", "MULHU", "SDIV", "UDIV", "SREM", "UREM", "AND", "OR", "XOR",
-        "SHL", "SRA", "SRL", "ROTL", "ROTR", "SMIN", "SMAX", "UMIN", "UMAX", "ABS",
-    ] {
+    for op in ["ADD", "SUB", "MUL", "MULHS", "MULHU", "SDIV", "UDIV", "SREM", "UREM", "AND", "OR", "XOR", "SHL", "SRA", "SRL", "ROTL", "ROTR", "SMIN", "SMAX", "UMIN", "UMAX", "ABS"] {
         need(op, &int_scalars);
         need(op, &int_vectors);
     }
@@ -199,55 +140,26 @@ fn covers_every_type_opcode_and_condition_code() {
     for op in ["AND", "OR", "XOR"] {
         need(op, &["i1"]);
     }
-    for op in [
-        "FADD", "FSUB", "FMUL", "FDIV", "FMA", "FNEG", "FABS", "FSQRT", "FMINNUM", "FMAXNUM",
-        "FCEIL", "FFLOOR", "FTRUNC", "FRINT", "FREM", "FSIN", "FCOS", "FEXP2", "FLOG2",
-    ] {
+    for op in ["FADD", "FSUB", "FMUL", "FDIV", "FMA", "FNEG", "FABS", "FSQRT", "FMINNUM", "FMAXNUM", "FCEIL", "FFLOOR", "FTRUNC", "FRINT", "FREM", "FSIN", "FCOS", "FEXP2", "FLOG2"] {
         need(op, &floats);
         need(op, &float_vectors);
     }
-    for op in [
-        "BUILD_VECTOR",
-        "EXTRACT_VECTOR_ELT",
-        "INSERT_VECTOR_ELT",
-        "VECTOR_SHUFFLE",
-        "UNDEF",
-    ] {
+    for op in ["BUILD_VECTOR", "EXTRACT_VECTOR_ELT", "INSERT_VECTOR_ELT", "VECTOR_SHUFFLE", "UNDEF"] {
         need(op, &vectors);
     }
     need("STORE", &ALL_TYPES);
     need("SELECT", &ALL_TYPES);
-    need(
-        "SELECT_CC",
-        &[
-            "i1", "i8", "i16", "i32", "i64", "i128", "f16", "bf16", "f32", "f64",
-        ],
-    ); // the row is the compared type
+    need("SELECT_CC", &["i1", "i8", "i16", "i32", "i64", "i128", "f16", "bf16", "f32", "f64"]); // the row is the compared type
     need("LOAD", &all_but_i1);
     need("PHI", &ALL_TYPES);
     need("CONSTANT", &["i1", "i8", "i16", "i32", "i64", "i128"]);
     need("FCONSTANT", &floats);
-    need(
-        "SIGN_EXTEND",
-        &["i16", "i32", "i64", "i128", "v2i16", "v4i32", "v2i64"],
-    );
-    need(
-        "ZERO_EXTEND",
-        &["i8", "i16", "i32", "i64", "i128", "v2i16", "v4i32", "v2i64"],
-    );
+    need("SIGN_EXTEND", &["i16", "i32", "i64", "i128", "v2i16", "v4i32", "v2i64"]);
+    need("ZERO_EXTEND", &["i8", "i16", "i32", "i64", "i128", "v2i16", "v4i32", "v2i64"]);
     need("ANY_EXTEND", &["i8", "i16", "i32", "i64", "i128", "v4i16"]);
-    need(
-        "TRUNCATE",
-        &["i1", "i8", "i16", "i32", "i64", "v2i8", "v4i16"],
-    );
-    need(
-        "FP_EXTEND",
-        &["f16", "bf16", "f32", "v2f16", "v4bf16", "v2f32"],
-    );
-    need(
-        "FP_ROUND",
-        &["f16", "bf16", "f32", "v2f16", "v4f16", "v2f32"],
-    );
+    need("TRUNCATE", &["i1", "i8", "i16", "i32", "i64", "v2i8", "v4i16"]);
+    need("FP_EXTEND", &["f16", "bf16", "f32", "v2f16", "v4bf16", "v2f32"]);
+    need("FP_ROUND", &["f16", "bf16", "f32", "v2f16", "v4f16", "v2f32"]);
     for op in ["FP_TO_SINT", "FP_TO_UINT"] {
         need(op, &floats); // the row is the float source
     }
@@ -255,43 +167,15 @@ fn covers_every_type_opcode_and_condition_code() {
         need(op, &floats);
     }
     // No other type has the 8 bits of i8 or the 24 of v3i8.
-    let bitcastable: Vec<&'static str> = all_but_i1
-        .iter()
-        .copied()
-        .filter(|t| !matches!(*t, "i8" | "v3i8"))
-        .collect();
+    let bitcastable: Vec<&'static str> = all_but_i1.iter().copied().filter(|t| !matches!(*t, "i8" | "v3i8")).collect();
     need("BITCAST", &bitcastable);
-    need(
-        "CONCAT_VECTORS",
-        &[
-            "v4i8", "v4i16", "v4i32", "v4f16", "v8f16", "v4bf16", "v4f32",
-        ],
-    );
-    need(
-        "EXTRACT_SUBVECTOR",
-        &[
-            "v4i8", "v4i16", "v4i32", "v4f16", "v8f16", "v4bf16", "v4f32",
-        ],
-    );
+    need("CONCAT_VECTORS", &["v4i8", "v4i16", "v4i32", "v4f16", "v8f16", "v4bf16", "v4f32"]);
+    need("EXTRACT_SUBVECTOR", &["v4i8", "v4i16", "v4i32", "v4f16", "v8f16", "v4bf16", "v4f32"]);
     need("BR_CC", &["i32", "i64", "f32"]);
     need("BRCOND", &["i1"]);
     for spelling in [
-        "LOAD.sext.i8",
-        "LOAD.zext.i8",
-        "LOAD.anyext.i8",
-        "LOAD.sext.i16",
-        "LOAD.zext.i16",
-        "LOAD.anyext.i16",
-        "LOAD.sext.i32",
-        "LOAD.zext.i32",
-        "LOAD.anyext.i32",
-        "LOAD.invariant",
-        "STORE.trunc.i8",
-        "STORE.trunc.i16",
-        "STORE.trunc.i32",
-        "COPY",
-        "BR",
-        "RET",
+        "LOAD.sext.i8", "LOAD.zext.i8", "LOAD.anyext.i8", "LOAD.sext.i16", "LOAD.zext.i16", "LOAD.anyext.i16", "LOAD.sext.i32",
+        "LOAD.zext.i32", "LOAD.anyext.i32", "LOAD.invariant", "STORE.trunc.i8", "STORE.trunc.i16", "STORE.trunc.i32", "COPY", "BR", "RET",
     ] {
         if !spelled.contains(spelling) {
             missing.push(spelling.to_string());
@@ -302,13 +186,8 @@ fn covers_every_type_opcode_and_condition_code() {
             missing.push(format!("SELECT_CC producing {ty}"));
         }
     }
-    let integer_codes = [
-        "eq", "ne", "lt", "le", "gt", "ge", "ult", "ule", "ugt", "uge",
-    ];
-    let float_codes = [
-        "oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une", "ult", "ule", "ugt",
-        "uge", "eq", "ne", "lt", "le", "gt", "ge",
-    ];
+    let integer_codes = ["eq", "ne", "lt", "le", "gt", "ge", "ult", "ule", "ugt", "uge"];
+    let float_codes = ["oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une", "ult", "ule", "ugt", "uge", "eq", "ne", "lt", "le", "gt", "ge"];
     for ty in ["i1", "i8", "i16", "i32", "i64", "i128"] {
         for cc in integer_codes {
             if !codes.contains(&(cc, ty)) {
@@ -323,11 +202,7 @@ fn covers_every_type_opcode_and_condition_code() {
             }
         }
     }
-    assert!(
-        missing.is_empty(),
-        "not generated in 3000 seeds:\n{}",
-        missing.join("\n")
-    );
+    assert!(missing.is_empty(), "not generated in 3000 seeds:\n{}", missing.join("\n"));
 }
 
 #[test]
@@ -336,50 +211,22 @@ fn optional_operations_stay_off_by_default() {
         let module = parse_and_verify(&kernel);
         for (f, inst) in instructions(&module) {
             let name = opcode_name(inst);
-            assert!(
-                !matches!(name, "FSIN" | "FCOS" | "FEXP2" | "FLOG2"),
-                "{name} without approximate_functions:\n{}",
-                kernel.text
-            );
-            if let (Some(Operand::CondCode(cc)), Some(Operand::Value(v))) =
-                (inst.operands.first(), inst.operands.get(1))
-            {
+            assert!(!matches!(name, "FSIN" | "FCOS" | "FEXP2" | "FLOG2"), "{name} without approximate_functions:\n{}", kernel.text);
+            if let (Some(Operand::CondCode(cc)), Some(Operand::Value(v))) = (inst.operands.first(), inst.operands.get(1)) {
                 let code = tables().cond_code_info(*cc).map_or("?", |c| c.name);
-                let float = tables()
-                    .type_info(f.value(*v).ty)
-                    .is_some_and(|t| t.kind == TypeKind::Float);
-                assert!(
-                    !(float && NAN_UNSPECIFIED_CODES.contains(&code)),
-                    "float `{code}` by default:\n{}",
-                    kernel.text
-                );
+                let float = tables().type_info(f.value(*v).ty).is_some_and(|t| t.kind == TypeKind::Float);
+                assert!(!(float && NAN_UNSPECIFIED_CODES.contains(&code)), "float `{code}` by default:\n{}", kernel.text);
             }
         }
     }
-    let no_frem = GeneratorConfig {
-        float_remainder: false,
-        ..GeneratorConfig::only(&["f32", "f64"])
-    };
+    let no_frem = GeneratorConfig { float_remainder: false, ..GeneratorConfig::only(&["f32", "f64"]) };
     for kernel in kernels(&no_frem, 0..200) {
-        assert!(
-            !kernel.text.contains("FREM"),
-            "FREM with float_remainder off:\n{}",
-            kernel.text
-        );
+        assert!(!kernel.text.contains("FREM"), "FREM with float_remainder off:\n{}", kernel.text);
     }
-    let straight = GeneratorConfig {
-        if_else: false,
-        loops: false,
-        ..GeneratorConfig::default()
-    };
+    let straight = GeneratorConfig { if_else: false, loops: false, ..GeneratorConfig::default() };
     for kernel in kernels(&straight, 0..200) {
         let module = parse_and_verify(&kernel);
-        assert_eq!(
-            module.functions[0].blocks.len(),
-            1,
-            "control flow although if_else and loops are off:\n{}",
-            kernel.text
-        );
+        assert_eq!(module.functions[0].blocks.len(), 1, "control flow although if_else and loops are off:\n{}", kernel.text);
     }
 }
 
@@ -387,14 +234,7 @@ fn optional_operations_stay_off_by_default() {
 /// an element type of one, an `i1` condition, an `i32`/`i64` index or counter, or `p1`.
 #[test]
 fn kernels_stay_on_their_focus_types() {
-    for focus in [
-        &["i128"][..],
-        &["bf16"],
-        &["v4f16"],
-        &["i8", "f16"],
-        &["v3i8"],
-        &["i1"],
-    ] {
+    for focus in [&["i128"][..], &["bf16"], &["v4f16"], &["i8", "f16"], &["v3i8"], &["i1"]] {
         let config = GeneratorConfig::only(focus);
         let mut focus_arithmetic = 0;
         for kernel in kernels(&config, 0..150) {
@@ -404,8 +244,7 @@ fn kernels_stay_on_their_focus_types() {
             expected.sort();
             assert_eq!(chosen, expected);
             let module = parse_and_verify(&kernel);
-            let mut allowed: BTreeSet<&str> =
-                ["i1", "i32", "i64", "p1", "p5"].into_iter().collect();
+            let mut allowed: BTreeSet<&str> = ["i1", "i32", "i64", "p1", "p5"].into_iter().collect();
             for ty in focus {
                 allowed.insert(ty);
                 allowed.insert(resolve(tables(), ty).map_or("?", |t| t.element));
@@ -416,26 +255,14 @@ fn kernels_stay_on_their_focus_types() {
             for (f, inst) in instructions(&module) {
                 for d in &inst.defs {
                     let ty = type_name(f, *d);
-                    assert!(
-                        allowed.contains(ty),
-                        "focus {focus:?}: a value of type {ty}:\n{}",
-                        kernel.text
-                    );
-                    if focus.contains(&ty)
-                        && !matches!(
-                            opcode_name(inst),
-                            "LOAD" | "CONSTANT" | "FCONSTANT" | "PHI" | "ARG"
-                        )
-                    {
+                    assert!(allowed.contains(ty), "focus {focus:?}: a value of type {ty}:\n{}", kernel.text);
+                    if focus.contains(&ty) && !matches!(opcode_name(inst), "LOAD" | "CONSTANT" | "FCONSTANT" | "PHI" | "ARG") {
                         focus_arithmetic += 1;
                     }
                 }
             }
         }
-        assert!(
-            focus_arithmetic > 500,
-            "focus {focus:?}: only {focus_arithmetic} operations on the focus types in 150 kernels"
-        );
+        assert!(focus_arithmetic > 500, "focus {focus:?}: only {focus_arithmetic} operations on the focus types in 150 kernels");
     }
 }
 
@@ -447,10 +274,7 @@ fn constant_lanes(defs: &HashMap<ValueId, &Inst>, v: ValueId) -> Option<Vec<i128
             Operand::Int(i) => Some(vec![*i]),
             _ => None,
         },
-        "BUILD_VECTOR" => inst
-            .uses()
-            .map(|l| constant_lanes(defs, l).and_then(|c| c.first().copied()))
-            .collect(),
+        "BUILD_VECTOR" => inst.uses().map(|l| constant_lanes(defs, l).and_then(|c| c.first().copied())).collect(),
         _ => None,
     }
 }
@@ -471,9 +295,7 @@ fn operations_with_undefined_cases_are_guarded() {
     for kernel in kernels(&GeneratorConfig::default(), 0..1500) {
         let module = parse_and_verify(&kernel);
         let f = &module.functions[0];
-        let defs: HashMap<ValueId, &Inst> = instructions(&module)
-            .flat_map(|(_, i)| i.defs.iter().map(move |d| (*d, i)))
-            .collect();
+        let defs: HashMap<ValueId, &Inst> = instructions(&module).flat_map(|(_, i)| i.defs.iter().map(move |d| (*d, i))).collect();
         let mut users: HashMap<ValueId, Vec<&Inst>> = HashMap::new();
         for (_, inst) in instructions(&module) {
             for u in inst.uses() {
@@ -484,14 +306,7 @@ fn operations_with_undefined_cases_are_guarded() {
         let is_op = |inst: Option<&Inst>, name: &str| inst.is_some_and(|i| opcode_name(i) == name);
         let element_bits = |v: ValueId| {
             let info = t.type_info(f.value(v).ty).copied();
-            info.and_then(|i| {
-                if i.kind == TypeKind::Vector {
-                    t.type_info(VtId(i.elem)).map(|e| e.bits)
-                } else {
-                    Some(i.bits)
-                }
-            })
-            .unwrap_or(0)
+            info.and_then(|i| if i.kind == TypeKind::Vector { t.type_info(VtId(i.elem)).map(|e| e.bits) } else { Some(i.bits) }).unwrap_or(0)
         };
         let fail = |what: &str| -> ! { panic!("{what}:\n{}", kernel.text) };
         for (_, inst) in instructions(&module) {
@@ -500,37 +315,19 @@ fn operations_with_undefined_cases_are_guarded() {
                 "SDIV" | "UDIV" | "SREM" | "UREM" => {
                     *checked.entry("division").or_insert(0) += 1;
                     let divisor = def_of(value_operand(inst, 1));
-                    let or = if is_op(divisor, "AND") {
-                        def_of(divisor.and_then(|d| value_operand(d, 0)))
-                    } else {
-                        divisor
-                    };
-                    let odd = is_op(or, "OR")
-                        && or
-                            .and_then(|o| value_operand(o, 1))
-                            .and_then(|k| constant_lanes(&defs, k))
-                            .is_some_and(|l| l.iter().all(|x| *x == 1));
+                    let or = if is_op(divisor, "AND") { def_of(divisor.and_then(|d| value_operand(d, 0))) } else { divisor };
+                    let odd = is_op(or, "OR") && or.and_then(|o| value_operand(o, 1)).and_then(|k| constant_lanes(&defs, k)).is_some_and(|l| l.iter().all(|x| *x == 1));
                     if !odd {
                         fail(&format!("{name}: the divisor is not ORed with 1"));
                     }
                     if matches!(name, "SDIV" | "SREM") {
                         let bits = element_bits(value_operand(inst, 0).unwrap_or(ValueId(0)));
-                        let max = if bits >= 128 {
-                            i128::MAX
-                        } else {
-                            (1i128 << (bits - 1)) - 1
-                        };
+                        let max = if bits >= 128 { i128::MAX } else { (1i128 << (bits - 1)) - 1 };
                         let dividend = def_of(value_operand(inst, 0));
                         let non_negative = is_op(dividend, "AND")
-                            && dividend
-                                .and_then(|d| value_operand(d, 1))
-                                .and_then(|k| constant_lanes(&defs, k))
-                                .is_some_and(|l| l.iter().all(|x| *x == max));
+                            && dividend.and_then(|d| value_operand(d, 1)).and_then(|k| constant_lanes(&defs, k)).is_some_and(|l| l.iter().all(|x| *x == max));
                         let not_minus_one = is_op(divisor, "AND")
-                            && divisor
-                                .and_then(|d| value_operand(d, 1))
-                                .and_then(|k| constant_lanes(&defs, k))
-                                .is_some_and(|l| l.iter().all(|x| *x == -3));
+                            && divisor.and_then(|d| value_operand(d, 1)).and_then(|k| constant_lanes(&defs, k)).is_some_and(|l| l.iter().all(|x| *x == -3));
                         if !non_negative && !not_minus_one {
                             fail(&format!("{name}: neither the dividend is non-negative nor the divisor is never -1"));
                         }
@@ -541,32 +338,18 @@ fn operations_with_undefined_cases_are_guarded() {
                     let bits = element_bits(value_operand(inst, 0).unwrap_or(ValueId(0))) as i128;
                     let amount = def_of(value_operand(inst, 1));
                     let masked = is_op(amount, "AND")
-                        && amount
-                            .and_then(|a| value_operand(a, 1))
-                            .and_then(|k| constant_lanes(&defs, k))
-                            .is_some_and(|l| l.iter().all(|x| *x == bits - 1));
+                        && amount.and_then(|a| value_operand(a, 1)).and_then(|k| constant_lanes(&defs, k)).is_some_and(|l| l.iter().all(|x| *x == bits - 1));
                     if !masked {
-                        fail(&format!(
-                            "{name}: the amount is not ANDed with {}",
-                            bits - 1
-                        ));
+                        fail(&format!("{name}: the amount is not ANDed with {}", bits - 1));
                     }
                 }
                 "FP_TO_SINT" | "FP_TO_UINT" => {
                     *checked.entry("float to integer").or_insert(0) += 1;
                     let source = def_of(value_operand(inst, 0));
                     let inner = def_of(source.and_then(|s| value_operand(s, 0)));
-                    let constant = |i: Option<&Inst>| {
-                        is_op(def_of(i.and_then(|i| value_operand(i, 1))), "FCONSTANT")
-                    };
-                    if !(is_op(source, "FMAXNUM")
-                        && is_op(inner, "FMINNUM")
-                        && constant(source)
-                        && constant(inner))
-                    {
-                        fail(&format!(
-                            "{name}: the source is not clamped by FMINNUM/FMAXNUM with constants"
-                        ));
+                    let constant = |i: Option<&Inst>| is_op(def_of(i.and_then(|i| value_operand(i, 1))), "FCONSTANT");
+                    if !(is_op(source, "FMAXNUM") && is_op(inner, "FMINNUM") && constant(source) && constant(inner)) {
+                        fail(&format!("{name}: the source is not clamped by FMINNUM/FMAXNUM with constants"));
                     }
                 }
                 "ANY_EXTEND" | "UNDEF" | "LOAD" if name != "LOAD" || inst.has_flag("anyext") => {
@@ -574,25 +357,16 @@ fn operations_with_undefined_cases_are_guarded() {
                     let Some(d) = inst.defs.first() else { continue };
                     for user in users.get(d).map(Vec::as_slice).unwrap_or(&[]) {
                         let ok = match opcode_name(user) {
-                            "AND" => value_operand(user, 1)
-                                .and_then(|k| constant_lanes(&defs, k))
-                                .is_some(),
-                            "INSERT_VECTOR_ELT" => {
-                                name == "UNDEF" || value_operand(user, 0) != Some(*d)
-                            }
+                            "AND" => value_operand(user, 1).and_then(|k| constant_lanes(&defs, k)).is_some(),
+                            "INSERT_VECTOR_ELT" => name == "UNDEF" || value_operand(user, 0) != Some(*d),
                             _ => false,
                         };
                         if !ok {
-                            fail(&format!(
-                                "a result of {name} with unspecified bits reaches {}",
-                                opcode_name(user)
-                            ));
+                            fail(&format!("a result of {name} with unspecified bits reaches {}", opcode_name(user)));
                         }
                     }
                 }
-                "LOAD" if inst.defs.first().is_some_and(|d| type_name(f, *d) == "i1") => {
-                    fail("an i1 load")
-                }
+                "LOAD" if inst.defs.first().is_some_and(|d| type_name(f, *d) == "i1") => fail("an i1 load"),
                 _ => {}
             }
         }
@@ -601,11 +375,7 @@ fn operations_with_undefined_cases_are_guarded() {
             if opcode_name(inst) != "UNDEF" {
                 continue;
             }
-            let lanes = inst
-                .defs
-                .first()
-                .and_then(|d| t.type_info(f.value(*d).ty))
-                .map_or(0, |i| i.lanes);
+            let lanes = inst.defs.first().and_then(|d| t.type_info(f.value(*d).ty)).map_or(0, |i| i.lanes);
             let mut current = inst.defs[0];
             let mut set = BTreeSet::new();
             loop {
@@ -613,49 +383,31 @@ fn operations_with_undefined_cases_are_guarded() {
                 if set.len() == lanes as usize {
                     break;
                 }
-                let [user] = next else {
-                    fail("an UNDEF vector used before every lane is set")
-                };
+                let [user] = next else { fail("an UNDEF vector used before every lane is set") };
                 if opcode_name(user) != "INSERT_VECTOR_ELT" {
                     fail("an UNDEF vector used before every lane is set");
                 }
-                let lane = value_operand(user, 2)
-                    .and_then(|k| constant_lanes(&defs, k))
-                    .and_then(|l| l.first().copied());
+                let lane = value_operand(user, 2).and_then(|k| constant_lanes(&defs, k)).and_then(|l| l.first().copied());
                 set.insert(lane);
                 current = user.defs[0];
             }
         }
     }
     for guard in ["division", "shift", "float to integer", "unspecified bits"] {
-        assert!(
-            checked.get(guard).copied().unwrap_or(0) > 100,
-            "too few {guard} cases checked: {checked:?}"
-        );
+        assert!(checked.get(guard).copied().unwrap_or(0) > 100, "too few {guard} cases checked: {checked:?}");
     }
 }
 
 /// Whether `v`'s bits are fully specified, NaN payloads included: it is not a float, or
 /// only loads, constants, arguments and bit moves made it.
-fn payload_exact(
-    f: &Function,
-    defs: &HashMap<ValueId, &Inst>,
-    v: ValueId,
-    seen: &mut BTreeSet<ValueId>,
-) -> bool {
+fn payload_exact(f: &Function, defs: &HashMap<ValueId, &Inst>, v: ValueId, seen: &mut BTreeSet<ValueId>) -> bool {
     let is_float = tables().type_info(f.value(v).ty).is_some_and(|t| {
-        t.kind == TypeKind::Float
-            || (t.kind == TypeKind::Vector
-                && tables()
-                    .type_info(VtId(t.elem))
-                    .is_some_and(|e| e.kind == TypeKind::Float))
+        t.kind == TypeKind::Float || (t.kind == TypeKind::Vector && tables().type_info(VtId(t.elem)).is_some_and(|e| e.kind == TypeKind::Float))
     });
     if !is_float || !seen.insert(v) {
         return true; // integers, and PHI cycles already being checked
     }
-    let Some(inst) = defs.get(&v) else {
-        return true;
-    };
+    let Some(inst) = defs.get(&v) else { return true };
     match opcode_name(inst) {
         "LOAD" | "FCONSTANT" | "ARG" => true,
         // A helper returns its parameters reversed: result k is operand n - 1 - k.
@@ -664,13 +416,10 @@ fn payload_exact(
             let k = inst.defs.iter().position(|d| *d == v).unwrap_or(0);
             args.len() == inst.defs.len() && payload_exact(f, defs, args[args.len() - 1 - k], seen)
         }
-        "COPY" | "SELECT" | "SELECT_CC" | "FNEG" | "FABS" | "BITCAST" | "BUILD_VECTOR"
-        | "EXTRACT_VECTOR_ELT" | "INSERT_VECTOR_ELT" | "VECTOR_SHUFFLE" | "CONCAT_VECTORS"
-        | "EXTRACT_SUBVECTOR" | "UNDEF" | "PHI" => inst
-            .uses()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .all(|u| payload_exact(f, defs, u, seen)),
+        "COPY" | "SELECT" | "SELECT_CC" | "FNEG" | "FABS" | "BITCAST" | "BUILD_VECTOR" | "EXTRACT_VECTOR_ELT" | "INSERT_VECTOR_ELT"
+        | "VECTOR_SHUFFLE" | "CONCAT_VECTORS" | "EXTRACT_SUBVECTOR" | "UNDEF" | "PHI" => {
+            inst.uses().collect::<Vec<_>>().into_iter().all(|u| payload_exact(f, defs, u, seen))
+        }
         _ => false,
     }
 }
@@ -683,40 +432,24 @@ fn bitcasts_only_read_floats_with_exact_bits() {
     for kernel in kernels(&GeneratorConfig::default(), 0..1500) {
         let module = parse_and_verify(&kernel);
         let f = &module.functions[0];
-        let defs: HashMap<ValueId, &Inst> = instructions(&module)
-            .flat_map(|(_, i)| i.defs.iter().map(move |d| (*d, i)))
-            .collect();
+        let defs: HashMap<ValueId, &Inst> = instructions(&module).flat_map(|(_, i)| i.defs.iter().map(move |d| (*d, i))).collect();
         for (_, inst) in instructions(&module) {
             if opcode_name(inst) != "BITCAST" {
                 continue;
             }
-            let Some(source) = value_operand(inst, 0) else {
-                continue;
-            };
+            let Some(source) = value_operand(inst, 0) else { continue };
             let name = type_name(f, source);
             if name.contains('f') {
                 float_sources += 1;
-                assert!(
-                    payload_exact(f, &defs, source, &mut BTreeSet::new()),
-                    "BITCAST of %{} whose NaN payload is unspecified:\n{}",
-                    f.value(source).name,
-                    kernel.text
-                );
+                assert!(payload_exact(f, &defs, source, &mut BTreeSet::new()), "BITCAST of %{} whose NaN payload is unspecified:\n{}", f.value(source).name, kernel.text);
             }
         }
     }
-    assert!(
-        float_sources > 200,
-        "only {float_sources} BITCASTs of floats checked"
-    );
+    assert!(float_sources > 200, "only {float_sources} BITCASTs of floats checked");
 }
 
 /// The address of a LOAD or STORE as (base name, constant offset).
-fn address(
-    defs: &HashMap<ValueId, &Inst>,
-    f: &Function,
-    pointer: ValueId,
-) -> Option<(String, i128)> {
+fn address(defs: &HashMap<ValueId, &Inst>, f: &Function, pointer: ValueId) -> Option<(String, i128)> {
     let is_base = |v: ValueId| matches!(f.value(v).name.as_str(), "input.base" | "output.base");
     if is_base(pointer) {
         return Some((f.value(pointer).name.clone(), 0));
@@ -724,8 +457,7 @@ fn address(
     let inst = defs.get(&pointer)?;
     let base = value_operand(inst, 0)?;
     let offset = constant_lanes(defs, value_operand(inst, 1)?)?;
-    (opcode_name(inst) == "PTR_ADD" && is_base(base))
-        .then(|| (f.value(base).name.clone(), offset[0]))
+    (opcode_name(inst) == "PTR_ADD" && is_base(base)).then(|| (f.value(base).name.clone(), offset[0]))
 }
 
 /// Bytes a LOAD reads or a STORE writes, from its flags or its value type.
@@ -750,9 +482,7 @@ fn memory_accesses_match_the_documented_buffers() {
     for kernel in kernels(&GeneratorConfig::default(), 0..800) {
         let module = parse_and_verify(&kernel);
         let f = &module.functions[0];
-        let defs: HashMap<ValueId, &Inst> = instructions(&module)
-            .flat_map(|(_, i)| i.defs.iter().map(move |d| (*d, i)))
-            .collect();
+        let defs: HashMap<ValueId, &Inst> = instructions(&module).flat_map(|(_, i)| i.defs.iter().map(move |d| (*d, i))).collect();
         let mut stored = Vec::new();
         let mut used = BTreeSet::new();
         for (_, inst) in instructions(&module) {
@@ -763,75 +493,35 @@ fn memory_accesses_match_the_documented_buffers() {
                 "STORE" => (value_operand(inst, 1), value_operand(inst, 0)),
                 _ => continue,
             };
-            let (Some(pointer), Some(value)) = (pointer, value) else {
-                panic!("malformed {name}:\n{}", kernel.text)
-            };
+            let (Some(pointer), Some(value)) = (pointer, value) else { panic!("malformed {name}:\n{}", kernel.text) };
             // The frame round trip (a store and a load of one cell of `scratch`) is
             // checked by the interpreter: a load of a cell never stored is undefined there.
             if f.value(pointer).ty == tables().vt("p5").unwrap() {
                 continue;
             }
-            let Some((base, offset)) = address(&defs, f, pointer) else {
-                panic!("{name} through an unexpected address:\n{}", kernel.text)
-            };
+            let Some((base, offset)) = address(&defs, f, pointer) else { panic!("{name} through an unexpected address:\n{}", kernel.text) };
             let bytes = access_bytes(f, inst, value);
-            let (expected_base, stride) = if name == "LOAD" {
-                ("input.base", kernel.input_stride)
-            } else {
-                ("output.base", kernel.output_stride)
-            };
+            let (expected_base, stride) = if name == "LOAD" { ("input.base", kernel.input_stride) } else { ("output.base", kernel.output_stride) };
             assert_eq!(base, expected_base, "{name} from {base}:\n{}", kernel.text);
             let align = bytes.next_power_of_two().min(16) as i128;
-            assert!(
-                offset >= 0 && offset % align == 0,
-                "{name} at offset {offset} is not {align}-aligned:\n{}",
-                kernel.text
-            );
-            assert!(
-                offset as usize + bytes <= stride,
-                "{name} of {bytes} bytes at {offset} leaves the {stride}-byte region:\n{}",
-                kernel.text
-            );
+            assert!(offset >= 0 && offset % align == 0, "{name} at offset {offset} is not {align}-aligned:\n{}", kernel.text);
+            assert!(offset as usize + bytes <= stride, "{name} of {bytes} bytes at {offset} leaves the {stride}-byte region:\n{}", kernel.text);
             if name == "STORE" {
                 stored.push((offset as usize, bytes));
             }
         }
-        let listed: Vec<(usize, usize)> =
-            kernel.outputs.iter().map(|s| (s.offset, s.size)).collect();
-        assert_eq!(
-            stored, listed,
-            "the stores and `outputs` disagree:\n{}",
-            kernel.text
-        );
+        let listed: Vec<(usize, usize)> = kernel.outputs.iter().map(|s| (s.offset, s.size)).collect();
+        assert_eq!(stored, listed, "the stores and `outputs` disagree:\n{}", kernel.text);
         let mut sorted = stored.clone();
         sorted.sort();
         for pair in sorted.windows(2) {
-            assert!(
-                pair[0].0 + pair[0].1 <= pair[1].0,
-                "stores overlap: {pair:?}:\n{}",
-                kernel.text
-            );
+            assert!(pair[0].0 + pair[0].1 <= pair[1].0, "stores overlap: {pair:?}:\n{}", kernel.text);
         }
-        let prologue = [
-            "input",
-            "output",
-            "tid",
-            "tid.wide",
-            "input.stride",
-            "input.offset",
-            "input.base",
-            "output.stride",
-            "output.offset",
-            "output.base",
-        ];
+        let prologue = ["input", "output", "tid", "tid.wide", "input.stride", "input.offset", "input.base", "output.stride", "output.offset", "output.base"];
         for (_, inst) in instructions(&module) {
             for d in &inst.defs {
                 let name = &f.value(*d).name;
-                assert!(
-                    used.contains(d) || prologue.contains(&name.as_str()),
-                    "%{name} is neither used nor stored:\n{}",
-                    kernel.text
-                );
+                assert!(used.contains(d) || prologue.contains(&name.as_str()), "%{name} is neither used nor stored:\n{}", kernel.text);
             }
         }
         assert_eq!(kernel.required_input_bytes(32), 32 * kernel.input_stride);
@@ -842,13 +532,7 @@ fn memory_accesses_match_the_documented_buffers() {
 #[test]
 fn any_fuzzer_bytes_give_a_valid_kernel() {
     let config = GeneratorConfig::everything();
-    let mut inputs: Vec<Vec<u8>> = vec![
-        Vec::new(),
-        vec![0; 4096],
-        vec![0xFF; 4096],
-        vec![0x80; 3],
-        (0..=255).collect(),
-    ];
+    let mut inputs: Vec<Vec<u8>> = vec![Vec::new(), vec![0; 4096], vec![0xFF; 4096], vec![0x80; 3], (0..=255).collect()];
     let mut random = SeededRandom::new(7);
     for length in [1, 8, 64, 512, 4096] {
         for _ in 0..40 {
@@ -865,22 +549,12 @@ fn any_fuzzer_bytes_give_a_valid_kernel() {
 fn bad_configurations_are_errors_not_panics() {
     let t = tables();
     let unknown = GeneratorConfig::only(&["i7"]);
-    assert!(generate(0, &unknown, t)
-        .unwrap_err()
-        .0
-        .contains("unknown type `i7`"));
+    assert!(generate(0, &unknown, t).unwrap_err().0.contains("unknown type `i7`"));
     let pointer = GeneratorConfig::only(&["p1"]);
     assert!(generate(0, &pointer, t).unwrap_err().0.contains("`p1`"));
-    let empty = GeneratorConfig {
-        types: Vec::new(),
-        ..GeneratorConfig::default()
-    };
+    let empty = GeneratorConfig { types: Vec::new(), ..GeneratorConfig::default() };
     assert!(generate(0, &empty, t).unwrap_err().0.contains("empty"));
-    let odd_ranges = GeneratorConfig {
-        types_per_kernel: (9, 0),
-        operations: (5, 1),
-        ..GeneratorConfig::only(&["i32", "f32"])
-    };
+    let odd_ranges = GeneratorConfig { types_per_kernel: (9, 0), operations: (5, 1), ..GeneratorConfig::only(&["i32", "f32"]) };
     for seed in 0..20 {
         parse_and_verify(&generate(seed, &odd_ranges, t).unwrap());
     }
@@ -896,27 +570,9 @@ fn output_comparison_forgives_nan_payloads_only() {
         input_stride: 16,
         output_stride: 16,
         outputs: vec![
-            OutputSlot {
-                offset: 0,
-                size: 4,
-                ty: "f32",
-                element: "f32",
-                lanes: 1,
-            },
-            OutputSlot {
-                offset: 4,
-                size: 4,
-                ty: "v2f16",
-                element: "f16",
-                lanes: 2,
-            },
-            OutputSlot {
-                offset: 8,
-                size: 4,
-                ty: "i32",
-                element: "i32",
-                lanes: 1,
-            },
+            OutputSlot { offset: 0, size: 4, ty: "f32", element: "f32", lanes: 1 },
+            OutputSlot { offset: 4, size: 4, ty: "v2f16", element: "f16", lanes: 2 },
+            OutputSlot { offset: 8, size: 4, ty: "i32", element: "i32", lanes: 1 },
         ],
     };
     let mut a = vec![0u8; 32];
@@ -941,17 +597,11 @@ fn output_comparison_forgives_nan_payloads_only() {
     b[24..28].copy_from_slice(&0x7FC0_0000u32.to_le_bytes());
     // Padding bytes count too, and so does a -0.0 against +0.0.
     b[13] = 1;
-    assert!(kernel
-        .compare_outputs(&a, &b)
-        .unwrap_err()
-        .contains("no store writes"));
+    assert!(kernel.compare_outputs(&a, &b).unwrap_err().contains("no store writes"));
     b[13] = 0;
     b[3] = 0x80;
     assert!(kernel.compare_outputs(&a, &b).is_err());
-    assert!(kernel
-        .compare_outputs(&a, &b[..16])
-        .unwrap_err()
-        .contains("sizes differ"));
+    assert!(kernel.compare_outputs(&a, &b[..16]).unwrap_err().contains("sizes differ"));
 }
 
 #[test]
@@ -959,10 +609,7 @@ fn clamp_bounds_are_exact_in_the_float_and_in_range_for_the_integer() {
     // The bound is 2^k - 1 with k = min(integer bits, precision): representable in
     // the float (k <= precision) and inside the integer's range.
     for (float, precision) in [("f16", 11), ("bf16", 8), ("f32", 24), ("f64", 53)] {
-        assert_eq!(
-            FloatFormat::of(float).map(|f| f.precision()),
-            Some(precision)
-        );
+        assert_eq!(FloatFormat::of(float).map(|f| f.precision()), Some(precision));
     }
     assert!(is_nan("f16", &0x7E00u16.to_le_bytes()));
     assert!(!is_nan("f16", &0x7C00u16.to_le_bytes()));
@@ -982,26 +629,11 @@ fn clamp_bounds_are_exact_in_the_float_and_in_range_for_the_integer() {
 #[test]
 #[ignore]
 fn print_one_kernel() {
-    let seed: u64 = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let types: Vec<String> = std::env::var("TYPES")
-        .map(|t| t.split(',').map(String::from).collect())
-        .unwrap_or_default();
-    let config = if types.is_empty() {
-        GeneratorConfig::default()
-    } else {
-        GeneratorConfig {
-            types_per_kernel: (types.len(), types.len()),
-            types,
-            ..GeneratorConfig::default()
-        }
-    };
+    let seed: u64 = std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let types: Vec<String> = std::env::var("TYPES").map(|t| t.split(',').map(String::from).collect()).unwrap_or_default();
+    let config = if types.is_empty() { GeneratorConfig::default() } else { GeneratorConfig { types_per_kernel: (types.len(), types.len()), types, ..GeneratorConfig::default() } };
     let mut lines = 0;
-    for s in 0..200 {
-        lines += generate(s, &config, tables()).unwrap().text.lines().count();
-    }
+    for s in 0..200 { lines += generate(s, &config, tables()).unwrap().text.lines().count(); }
     println!("average lines: {}", lines / 200);
     println!("{}", generate(seed, &config, tables()).unwrap().text);
 }
@@ -1025,18 +657,10 @@ fn kernels_call_device_functions_and_take_wide_parameters() {
         }
         param_types.extend(kernel.scalar_params.iter().copied());
     }
-    for t in [
-        "i1", "i8", "i128", "bf16", "v4f32", "v8f16", "v3i8", "v2f64",
-    ] {
-        assert!(
-            call_types.contains(t),
-            "no call passes {t}; passed: {call_types:?}"
-        );
+    for t in ["i1", "i8", "i128", "bf16", "v4f32", "v8f16", "v3i8", "v2f64"] {
+        assert!(call_types.contains(t), "no call passes {t}; passed: {call_types:?}");
     }
     for t in ["i1", "i128", "v4f32", "v3i8"] {
-        assert!(
-            param_types.contains(t),
-            "no kernel takes a {t} parameter; taken: {param_types:?}"
-        );
+        assert!(param_types.contains(t), "no kernel takes a {t} parameter; taken: {param_types:?}");
     }
 }

@@ -65,9 +65,7 @@ pub struct CellReport {
 
 impl CellReport {
     fn probed(&self) -> impl Iterator<Item = &InstanceReport> {
-        self.instances
-            .iter()
-            .filter(|i| !matches!(i.outcome, Outcome::Invalid(_)))
+        self.instances.iter().filter(|i| !matches!(i.outcome, Outcome::Invalid(_)))
     }
 
     /// The cell was probed: it has at least one valid instance.
@@ -76,8 +74,7 @@ impl CellReport {
     }
 
     pub fn failed(&self) -> bool {
-        self.probed()
-            .any(|i| matches!(i.outcome, Outcome::Failed { .. }))
+        self.probed().any(|i| matches!(i.outcome, Outcome::Failed { .. }))
     }
 
     pub fn passed(&self) -> bool {
@@ -93,20 +90,13 @@ impl CellReport {
             return None;
         }
         // Every generated instance was rejected by the verifier.
-        let mut why = format!(
-            "the MIR verifier rejects all {} choices of operand types",
-            self.instances.len()
-        );
+        let mut why = format!("the MIR verifier rejects all {} choices of operand types", self.instances.len());
         if let Some(Outcome::Invalid(m)) = self.instances.first().map(|i| &i.outcome) {
             why.push_str(&format!(" (first: {m})"));
         }
         if !self.skipped.is_empty() {
             let labels: Vec<&str> = self.skipped.iter().map(|s| s.label.as_str()).collect();
-            why.push_str(&format!(
-                "; skipped: {} ({})",
-                labels.join(", "),
-                self.skipped[0].reason
-            ));
+            why.push_str(&format!("; skipped: {} ({})", labels.join(", "), self.skipped[0].reason));
         }
         Some(why)
     }
@@ -163,10 +153,7 @@ impl SmReport {
 }
 
 fn failed(stage: &str, message: String) -> Outcome {
-    Outcome::Failed {
-        stage: stage.into(),
-        message,
-    }
+    Outcome::Failed { stage: stage.into(), message }
 }
 
 fn render(errors: &[crate::diagnostics::MirError]) -> String {
@@ -177,26 +164,12 @@ fn render(errors: &[crate::diagnostics::MirError]) -> String {
 /// instance is not valid MIR; any other error is a failure (of the generator).
 fn check(tables: &TargetTables, p: &probe::Probe) -> Result<crate::mir::Module, Outcome> {
     let file = format!("{}.mir", p.kernel);
-    let module = crate::mir::parser::parse_module(&p.mir, &file, tables)
-        .map_err(|e| failed("parse", e.render()))?;
-    let errors = verify_module(
-        &module,
-        tables,
-        Source {
-            file: &file,
-            text: &p.mir,
-        },
-    );
+    let module = crate::mir::parser::parse_module(&p.mir, &file, tables).map_err(|e| failed("parse", e.render()))?;
+    let errors = verify_module(&module, tables, Source { file: &file, text: &p.mir });
     if errors.is_empty() {
         Ok(module)
     } else if errors.iter().all(|e| e.line == p.line) {
-        Err(Outcome::Invalid(
-            errors
-                .iter()
-                .map(|e| e.message.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
-        ))
+        Err(Outcome::Invalid(errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("; ")))
     } else {
         Err(failed("verify", render(&errors)))
     }
@@ -204,52 +177,25 @@ fn check(tables: &TargetTables, p: &probe::Probe) -> Result<crate::mir::Module, 
 
 /// Compiles one probe through the pipeline; `Ok` holds the PTX. With `selects`, the
 /// probed instruction must come out of selection as that pattern.
-fn compile(
-    tables: &TargetTables,
-    sm: &SmTables,
-    p: &probe::Probe,
-    selects: Option<usize>,
-) -> Result<String, Outcome> {
+fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe, selects: Option<usize>) -> Result<String, Outcome> {
     let file = format!("{}.mir", p.kernel);
     let mut module = check(tables, p)?;
-    let source = Source {
-        file: &file,
-        text: &p.mir,
-    };
+    let source = Source { file: &file, text: &p.mir };
     // At -O0: a probe holds the shape of one cell or pattern on purpose (a select of
     // two constants, a compare of a value with itself), which the combiner would fold.
     let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
     cx.options = crate::options::Options::new(tables, crate::options::OptLevel::O0);
-    for pass in crate::passes::PASSES
-        .iter()
-        .filter(|p| p.name != "verify" && p.enabled(&cx.options))
-    {
+    for pass in crate::passes::PASSES.iter().filter(|p| p.name != "verify" && p.enabled(&cx.options)) {
         (pass.run)(&mut module, &cx).map_err(|e| failed(pass.name, render(&e)))?;
         let errors = verify_module(&module, tables, source);
         if !errors.is_empty() {
-            return Err(failed(
-                &format!("verify after {}", pass.name),
-                render(&errors),
-            ));
+            return Err(failed(&format!("verify after {}", pass.name), render(&errors)));
         }
         if let (Some(index), "isel") = (selects, pass.name) {
-            let probed = module
-                .functions
-                .iter()
-                .flat_map(|f| &f.blocks)
-                .flat_map(|b| &b.insts)
-                .find(|i| i.loc.line as usize == p.line);
+            let probed = module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts).find(|i| i.loc.line as usize == p.line);
             if probed.is_none_or(|i| i.opcode != crate::mir::Opcode::Machine(index as u16)) {
-                let got =
-                    probed.map_or("nothing".to_string(), |i| i.opcode.name(tables).to_string());
-                return Err(failed(
-                    "isel",
-                    format!(
-                        "the probe's shape was selected as {got}, not as {}:\n{}",
-                        tables.patterns[index].name,
-                        crate::mir::printer::print_module(&module, tables)
-                    ),
-                ));
+                let got = probed.map_or("nothing".to_string(), |i| i.opcode.name(tables).to_string());
+                return Err(failed("isel", format!("the probe's shape was selected as {got}, not as {}:\n{}", tables.patterns[index].name, crate::mir::printer::print_module(&module, tables))));
             }
         }
     }
@@ -258,10 +204,7 @@ fn compile(
 
 /// Splits emitted PTX into its `.version` and the body after the header.
 fn split_header(ptx: &str) -> Option<(&str, &str)> {
-    let version = ptx
-        .lines()
-        .find_map(|l| l.strip_prefix(".version "))?
-        .trim();
+    let version = ptx.lines().find_map(|l| l.strip_prefix(".version "))?.trim();
     let at = ptx.find(".address_size")?;
     let body = &ptx[at..];
     let body = &body[body.find('\n')? + 1..];
@@ -271,11 +214,7 @@ fn split_header(ptx: &str) -> Option<(&str, &str)> {
 /// Every Legal (opcode, type) cell of `sm`, in table order.
 pub fn legal_cells(tables: &TargetTables, sm: &SmTables) -> Vec<(OpcodeId, VtId)> {
     let mut out = Vec::new();
-    for op in tables
-        .opcodes
-        .iter()
-        .filter(|o| crate::audit::has_table_row(o))
-    {
+    for op in tables.opcodes.iter().filter(|o| crate::audit::has_table_row(o)) {
         for t in tables.types {
             if tables.decide(sm, OpcodeId(op.id), VtId(t.id)).action == Action::Legal {
                 out.push((OpcodeId(op.id), VtId(t.id)));
@@ -289,13 +228,7 @@ pub fn legal_cells(tables: &TargetTables, sm: &SmTables) -> Vec<(OpcodeId, VtId)
 /// probes give every operand in a register)?
 pub fn probes_pattern(p: &target_desc::tables::PatternInfo) -> bool {
     use target_desc::tables::PatternOperand as K;
-    p.is_tree()
-        || p.operands.iter().any(|(_, o)| {
-            matches!(
-                o,
-                K::Imm(_) | K::ImmIs(..) | K::ImmRange(..) | K::LowMask(_)
-            )
-        })
+    p.is_tree() || p.operands.iter().any(|(_, o)| matches!(o, K::Imm(_) | K::ImmIs(..) | K::ImmRange(..) | K::LowMask(_)))
 }
 
 /// Runs the self-check on one SM. Without `ptxas` the probes are only compiled.
@@ -304,15 +237,9 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
     // (cell, instance) of every compiled probe, with its PTX version and body.
     let mut compiled: Vec<(usize, usize, String, String)> = Vec::new();
     for (c, (op, vt)) in legal_cells(tables, sm).into_iter().enumerate() {
-        let info = tables
-            .opcode_info(op)
-            .expect("cells come from the opcode table");
+        let info = tables.opcode_info(op).expect("cells come from the opcode table");
         let d = tables.decide(sm, op, vt);
-        let prefix = format!(
-            "probe_{}_{}_",
-            info.name.to_ascii_lowercase(),
-            probe::vt_name(tables, vt)
-        );
+        let prefix = format!("probe_{}_{}_", info.name.to_ascii_lowercase(), probe::vt_name(tables, vt));
         let mut cell = CellReport {
             op: info.name,
             vt: probe::vt_name(tables, vt),
@@ -329,43 +256,22 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
                 for p in probes {
                     if let Some(reason) = &p.skip {
                         match check(tables, &p) {
-                            Ok(_) => cell.skipped.push(probe::Skipped {
-                                label: p.label,
-                                reason: reason.clone(),
-                            }),
-                            Err(outcome) => cell.instances.push(InstanceReport {
-                                label: p.label,
-                                kernel: p.kernel,
-                                outcome,
-                                mir: Some(p.mir),
-                            }),
+                            Ok(_) => cell.skipped.push(probe::Skipped { label: p.label, reason: reason.clone() }),
+                            Err(outcome) => cell.instances.push(InstanceReport { label: p.label, kernel: p.kernel, outcome, mir: Some(p.mir) }),
                         }
                         continue;
                     }
                     let outcome = match compile(tables, sm, &p, None) {
                         Ok(ptx) => match split_header(&ptx) {
                             Some((version, body)) => {
-                                compiled.push((
-                                    c,
-                                    cell.instances.len(),
-                                    version.to_string(),
-                                    body.to_string(),
-                                ));
+                                compiled.push((c, cell.instances.len(), version.to_string(), body.to_string()));
                                 Outcome::Compiled
                             }
-                            None => Outcome::Failed {
-                                stage: "emit".into(),
-                                message: format!("no PTX header in:\n{ptx}"),
-                            },
+                            None => Outcome::Failed { stage: "emit".into(), message: format!("no PTX header in:\n{ptx}") },
                         },
                         Err(o) => o,
                     };
-                    cell.instances.push(InstanceReport {
-                        label: p.label,
-                        kernel: p.kernel,
-                        outcome,
-                        mir: Some(p.mir),
-                    });
+                    cell.instances.push(InstanceReport { label: p.label, kernel: p.kernel, outcome, mir: Some(p.mir) });
                 }
             }
         }
@@ -375,57 +281,26 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
     // constants: each probed with its own shape, which selection must pick it for.
     let mut trees = Vec::new();
     let sm_index = tables.sm_index(sm);
-    for (index, p) in tables
-        .patterns
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| probes_pattern(p) && p.sms >> sm_index & 1 == 1)
-    {
+    for (index, p) in tables.patterns.iter().enumerate().filter(|(_, p)| probes_pattern(p) && p.sms >> sm_index & 1 == 1) {
         let rule = &tables.rules[p.rule as usize];
         let vt = p.result().map_or("-", |t| probe::vt_name(tables, VtId(t)));
-        let mut cell = CellReport {
-            op: p.name,
-            vt,
-            source: rule.source.to_string(),
-            rule: rule.text,
-            instances: Vec::new(),
-            skipped: Vec::new(),
-            unprobeable: None,
-        };
+        let mut cell = CellReport { op: p.name, vt, source: rule.source.to_string(), rule: rule.text, instances: Vec::new(), skipped: Vec::new(), unprobeable: None };
         let slot = cells.len() + trees.len();
-        match probe::tree_plan(
-            tables,
-            sm,
-            p,
-            &format!("pattern_{}_", p.name.to_ascii_lowercase()),
-        ) {
+        match probe::tree_plan(tables, sm, p, &format!("pattern_{}_", p.name.to_ascii_lowercase())) {
             probe::Plan::Unprobeable(reason) => cell.unprobeable = Some(reason),
             probe::Plan::Probes { probes, .. } => {
                 for pr in probes {
                     let outcome = match compile(tables, sm, &pr, Some(index)) {
                         Ok(ptx) => match split_header(&ptx) {
                             Some((version, body)) => {
-                                compiled.push((
-                                    slot,
-                                    cell.instances.len(),
-                                    version.to_string(),
-                                    body.to_string(),
-                                ));
+                                compiled.push((slot, cell.instances.len(), version.to_string(), body.to_string()));
                                 Outcome::Compiled
                             }
-                            None => Outcome::Failed {
-                                stage: "emit".into(),
-                                message: format!("no PTX header in:\n{ptx}"),
-                            },
+                            None => Outcome::Failed { stage: "emit".into(), message: format!("no PTX header in:\n{ptx}") },
                         },
                         Err(o) => o,
                     };
-                    cell.instances.push(InstanceReport {
-                        label: pr.label,
-                        kernel: pr.kernel,
-                        outcome,
-                        mir: Some(pr.mir),
-                    });
+                    cell.instances.push(InstanceReport { label: pr.label, kernel: pr.kernel, outcome, mir: Some(pr.mir) });
                 }
             }
         }
@@ -437,16 +312,9 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
     if let Some(ptxas) = ptxas {
         let mut by_version: BTreeMap<&str, Vec<ptxas::Unit<'_>>> = BTreeMap::new();
         for (id, (_, _, version, body)) in compiled.iter().enumerate() {
-            by_version
-                .entry(version.as_str())
-                .or_default()
-                .push(ptxas::Unit { id, body });
+            by_version.entry(version.as_str()).or_default().push(ptxas::Unit { id, body });
         }
-        let mut assembler = ptxas::Assembler {
-            ptxas,
-            sm: sm.name,
-            runs: 0,
-        };
+        let mut assembler = ptxas::Assembler { ptxas, sm: sm.name, runs: 0 };
         let mut results = BTreeMap::new();
         for (version, units) in &by_version {
             results.extend(assembler.check(version, units));
@@ -455,14 +323,8 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
         for (id, (c, i, _, _)) in compiled.iter().enumerate() {
             cells[*c].instances[*i].outcome = match results.remove(&id) {
                 Some(Ok(())) => Outcome::Passed,
-                Some(Err(message)) => Outcome::Failed {
-                    stage: "ptxas".into(),
-                    message,
-                },
-                None => Outcome::Failed {
-                    stage: "ptxas".into(),
-                    message: "not assembled".into(),
-                },
+                Some(Err(message)) => Outcome::Failed { stage: "ptxas".into(), message },
+                None => Outcome::Failed { stage: "ptxas".into(), message: "not assembled".into() },
             };
         }
     }
@@ -474,21 +336,13 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
         }
     }
     let patterns = cells.split_off(cell_count);
-    SmReport {
-        sm: sm.name,
-        cells,
-        patterns,
-        assembled: ptxas.is_some(),
-        ptxas_runs: runs,
-    }
+    SmReport { sm: sm.name, cells, patterns, assembled: ptxas.is_some(), ptxas_runs: runs }
 }
 
 /// Runs the self-check on several SMs, two at a time.
 pub fn verify_sms(tables: &TargetTables, sms: &[&SmTables], ptxas: Option<&Path>) -> Vec<SmReport> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 2);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
     let mut reports: Vec<Option<SmReport>> = vec![None; sms.len()];
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -517,10 +371,7 @@ pub fn verify_sms(tables: &TargetTables, sms: &[&SmTables], ptxas: Option<&Path>
 
 /// Does `ptxas --version` run?
 pub fn runs(ptxas: &Path) -> bool {
-    std::process::Command::new(ptxas)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    std::process::Command::new(ptxas).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
 /// The ptxas to use: `explicit`, else `$PTXAS`, else `ptxas` on `PATH`.
@@ -528,16 +379,10 @@ pub fn find_ptxas(explicit: Option<&Path>) -> Option<PathBuf> {
     if let Some(p) = explicit {
         return Some(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os("PTXAS")
-        .map(PathBuf::from)
-        .filter(|p| p.is_file())
-    {
+    if let Some(p) = std::env::var_os("PTXAS").map(PathBuf::from).filter(|p| p.is_file()) {
         return Some(p);
     }
-    let on_path = std::process::Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let on_path = std::process::Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success());
     on_path.then(|| PathBuf::from("ptxas"))
 }
 
@@ -568,8 +413,7 @@ pub fn sm_json(r: &SmReport) -> Value {
             unprobeable.push(json!({ "op": c.op, "vt": c.vt, "source": c.source, "rule": c.rule, "reason": reason }));
         }
         for s in &c.skipped {
-            skipped
-                .push(json!({ "op": c.op, "vt": c.vt, "instance": s.label, "reason": s.reason }));
+            skipped.push(json!({ "op": c.op, "vt": c.vt, "instance": s.label, "reason": s.reason }));
         }
     }
     let cells: Vec<Value> = r
@@ -669,11 +513,7 @@ pub fn report_json(reports: &[SmReport]) -> Value {
 pub fn report_text(reports: &[SmReport]) -> String {
     let mut out = String::new();
     for r in reports {
-        let how = if r.assembled {
-            format!("{} ptxas runs", r.ptxas_runs)
-        } else {
-            "not assembled: no ptxas".into()
-        };
+        let how = if r.assembled { format!("{} ptxas runs", r.ptxas_runs) } else { "not assembled: no ptxas".into() };
         out.push_str(&format!(
             "{}: {} Legal cells, {} checked ({} probe kernels, {how}), {} passed, {} failed, {} unprobeable\n",
             r.sm,
@@ -687,15 +527,8 @@ pub fn report_text(reports: &[SmReport]) -> String {
         for c in &r.cells {
             for i in c.probed() {
                 if let Outcome::Failed { stage, message } = &i.outcome {
-                    let instance = if i.label.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", i.label)
-                    };
-                    out.push_str(&format!(
-                        "  FAIL {} {}{instance} on {}: {stage} failed  [{}] {}\n",
-                        c.op, c.vt, r.sm, c.source, c.rule
-                    ));
+                    let instance = if i.label.is_empty() { String::new() } else { format!(" ({})", i.label) };
+                    out.push_str(&format!("  FAIL {} {}{instance} on {}: {stage} failed  [{}] {}\n", c.op, c.vt, r.sm, c.source, c.rule));
                     for line in message.lines() {
                         out.push_str(&format!("      {line}\n"));
                     }
@@ -704,10 +537,7 @@ pub fn report_text(reports: &[SmReport]) -> String {
         }
         for c in &r.cells {
             if let Some(reason) = c.unprobeable_reason() {
-                out.push_str(&format!(
-                    "  UNPROBEABLE {} {} on {}: {reason}  [{}]\n",
-                    c.op, c.vt, r.sm, c.source
-                ));
+                out.push_str(&format!("  UNPROBEABLE {} {} on {}: {reason}  [{}]\n", c.op, c.vt, r.sm, c.source));
             }
         }
         out.push_str(&format!(
@@ -722,25 +552,15 @@ pub fn report_text(reports: &[SmReport]) -> String {
         for c in &r.patterns {
             for i in c.probed() {
                 if let Outcome::Failed { stage, message } = &i.outcome {
-                    let instance = if i.label.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", i.label)
-                    };
-                    out.push_str(&format!(
-                        "  FAIL pattern {}{instance} on {}: {stage} failed  [{}] {}\n",
-                        c.op, r.sm, c.source, c.rule
-                    ));
+                    let instance = if i.label.is_empty() { String::new() } else { format!(" ({})", i.label) };
+                    out.push_str(&format!("  FAIL pattern {}{instance} on {}: {stage} failed  [{}] {}\n", c.op, r.sm, c.source, c.rule));
                     for line in message.lines() {
                         out.push_str(&format!("      {line}\n"));
                     }
                 }
             }
             if let Some(reason) = &c.unprobeable {
-                out.push_str(&format!(
-                    "  UNPROBED pattern {} on {}: {reason}  [{}]\n",
-                    c.op, r.sm, c.source
-                ));
+                out.push_str(&format!("  UNPROBED pattern {} on {}: {reason}  [{}]\n", c.op, r.sm, c.source));
             }
         }
     }

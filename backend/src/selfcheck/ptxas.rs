@@ -49,22 +49,13 @@ impl Drop for TempFiles {
 impl Assembler<'_> {
     /// Assembles every unit (all at PTX `version`, `"8.3"`); the result per unit id is
     /// `Err(ptxas's messages)` for the ones ptxas rejects.
-    pub fn check(
-        &mut self,
-        version: &str,
-        units: &[Unit<'_>],
-    ) -> BTreeMap<usize, Result<(), String>> {
+    pub fn check(&mut self, version: &str, units: &[Unit<'_>]) -> BTreeMap<usize, Result<(), String>> {
         let mut out = BTreeMap::new();
         self.check_into(version, units, &mut out);
         out
     }
 
-    fn check_into(
-        &mut self,
-        version: &str,
-        units: &[Unit<'_>],
-        out: &mut BTreeMap<usize, Result<(), String>>,
-    ) {
+    fn check_into(&mut self, version: &str, units: &[Unit<'_>], out: &mut BTreeMap<usize, Result<(), String>>) {
         if units.is_empty() {
             return;
         }
@@ -87,11 +78,7 @@ impl Assembler<'_> {
         }
         // Kernels named by an error line are assembled alone; the rest again together.
         let named: Vec<usize> = error_lines(&errors)
-            .filter_map(|line| {
-                ranges
-                    .iter()
-                    .position(|&(start, end)| line >= start && line < end)
-            })
+            .filter_map(|line| ranges.iter().position(|&(start, end)| line >= start && line < end))
             .collect();
         if named.is_empty() {
             let (left, right) = units.split_at(units.len() / 2);
@@ -102,10 +89,7 @@ impl Assembler<'_> {
         let mut rest = Vec::new();
         for (k, u) in units.iter().enumerate() {
             if named.contains(&k) {
-                let alone = Unit {
-                    id: u.id,
-                    body: u.body,
-                };
+                let alone = Unit { id: u.id, body: u.body };
                 let (text, _) = module(self.sm, version, std::slice::from_ref(&alone));
                 let result = match self.run(&text) {
                     Err(Run::Rejected(e) | Run::NotRun(e)) => Err(e),
@@ -114,10 +98,7 @@ impl Assembler<'_> {
                 };
                 out.insert(u.id, result);
             } else {
-                rest.push(Unit {
-                    id: u.id,
-                    body: u.body,
-                });
+                rest.push(Unit { id: u.id, body: u.body });
             }
         }
         self.check_into(version, &rest, out);
@@ -132,8 +113,7 @@ impl Assembler<'_> {
         let input = dir.join(format!("{stem}.ptx"));
         let output = dir.join(format!("{stem}.cubin"));
         let _cleanup = TempFiles(vec![input.clone(), output.clone()]);
-        std::fs::write(&input, text)
-            .map_err(|e| Run::NotRun(format!("cannot write {}: {e}", input.display())))?;
+        std::fs::write(&input, text).map_err(|e| Run::NotRun(format!("cannot write {}: {e}", input.display())))?;
         let result = Command::new(self.ptxas)
             .arg(format!("-arch={}", self.sm))
             .arg("-O0")
@@ -145,8 +125,7 @@ impl Assembler<'_> {
         if result.status.success() {
             Ok(())
         } else {
-            let text = String::from_utf8_lossy(&result.stderr)
-                .replace(&input.display().to_string(), "probe.ptx");
+            let text = String::from_utf8_lossy(&result.stderr).replace(&input.display().to_string(), "probe.ptx");
             Err(Run::Rejected(text.trim_end().to_string()))
         }
     }
@@ -171,13 +150,10 @@ fn module(sm: &str, version: &str, units: &[Unit<'_>]) -> (String, Vec<(usize, u
 
 /// The line numbers ptxas names: `ptxas probe.ptx, line 12; error   : ...`.
 fn error_lines(messages: &str) -> impl Iterator<Item = usize> + '_ {
-    messages
-        .lines()
-        .filter(|l| l.contains("error"))
-        .filter_map(|l| {
-            let rest = &l[l.find(", line ")? + 7..];
-            rest[..rest.find(';')?].trim().parse().ok()
-        })
+    messages.lines().filter(|l| l.contains("error")).filter_map(|l| {
+        let rest = &l[l.find(", line ")? + 7..];
+        rest[..rest.find(';')?].trim().parse().ok()
+    })
 }
 
 #[cfg(test)]
@@ -192,13 +168,7 @@ mod tests {
 
     #[test]
     fn module_ranges_cover_each_unit() {
-        let units = [
-            Unit {
-                id: 0,
-                body: "a\nb\n",
-            },
-            Unit { id: 1, body: "c\n" },
-        ];
+        let units = [Unit { id: 0, body: "a\nb\n" }, Unit { id: 1, body: "c\n" }];
         let (text, ranges) = module("sm_80", "7.0", &units);
         assert_eq!(ranges, vec![(5, 7), (7, 8)]);
         assert_eq!(text.lines().nth(4), Some("a"));

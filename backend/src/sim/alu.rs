@@ -56,22 +56,14 @@ pub fn int_binary(op: IntBin, ty: Ty, a: u64, b: u64, sat: bool) -> Result<u64, 
         IntBin::MulLo => (sa.wrapping_mul(sb)) as u64 & m,
         IntBin::MulHi => {
             if bits == 64 {
-                let product = if ty.is_signed() {
-                    (i128::from(a as i64) * i128::from(b as i64)) as u128
-                } else {
-                    u128::from(a) * u128::from(b)
-                };
+                let product = if ty.is_signed() { (i128::from(a as i64) * i128::from(b as i64)) as u128 } else { u128::from(a) * u128::from(b) };
                 (product >> 64) as u64
             } else {
                 ((sa * sb) >> bits) as u64 & m
             }
         }
         IntBin::Mul24Lo | IntBin::Mul24Hi => {
-            let (x, y) = if ty.is_signed() {
-                (i128::from(sext(a, 24)), i128::from(sext(b, 24)))
-            } else {
-                (i128::from(a & 0xFF_FFFF), i128::from(b & 0xFF_FFFF))
-            };
+            let (x, y) = if ty.is_signed() { (i128::from(sext(a, 24)), i128::from(sext(b, 24))) } else { (i128::from(a & 0xFF_FFFF), i128::from(b & 0xFF_FFFF)) };
             let product = x * y;
             if op == IntBin::Mul24Lo {
                 product as u64 & m
@@ -81,35 +73,16 @@ pub fn int_binary(op: IntBin, ty: Ty, a: u64, b: u64, sat: bool) -> Result<u64, 
         }
         IntBin::Div | IntBin::Rem => {
             if sb == 0 {
-                return Err(format!(
-                    "{} by zero",
-                    if op == IntBin::Div {
-                        "division"
-                    } else {
-                        "remainder"
-                    }
-                ));
+                return Err(format!("{} by zero", if op == IntBin::Div { "division" } else { "remainder" }));
             }
             if ty.is_signed() && sa == -(1i128 << (bits - 1)) && sb == -1 {
-                return Err(format!(
-                    "signed {}-bit {} overflows (minimum by -1)",
-                    bits,
-                    if op == IntBin::Div {
-                        "division"
-                    } else {
-                        "remainder"
-                    }
-                ));
+                return Err(format!("signed {}-bit {} overflows (minimum by -1)", bits, if op == IntBin::Div { "division" } else { "remainder" }));
             }
             let r = if op == IntBin::Div { sa / sb } else { sa % sb };
             r as u64 & m
         }
         IntBin::Min | IntBin::Max => {
-            let r = if (op == IntBin::Min) == (sa < sb) {
-                sa
-            } else {
-                sb
-            };
+            let r = if (op == IntBin::Min) == (sa < sb) { sa } else { sb };
             // `.relu`: clamp negative results to 0.
             let r = if sat { r.max(0) } else { r };
             r as u64 & m
@@ -176,11 +149,7 @@ pub fn int_unary(op: IntUn, ty: Ty, a: u64) -> u64 {
         IntUn::Bfind | IntUn::BfindShiftAmt => {
             // The most significant non-sign bit; for a negative signed value, the
             // most significant 0.
-            let v = if ty.is_signed() && sext(a, bits) < 0 {
-                !a & m
-            } else {
-                a
-            };
+            let v = if ty.is_signed() && sext(a, bits) < 0 { !a & m } else { a };
             if v == 0 {
                 0xFFFF_FFFF
             } else {
@@ -203,11 +172,7 @@ pub fn bfe(ty: Ty, a: u64, pos: u64, len: u64) -> u64 {
     let sign = ty.is_signed() && len != 0 && (a >> msb.min(bits - 1)) & 1 == 1;
     let mut d = 0u64;
     for i in 0..bits {
-        let bit = if i < len && pos + i < bits {
-            (a >> (pos + i)) & 1 == 1
-        } else {
-            sign
-        };
+        let bit = if i < len && pos + i < bits { (a >> (pos + i)) & 1 == 1 } else { sign };
         d |= u64::from(bit) << i;
     }
     d
@@ -237,15 +202,7 @@ pub fn prmt(mode: PrmtMode, a: u64, b: u64, c: u64) -> u64 {
             for i in 0..4 {
                 let s = (c >> (4 * i)) & 0xF;
                 let value = byte(s & 7);
-                let value = if s & 8 != 0 {
-                    if value & 0x80 != 0 {
-                        0xFF
-                    } else {
-                        0
-                    }
-                } else {
-                    value
-                };
+                let value = if s & 8 != 0 { if value & 0x80 != 0 { 0xFF } else { 0 } } else { value };
                 d |= value << (8 * i);
             }
             return d;
@@ -284,20 +241,13 @@ pub fn prmt(mode: PrmtMode, a: u64, b: u64, c: u64) -> u64 {
             _ => [2, 3, 2, 3],
         },
     };
-    selectors
-        .iter()
-        .enumerate()
-        .fold(0, |d, (i, &s)| d | (byte(s) << (8 * i)))
+    selectors.iter().enumerate().fold(0, |d, (i, &s)| d | (byte(s) << (8 * i)))
 }
 
 /// `shf.l`/`shf.r` on 32 bits: the high (left) or low (right) word of the 64-bit
 /// `b:a` shifted by `c`, the amount masked to 5 bits (`.wrap`) or clamped to 32.
 pub fn shf(left: bool, clamp: bool, a: u64, b: u64, c: u64) -> u64 {
-    let n = if clamp {
-        (c & 0xFFFF_FFFF).min(32)
-    } else {
-        c & 31
-    };
+    let n = if clamp { (c & 0xFFFF_FFFF).min(32) } else { c & 31 };
     let joined = (a & 0xFFFF_FFFF) | ((b & 0xFFFF_FFFF) << 32);
     if left {
         ((u128::from(joined) << n) >> 32) as u64 & 0xFFFF_FFFF
@@ -318,26 +268,14 @@ pub fn lop3(a: u64, b: u64, c: u64, lut: u64) -> u64 {
 
 /// `bmsk.b32 d, a, b`: `b` ones starting at bit `a`.
 pub fn bmsk(clamp: bool, start: u64, width: u64) -> u64 {
-    let (start, width) = if clamp {
-        ((start & 0xFFFF_FFFF).min(32), (width & 0xFFFF_FFFF).min(32))
-    } else {
-        (start & 31, width & 31)
-    };
-    let ones = if width >= 32 {
-        u64::MAX
-    } else {
-        (1u64 << width) - 1
-    };
+    let (start, width) = if clamp { ((start & 0xFFFF_FFFF).min(32), (width & 0xFFFF_FFFF).min(32)) } else { (start & 31, width & 31) };
+    let ones = if width >= 32 { u64::MAX } else { (1u64 << width) - 1 };
     (ones << start) & 0xFFFF_FFFF
 }
 
 /// `szext`: the low `width` bits of `a`, sign- or zero-extended to 32.
 pub fn szext(clamp: bool, signed: bool, a: u64, width: u64) -> u64 {
-    let width = if clamp {
-        (width & 0xFFFF_FFFF).min(32)
-    } else {
-        width & 31
-    } as u32;
+    let width = if clamp { (width & 0xFFFF_FFFF).min(32) } else { width & 31 } as u32;
     if width == 0 {
         return 0;
     }
@@ -358,9 +296,7 @@ pub fn dp4a(a_signed: bool, b_signed: bool, a: u64, b: u64, c: u64) -> u64 {
             byte as i64
         }
     };
-    let sum: i64 = (0..4)
-        .map(|k| lane(a, k, a_signed) * lane(b, k, b_signed))
-        .sum();
+    let sum: i64 = (0..4).map(|k| lane(a, k, a_signed) * lane(b, k, b_signed)).sum();
     (c as i64).wrapping_add(sum) as u64 & 0xFFFF_FFFF
 }
 
@@ -396,86 +332,36 @@ mod tests {
 
     #[test]
     fn shifts_at_and_beyond_the_width() {
-        assert_eq!(
-            int_binary(IntBin::Shl, Ty::B32, 1, 31, false),
-            Ok(0x8000_0000)
-        );
+        assert_eq!(int_binary(IntBin::Shl, Ty::B32, 1, 31, false), Ok(0x8000_0000));
         assert_eq!(int_binary(IntBin::Shl, Ty::B32, 1, 32, false), Ok(0));
-        assert_eq!(
-            int_binary(IntBin::Shr, Ty::U32, 0x8000_0000, 40, false),
-            Ok(0)
-        );
-        assert_eq!(
-            int_binary(IntBin::Shr, Ty::S32, 0x8000_0000, 40, false),
-            Ok(0xFFFF_FFFF)
-        );
-        assert_eq!(
-            int_binary(IntBin::Shr, Ty::S16, 0x8000, 3, false),
-            Ok(0xF000)
-        );
-        assert_eq!(
-            int_binary(IntBin::Shr, Ty::S64, 1 << 63, 100, false),
-            Ok(u64::MAX)
-        );
+        assert_eq!(int_binary(IntBin::Shr, Ty::U32, 0x8000_0000, 40, false), Ok(0));
+        assert_eq!(int_binary(IntBin::Shr, Ty::S32, 0x8000_0000, 40, false), Ok(0xFFFF_FFFF));
+        assert_eq!(int_binary(IntBin::Shr, Ty::S16, 0x8000, 3, false), Ok(0xF000));
+        assert_eq!(int_binary(IntBin::Shr, Ty::S64, 1 << 63, 100, false), Ok(u64::MAX));
     }
 
     #[test]
     fn multiplication_halves() {
         // 0xFFFFFFFF * 2: unsigned high word 1, signed (-1 * 2) high word -1.
-        assert_eq!(
-            int_binary(IntBin::MulHi, Ty::U32, 0xFFFF_FFFF, 2, false),
-            Ok(1)
-        );
-        assert_eq!(
-            int_binary(IntBin::MulHi, Ty::S32, 0xFFFF_FFFF, 2, false),
-            Ok(0xFFFF_FFFF)
-        );
-        assert_eq!(
-            int_binary(IntBin::MulHi, Ty::U64, u64::MAX, u64::MAX, false),
-            Ok(u64::MAX - 1)
-        );
-        assert_eq!(
-            int_binary(IntBin::MulLo, Ty::S16, 0x8000, 0xFFFF, false),
-            Ok(0x8000)
-        );
+        assert_eq!(int_binary(IntBin::MulHi, Ty::U32, 0xFFFF_FFFF, 2, false), Ok(1));
+        assert_eq!(int_binary(IntBin::MulHi, Ty::S32, 0xFFFF_FFFF, 2, false), Ok(0xFFFF_FFFF));
+        assert_eq!(int_binary(IntBin::MulHi, Ty::U64, u64::MAX, u64::MAX, false), Ok(u64::MAX - 1));
+        assert_eq!(int_binary(IntBin::MulLo, Ty::S16, 0x8000, 0xFFFF, false), Ok(0x8000));
         // mul24: 0x800000 is -2^23 as a signed 24-bit value.
-        assert_eq!(
-            int_binary(IntBin::Mul24Lo, Ty::S32, 0x80_0000, 2, false),
-            Ok(0xFF00_0000)
-        );
-        assert_eq!(
-            int_binary(IntBin::Mul24Hi, Ty::U32, 0xFF_FFFF, 0xFF_FFFF, false),
-            Ok(0xFFFF_FE00)
-        );
+        assert_eq!(int_binary(IntBin::Mul24Lo, Ty::S32, 0x80_0000, 2, false), Ok(0xFF00_0000));
+        assert_eq!(int_binary(IntBin::Mul24Hi, Ty::U32, 0xFF_FFFF, 0xFF_FFFF, false), Ok(0xFFFF_FE00));
     }
 
     #[test]
     fn saturation_division_and_carries() {
-        assert_eq!(
-            int_binary(IntBin::Add, Ty::S32, 0x7FFF_FFFF, 1, true),
-            Ok(0x7FFF_FFFF)
-        );
-        assert_eq!(
-            int_binary(IntBin::Sub, Ty::S32, 0x8000_0000, 1, true),
-            Ok(0x8000_0000)
-        );
+        assert_eq!(int_binary(IntBin::Add, Ty::S32, 0x7FFF_FFFF, 1, true), Ok(0x7FFF_FFFF));
+        assert_eq!(int_binary(IntBin::Sub, Ty::S32, 0x8000_0000, 1, true), Ok(0x8000_0000));
         assert!(int_binary(IntBin::Div, Ty::S32, 0x8000_0000, 0xFFFF_FFFF, false).is_err());
         assert!(int_binary(IntBin::Rem, Ty::U32, 5, 0, false).is_err());
-        assert_eq!(
-            int_binary(IntBin::Rem, Ty::S32, (-7i32) as u32 as u64, 2, false),
-            Ok(0xFFFF_FFFF),
-            "remainder takes the dividend's sign"
-        );
-        assert_eq!(
-            add_with_carry(Ty::U32, 0xFFFF_FFFF, 1, false, false),
-            (0, true)
-        );
+        assert_eq!(int_binary(IntBin::Rem, Ty::S32, (-7i32) as u32 as u64, 2, false), Ok(0xFFFF_FFFF), "remainder takes the dividend's sign");
+        assert_eq!(add_with_carry(Ty::U32, 0xFFFF_FFFF, 1, false, false), (0, true));
         assert_eq!(add_with_carry(Ty::U32, 0, 0, true, false), (1, false));
-        assert_eq!(
-            add_with_carry(Ty::U32, 0, 1, false, true),
-            (0xFFFF_FFFF, true),
-            "borrow"
-        );
+        assert_eq!(add_with_carry(Ty::U32, 0, 1, false, true), (0xFFFF_FFFF, true), "borrow");
         assert_eq!(add_with_carry(Ty::U32, 5, 4, true, true), (0, false));
         assert_eq!(add_with_carry(Ty::U64, u64::MAX, 0, true, false), (0, true));
     }
@@ -488,11 +374,7 @@ mod tests {
         assert_eq!(int_unary(IntUn::Brev, Ty::B32, 1), 0x8000_0000);
         assert_eq!(int_unary(IntUn::Bfind, Ty::U32, 0x10), 4);
         assert_eq!(int_unary(IntUn::Bfind, Ty::U32, 0), 0xFFFF_FFFF);
-        assert_eq!(
-            int_unary(IntUn::Bfind, Ty::S32, 0xFFFF_FFF0),
-            3,
-            "most significant 0 of a negative value"
-        );
+        assert_eq!(int_unary(IntUn::Bfind, Ty::S32, 0xFFFF_FFF0), 3, "most significant 0 of a negative value");
         assert_eq!(int_unary(IntUn::BfindShiftAmt, Ty::U32, 0x10), 27);
         assert_eq!(int_unary(IntUn::Abs, Ty::S32, 0x8000_0000), 0x8000_0000);
         assert_eq!(int_unary(IntUn::Cnot, Ty::B16, 0), 1);
@@ -509,11 +391,7 @@ mod tests {
         assert_eq!(bfe(Ty::U32, 0x8000_0000, 28, 8), 0x8);
         assert_eq!(bfe(Ty::S32, 0xFF, 0, 0), 0, "length 0");
         assert_eq!(bfi(Ty::B32, 0xF, 0xFFFF_0000, 4, 4), 0xFFFF_00F0);
-        assert_eq!(
-            bfi(Ty::B32, 0xFF, 0, 28, 8),
-            0xF000_0000,
-            "bits past the top are dropped"
-        );
+        assert_eq!(bfi(Ty::B32, 0xFF, 0, 28, 8), 0xF000_0000, "bits past the top are dropped");
     }
 
     #[test]
@@ -521,16 +399,8 @@ mod tests {
         let (a, b) = (0x3322_1100, 0x7766_5544);
         assert_eq!(prmt(PrmtMode::Default, a, b, 0x3210), 0x3322_1100);
         assert_eq!(prmt(PrmtMode::Default, a, b, 0x7654), 0x7766_5544);
-        assert_eq!(
-            prmt(PrmtMode::Default, a, b, 0x5140),
-            0x5511_4400,
-            "interleave the low bytes"
-        );
-        assert_eq!(
-            prmt(PrmtMode::Default, 0x80, 0, 0x8888),
-            0xFFFF_FFFF,
-            "sign replication"
-        );
+        assert_eq!(prmt(PrmtMode::Default, a, b, 0x5140), 0x5511_4400, "interleave the low bytes");
+        assert_eq!(prmt(PrmtMode::Default, 0x80, 0, 0x8888), 0xFFFF_FFFF, "sign replication");
         assert_eq!(prmt(PrmtMode::F4e, a, b, 1), 0x4433_2211);
         assert_eq!(prmt(PrmtMode::B4e, a, b, 0), 0x5566_7700);
         assert_eq!(prmt(PrmtMode::Rc8, a, b, 2), 0x2222_2222);
@@ -543,11 +413,7 @@ mod tests {
     fn funnel_shifts() {
         assert_eq!(shf(true, false, 0x8000_0000, 0x1, 1), 0x3);
         assert_eq!(shf(false, false, 0x2, 0x1, 1), 0x8000_0001);
-        assert_eq!(
-            shf(true, true, 0xAAAA, 0xBBBB, 40),
-            0xAAAA,
-            "clamped to 32: the low word"
-        );
+        assert_eq!(shf(true, true, 0xAAAA, 0xBBBB, 40), 0xAAAA, "clamped to 32: the low word");
         assert_eq!(shf(true, false, 0xAAAA, 0xBBBB, 32), 0xBBBB, "wrapped to 0");
         assert_eq!(shf(false, true, 0xAAAA, 0xBBBB, 32), 0xBBBB);
     }
@@ -556,11 +422,7 @@ mod tests {
     fn logic_masks_and_dot_products() {
         // lut 0x96 is a ^ b ^ c.
         assert_eq!(lop3(0b1100, 0b1010, 0b0110, 0x96), 0b0000);
-        assert_eq!(
-            lop3(0xF0, 0xCC, 0xAA, 0xE8),
-            0xE8,
-            "the lut evaluated on its own operands"
-        );
+        assert_eq!(lop3(0xF0, 0xCC, 0xAA, 0xE8), 0xE8, "the lut evaluated on its own operands");
         assert_eq!(bmsk(false, 4, 4), 0xF0);
         assert_eq!(bmsk(true, 0, 40), 0xFFFF_FFFF);
         assert_eq!(szext(false, true, 0x80, 8), 0xFFFF_FF80);

@@ -93,10 +93,7 @@ pub struct Program {
 
 impl Program {
     pub fn function(&self, name: &str) -> Option<(usize, &Function)> {
-        self.functions
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.name == name)
+        self.functions.iter().enumerate().find(|(_, f)| f.name == name)
     }
 }
 
@@ -123,12 +120,8 @@ pub struct Target<'t> {
 impl Target<'_> {
     /// Whether the target SM is `name` or implies it.
     pub fn sm_at_least(&self, name: &str) -> bool {
-        let Some(goal) = self.tables.sms.iter().position(|s| s.name == name) else {
-            return false;
-        };
-        let Some(start) = self.tables.sms.iter().position(|s| s.name == self.sm.name) else {
-            return false;
-        };
+        let Some(goal) = self.tables.sms.iter().position(|s| s.name == name) else { return false };
+        let Some(start) = self.tables.sms.iter().position(|s| s.name == self.sm.name) else { return false };
         let mut stack = vec![start];
         let mut seen = vec![false; self.tables.sms.len()];
         while let Some(i) = stack.pop() {
@@ -166,34 +159,17 @@ struct Module<'a> {
 }
 
 /// Decodes a parsed module for `target`.
-pub fn decode(
-    module: &parser::Module,
-    target: &Target,
-    text: &str,
-    file: &str,
-) -> Result<Program, SimError> {
+pub fn decode(module: &parser::Module, target: &Target, text: &str, file: &str) -> Result<Program, SimError> {
     let Some(((major, minor), version_at)) = module.version else {
-        return Err(SimError::syntax(
-            0,
-            "the file has no `.version` directive".into(),
-        ));
+        return Err(SimError::syntax(0, "the file has no `.version` directive".into()));
     };
     let Some((target_words, target_at)) = &module.target else {
-        return Err(SimError::syntax(
-            0,
-            "the file has no `.target` directive".into(),
-        ));
+        return Err(SimError::syntax(0, "the file has no `.target` directive".into()));
     };
     let file_sm = target_words.first().cloned().unwrap_or_default();
     let Some(file_sm_tables) = target.tables.find_sm(&file_sm) else {
         let names: Vec<&str> = target.tables.sms.iter().map(|s| s.name).collect();
-        return Err(SimError::requirement(
-            *target_at,
-            format!(
-                "unknown target `{file_sm}` (the description knows {})",
-                names.join(", ")
-            ),
-        ));
+        return Err(SimError::requirement(*target_at, format!("unknown target `{file_sm}` (the description knows {})", names.join(", "))));
     };
     if file_sm_tables.name != target.sm.name && !target.sm_at_least(file_sm_tables.name) {
         return Err(SimError::requirement(
@@ -202,21 +178,12 @@ pub fn decode(
         ));
     }
     let version = (major, minor);
-    let sm_ptx = (
-        u32::from(target.sm.min_ptx / 10),
-        u32::from(target.sm.min_ptx % 10),
-    );
-    let file_sm_ptx = (
-        u32::from(file_sm_tables.min_ptx / 10),
-        u32::from(file_sm_tables.min_ptx % 10),
-    );
+    let sm_ptx = (u32::from(target.sm.min_ptx / 10), u32::from(target.sm.min_ptx % 10));
+    let file_sm_ptx = (u32::from(file_sm_tables.min_ptx / 10), u32::from(file_sm_tables.min_ptx % 10));
     if version < file_sm_ptx {
         return Err(SimError::requirement(
             version_at,
-            format!(
-                "{} requires PTX ISA .version {}.{} or later; the file says {major}.{minor}",
-                file_sm_tables.name, file_sm_ptx.0, file_sm_ptx.1
-            ),
+            format!("{} requires PTX ISA .version {}.{} or later; the file says {major}.{minor}", file_sm_tables.name, file_sm_ptx.0, file_sm_ptx.1),
         ));
     }
     let _ = sm_ptx;
@@ -238,10 +205,7 @@ pub fn decode(
             let prev = &module.functions[previous as usize];
             // A declaration followed by the definition is fine.
             if prev.body.is_some() && f.body.is_some() {
-                return Err(SimError::syntax(
-                    f.at,
-                    format!("function `{}` is defined twice", f.name),
-                ));
+                return Err(SimError::syntax(f.at, format!("function `{}` is defined twice", f.name)));
             }
             if f.body.is_some() {
                 m.function_names.insert(f.name.clone(), k as u32);
@@ -288,8 +252,7 @@ pub fn decode(
 
 /// Size of one element of a declaration (`.v4 .f32` is 16).
 fn element_size(decl: &VarDecl) -> Result<u32, SimError> {
-    let ty = Ty::from_word(&decl.ty)
-        .ok_or_else(|| SimError::unsupported(decl.at, format!("unknown type `.{}`", decl.ty)))?;
+    let ty = Ty::from_word(&decl.ty).ok_or_else(|| SimError::unsupported(decl.at, format!("unknown type `.{}`", decl.ty)))?;
     Ok(ty.bytes().max(1) * decl.vector)
 }
 
@@ -299,45 +262,19 @@ fn align_up(value: u64, align: u64) -> u64 {
 
 impl<'a> Module<'a> {
     fn module_variable(&mut self, decl: &VarDecl) -> Result<(), SimError> {
-        let space = Space::from_word(&decl.space).ok_or_else(|| {
-            SimError::unsupported(
-                decl.at,
-                format!(
-                    "variables of the .{} space are not supported here",
-                    decl.space
-                ),
-            )
-        })?;
+        let space = Space::from_word(&decl.space).ok_or_else(|| SimError::unsupported(decl.at, format!("variables of the .{} space are not supported here", decl.space)))?;
         for name in &decl.names {
             let object = self.data_object(decl, name)?;
-            let sym = self.place(
-                space,
-                object,
-                decl.linkage == parser::Linkage::Extern && name.dims.first() == Some(&None),
-                name.at,
-            )?;
-            if self
-                .symbols
-                .insert(name.name.clone(), Binding::Sym(sym, space))
-                .is_some()
-            {
-                return Err(SimError::syntax(
-                    name.at,
-                    format!("`{}` is declared twice", name.name),
-                ));
+            let sym = self.place(space, object, decl.linkage == parser::Linkage::Extern && name.dims.first() == Some(&None), name.at)?;
+            if self.symbols.insert(name.name.clone(), Binding::Sym(sym, space)).is_some() {
+                return Err(SimError::syntax(name.at, format!("`{}` is declared twice", name.name)));
             }
         }
         Ok(())
     }
 
     /// Lays out a variable of `space`, returning its symbol.
-    fn place(
-        &mut self,
-        space: Space,
-        mut object: DataObject,
-        dynamic: bool,
-        at: u32,
-    ) -> Result<Sym, SimError> {
+    fn place(&mut self, space: Space, mut object: DataObject, dynamic: bool, at: u32) -> Result<Sym, SimError> {
         let limit = u64::from(u32::MAX);
         match space {
             Space::Global => {
@@ -347,10 +284,7 @@ impl<'a> Module<'a> {
             Space::Const => {
                 let offset = align_up(u64::from(self.const_size), u64::from(object.align));
                 if offset + object.size > limit {
-                    return Err(SimError::unsupported(
-                        at,
-                        "the const space is larger than 4 GiB".into(),
-                    ));
+                    return Err(SimError::unsupported(at, "the const space is larger than 4 GiB".into()));
                 }
                 object.offset = offset as u32;
                 self.const_size = (offset + object.size) as u32;
@@ -360,10 +294,7 @@ impl<'a> Module<'a> {
             Space::Shared => {
                 let offset = align_up(u64::from(self.shared_size), u64::from(object.align));
                 if offset + object.size > limit {
-                    return Err(SimError::unsupported(
-                        at,
-                        "the shared space is larger than 4 GiB".into(),
-                    ));
+                    return Err(SimError::unsupported(at, "the shared space is larger than 4 GiB".into()));
                 }
                 object.offset = offset as u32;
                 self.shared_size = (offset + object.size) as u32;
@@ -373,10 +304,7 @@ impl<'a> Module<'a> {
                 }
                 Ok(Sym::Shared(offset as u32))
             }
-            _ => Err(SimError::unsupported(
-                at,
-                format!("a module variable of the .{} space", space.name()),
-            )),
+            _ => Err(SimError::unsupported(at, format!("a module variable of the .{} space", space.name()))),
         }
     }
 
@@ -391,45 +319,22 @@ impl<'a> Module<'a> {
                     Some(Init::List(items, _)) => items.len() as u64,
                     _ => 0,
                 },
-                None => {
-                    return Err(SimError::syntax(
-                        name.at,
-                        "only the first array dimension may be left open".into(),
-                    ))
-                }
+                None => return Err(SimError::syntax(name.at, "only the first array dimension may be left open".into())),
             });
         }
         let size = count.saturating_mul(u64::from(element));
         if size > 1 << 32 {
-            return Err(SimError::unsupported(
-                name.at,
-                format!("`{}` is larger than 4 GiB", name.name),
-            ));
+            return Err(SimError::unsupported(name.at, format!("`{}` is larger than 4 GiB", name.name)));
         }
         let align = decl.align.unwrap_or(u64::from(element)).max(1) as u32;
-        let mut object = DataObject {
-            name: name.name.clone(),
-            ty: decl.ty.clone(),
-            offset: 0,
-            size,
-            align,
-            init: vec![0; size as usize],
-            relocations: Vec::new(),
-        };
+        let mut object = DataObject { name: name.name.clone(), ty: decl.ty.clone(), offset: 0, size, align, init: vec![0; size as usize], relocations: Vec::new() };
         if let Some(init) = &name.init {
             let mut flat = Vec::new();
             flatten_init(init, &mut flat);
             let lane_bytes = ty.bytes().max(1);
             let lanes_total = size / u64::from(lane_bytes);
             if flat.len() as u64 > lanes_total {
-                return Err(SimError::syntax(
-                    name.at,
-                    format!(
-                        "`{}` has {} initializer values for {lanes_total} elements",
-                        name.name,
-                        flat.len()
-                    ),
-                ));
+                return Err(SimError::syntax(name.at, format!("`{}` has {} initializer values for {lanes_total} elements", name.name, flat.len())));
             }
             for (k, value) in flat.iter().enumerate() {
                 let offset = k as u32 * lane_bytes;
@@ -437,37 +342,19 @@ impl<'a> Module<'a> {
                     Operand::Imm { value, at } => {
                         let bits = immediate_bits(*value, ty, *at)?;
                         let bytes = bits.to_le_bytes();
-                        object.init[offset as usize..(offset + lane_bytes) as usize]
-                            .copy_from_slice(&bytes[..lane_bytes as usize]);
+                        object.init[offset as usize..(offset + lane_bytes) as usize].copy_from_slice(&bytes[..lane_bytes as usize]);
                     }
-                    Operand::Sym {
-                        name: target,
-                        offset: addend,
-                        generic,
-                        at,
-                    } => {
+                    Operand::Sym { name: target, offset: addend, generic, at } => {
                         let sym = match self.symbols.get(target) {
                             Some(Binding::Sym(sym, _)) => *sym,
                             _ => match self.function_names.get(target) {
                                 Some(&f) => Sym::Function(f),
-                                None => {
-                                    return Err(SimError::syntax(
-                                        *at,
-                                        format!("unknown symbol `{target}` in an initializer"),
-                                    ))
-                                }
+                                None => return Err(SimError::syntax(*at, format!("unknown symbol `{target}` in an initializer"))),
                             },
                         };
-                        object
-                            .relocations
-                            .push((offset, sym, *addend, *generic, lane_bytes));
+                        object.relocations.push((offset, sym, *addend, *generic, lane_bytes));
                     }
-                    other => {
-                        return Err(SimError::syntax(
-                            other.at(),
-                            "an initializer value is a number or a variable's address".into(),
-                        ))
-                    }
+                    other => return Err(SimError::syntax(other.at(), "an initializer value is a number or a variable's address".into())),
                 }
             }
         }
@@ -489,10 +376,7 @@ impl<'a> Module<'a> {
         let mut kernel_param_size = 0u32;
         for decl in &f.params {
             if decl.space != "param" {
-                return Err(SimError::unsupported(
-                    decl.at,
-                    "parameters declared in the .reg space are not supported; use .param".into(),
-                ));
+                return Err(SimError::unsupported(decl.at, "parameters declared in the .reg space are not supported; use .param".into()));
             }
             for name in &decl.names {
                 let spec = param_spec(decl, name, &mut kernel_param_size, f.is_entry)?;
@@ -509,23 +393,13 @@ impl<'a> Module<'a> {
         let mut returns = Vec::new();
         for decl in &f.returns {
             if decl.space != "param" {
-                return Err(SimError::unsupported(
-                    decl.at,
-                    "return values declared in the .reg space are not supported; use .param".into(),
-                ));
+                return Err(SimError::unsupported(decl.at, "return values declared in the .reg space are not supported; use .param".into()));
             }
             for name in &decl.names {
                 let mut unused = 0;
                 let spec = param_spec(decl, name, &mut unused, false)?;
                 cx.frame_params.push(spec.size);
-                cx.bind(
-                    &name.name,
-                    Binding::Sym(
-                        Sym::FrameParam(cx.frame_params.len() as u32 - 1),
-                        Space::Param,
-                    ),
-                    name.at,
-                )?;
+                cx.bind(&name.name, Binding::Sym(Sym::FrameParam(cx.frame_params.len() as u32 - 1), Space::Param), name.at)?;
                 returns.push(spec);
             }
         }
@@ -534,29 +408,12 @@ impl<'a> Module<'a> {
             match name.as_str() {
                 "maxntid" | "reqntid" => {
                     if values.is_empty() || values.len() > 3 {
-                        return Err(SimError::syntax(
-                            *at,
-                            format!("`.{name}` takes one to three numbers"),
-                        ));
+                        return Err(SimError::syntax(*at, format!("`.{name}` takes one to three numbers")));
                     }
                     max_threads = Some(values.iter().product());
                 }
-                "minnctapersm"
-                | "maxnreg"
-                | "maxnctapersm"
-                | "noreturn"
-                | "maxclusterrank"
-                | "reqnctapercluster"
-                | "explicitcluster"
-                | "blocksareclusters"
-                | "abi_preserve"
-                | "abi_preserve_control" => {}
-                _ => {
-                    return Err(SimError::syntax(
-                        *at,
-                        format!("unknown function directive `.{name}`"),
-                    ))
-                }
+                "minnctapersm" | "maxnreg" | "maxnctapersm" | "noreturn" | "maxclusterrank" | "reqnctapercluster" | "explicitcluster" | "blocksareclusters" | "abi_preserve" | "abi_preserve_control" => {}
+                _ => return Err(SimError::syntax(*at, format!("unknown function directive `.{name}`"))),
             }
         }
         let declared_only = f.body.is_none();
@@ -565,14 +422,7 @@ impl<'a> Module<'a> {
             cx.collect_labels(body, &mut count)?;
             cx.statements(body)?;
             // Falling off the end of a function returns.
-            cx.insts.push(Inst {
-                op: Op::Ret,
-                guard: None,
-                dsts: vec![],
-                srcs: vec![],
-                addr: None,
-                at: f.at,
-            });
+            cx.insts.push(Inst { op: Op::Ret, guard: None, dsts: vec![], srcs: vec![], addr: None, at: f.at });
         }
         Ok(Function {
             name: f.name.clone(),
@@ -592,40 +442,25 @@ impl<'a> Module<'a> {
     }
 }
 
-fn param_spec(
-    decl: &VarDecl,
-    name: &parser::DeclName,
-    offset: &mut u32,
-    kernel: bool,
-) -> Result<ParamSpec, SimError> {
+fn param_spec(decl: &VarDecl, name: &parser::DeclName, offset: &mut u32, kernel: bool) -> Result<ParamSpec, SimError> {
     let element = element_size(decl)?;
     let ty = Ty::from_word(&decl.ty);
     let count: u64 = name.dims.iter().map(|d| d.unwrap_or(0)).product();
     let size = u64::from(element) * count;
     if size > 1 << 16 {
-        return Err(SimError::unsupported(
-            name.at,
-            format!("parameter `{}` is larger than 64 KiB", name.name),
-        ));
+        return Err(SimError::unsupported(name.at, format!("parameter `{}` is larger than 64 KiB", name.name)));
     }
     let align = decl.align.unwrap_or(u64::from(element)).max(1) as u32;
     let start = align_up(u64::from(*offset), u64::from(align)) as u32;
     if kernel {
         *offset = start + size as u32;
     }
-    let pointee = decl
-        .pointee
-        .as_ref()
-        .map(|(s, _)| Space::from_word(s).unwrap_or(Space::Generic));
+    let pointee = decl.pointee.as_ref().map(|(s, _)| Space::from_word(s).unwrap_or(Space::Generic));
     Ok(ParamSpec {
         name: name.name.clone(),
         size: size as u32,
         align,
-        ty: if name.dims.is_empty() && decl.vector == 1 {
-            ty
-        } else {
-            None
-        },
+        ty: if name.dims.is_empty() && decl.vector == 1 { ty } else { None },
         offset: start,
         pointee,
     })
@@ -644,42 +479,22 @@ pub fn immediate_bits(value: Literal, ty: Ty, at: u32) -> Result<u64, SimError> 
     Ok(match (ty.format(), value) {
         (Some(FloatFormat::F32), Literal::F32(b)) if ty.lanes() == 1 => u64::from(b),
         (Some(FloatFormat::F64), Literal::F64(b)) => b,
-        (Some(format), Literal::F32(b)) if ty.lanes() == 1 => {
-            to_format(format, f64::from(f32::from_bits(b)))
+        (Some(format), Literal::F32(b)) if ty.lanes() == 1 => to_format(format, f64::from(f32::from_bits(b))),
+        (Some(format), Literal::F64(b)) if ty.lanes() == 1 => {
+            float::convert(FloatFormat::F64, format, u128::from(b), Rounding::NearestEven) as u64
         }
-        (Some(format), Literal::F64(b)) if ty.lanes() == 1 => float::convert(
-            FloatFormat::F64,
-            format,
-            u128::from(b),
-            Rounding::NearestEven,
-        ) as u64,
         (Some(format), Literal::Decimal(x)) if ty.lanes() == 1 => to_format(format, x),
         // Integer literals of 16-bit float types are their bits (`mov.b16` style).
         (Some(FloatFormat::F16 | FloatFormat::BF16), Literal::Int(v)) => v as u64 & 0xFFFF,
         (Some(format), Literal::Int(v)) if ty.lanes() == 1 => to_format(format, v as f64),
-        (Some(_), _) => {
-            return Err(SimError::syntax(
-                at,
-                format!("an immediate cannot be a .{} operand", ty.name()),
-            ))
-        }
+        (Some(_), _) => return Err(SimError::syntax(at, format!("an immediate cannot be a .{} operand", ty.name()))),
         (None, Literal::Int(v)) => {
             let bits = ty.bits().min(64);
-            (v as u64)
-                & if bits == 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << bits) - 1
-                }
+            (v as u64) & if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 }
         }
         (None, Literal::F32(b)) if !ty.is_signed() && ty.bits() == 32 => u64::from(b),
         (None, Literal::F64(b)) if !ty.is_signed() && ty.bits() == 64 => b,
-        (None, _) => {
-            return Err(SimError::syntax(
-                at,
-                format!("a float literal cannot be a .{} operand", ty.name()),
-            ))
-        }
+        (None, _) => return Err(SimError::syntax(at, format!("a float literal cannot be a .{} operand", ty.name()))),
     })
 }
 
@@ -693,15 +508,7 @@ struct Words<'w> {
 
 impl<'w> Words<'w> {
     fn new(inst: &'w parser::Inst) -> Words<'w> {
-        Words {
-            opcode: &inst.opcode,
-            at: inst.at,
-            words: inst
-                .mods
-                .iter()
-                .map(|(w, at)| (w.as_str(), *at, false))
-                .collect(),
-        }
+        Words { opcode: &inst.opcode, at: inst.at, words: inst.mods.iter().map(|(w, at)| (w.as_str(), *at, false)).collect() }
     }
 
     fn has(&mut self, word: &str) -> bool {
@@ -730,12 +537,7 @@ impl<'w> Words<'w> {
     /// the type words `.f32` then `.f16` or `.bf16`); `None` for any other list of types.
     /// Consumes nothing.
     fn mixed_source(&self) -> Option<Ty> {
-        let types: Vec<Ty> = self
-            .words
-            .iter()
-            .filter(|w| !w.2)
-            .filter_map(|w| Ty::from_word(w.0))
-            .collect();
+        let types: Vec<Ty> = self.words.iter().filter(|w| !w.2).filter_map(|w| Ty::from_word(w.0)).collect();
         match types[..] {
             [Ty::F32, src @ (Ty::F16 | Ty::BF16)] => Some(src),
             _ => None,
@@ -760,14 +562,8 @@ impl<'w> Words<'w> {
         let types = self.types();
         match types[..] {
             [t] => Ok(t),
-            [] => Err(SimError::syntax(
-                self.at,
-                format!("`{}` needs a type such as `.b32`", self.opcode),
-            )),
-            _ => Err(SimError::syntax(
-                self.at,
-                format!("`{}` takes one type, found {}", self.opcode, types.len()),
-            )),
+            [] => Err(SimError::syntax(self.at, format!("`{}` needs a type such as `.b32`", self.opcode))),
+            _ => Err(SimError::syntax(self.at, format!("`{}` takes one type, found {}", self.opcode, types.len()))),
         }
     }
 
@@ -803,25 +599,7 @@ impl<'w> Words<'w> {
             if !w.2
                 && (matches!(
                     w.0,
-                    "relaxed"
-                        | "acquire"
-                        | "release"
-                        | "acq_rel"
-                        | "weak"
-                        | "mmio"
-                        | "sc"
-                        | "cta"
-                        | "gpu"
-                        | "sys"
-                        | "cluster"
-                        | "ca"
-                        | "cg"
-                        | "cs"
-                        | "lu"
-                        | "cv"
-                        | "wb"
-                        | "wt"
-                        | "unified"
+                    "relaxed" | "acquire" | "release" | "acq_rel" | "weak" | "mmio" | "sc" | "cta" | "gpu" | "sys" | "cluster" | "ca" | "cg" | "cs" | "lu" | "cv" | "wb" | "wt" | "unified"
                 ) || w.0.starts_with("L1::")
                     || w.0.starts_with("L2::")
                     || w.0.starts_with("level::"))
@@ -833,13 +611,7 @@ impl<'w> Words<'w> {
 
     fn finish(&self) -> Result<(), SimError> {
         match self.words.iter().find(|w| !w.2) {
-            Some((w, at, _)) => Err(SimError::unsupported(
-                *at,
-                format!(
-                    "`.{w}` is not a modifier of `{}` the simulator knows",
-                    self.opcode
-                ),
-            )),
+            Some((w, at, _)) => Err(SimError::unsupported(*at, format!("`.{w}` is not a modifier of `{}` the simulator knows", self.opcode))),
             None => Ok(()),
         }
     }
@@ -869,10 +641,7 @@ impl FnCx<'_, '_> {
     fn bind(&mut self, name: &str, binding: Binding, at: u32) -> Result<(), SimError> {
         let scope = self.scopes.last_mut().expect("a scope");
         if scope.insert(name.to_string(), binding).is_some() {
-            return Err(SimError::syntax(
-                at,
-                format!("`{name}` is declared twice in this scope"),
-            ));
+            return Err(SimError::syntax(at, format!("`{name}` is declared twice in this scope")));
         }
         Ok(())
     }
@@ -889,10 +658,7 @@ impl FnCx<'_, '_> {
         if let Some(b) = self.module.symbols.get(name) {
             return Some(*b);
         }
-        self.module
-            .function_names
-            .get(name)
-            .map(|&f| Binding::Sym(Sym::Function(f), Space::Generic))
+        self.module.function_names.get(name).map(|&f| Binding::Sym(Sym::Function(f), Space::Generic))
     }
 
     /// Assigns each label the index of the instruction it precedes.
@@ -901,10 +667,7 @@ impl FnCx<'_, '_> {
             match s {
                 Stmt::Label(name, at) => {
                     if self.labels.insert(name.clone(), *count).is_some() {
-                        return Err(SimError::syntax(
-                            *at,
-                            format!("label `{name}` is defined twice"),
-                        ));
+                        return Err(SimError::syntax(*at, format!("label `{name}` is defined twice")));
                     }
                 }
                 Stmt::Inst(_) => *count += 1,
@@ -937,14 +700,9 @@ impl FnCx<'_, '_> {
     fn declaration(&mut self, decl: &VarDecl) -> Result<(), SimError> {
         match decl.space.as_str() {
             "reg" => {
-                let ty = Ty::from_word(&decl.ty).ok_or_else(|| {
-                    SimError::unsupported(decl.at, format!("unknown register type `.{}`", decl.ty))
-                })?;
+                let ty = Ty::from_word(&decl.ty).ok_or_else(|| SimError::unsupported(decl.at, format!("unknown register type `.{}`", decl.ty)))?;
                 if decl.vector != 1 {
-                    return Err(SimError::unsupported(
-                        decl.at,
-                        "vector registers (`.reg .v4`) are not supported".into(),
-                    ));
+                    return Err(SimError::unsupported(decl.at, "vector registers (`.reg .v4`) are not supported".into()));
                 }
                 for name in &decl.names {
                     let count = name.range.unwrap_or(0);
@@ -967,19 +725,11 @@ impl FnCx<'_, '_> {
                     let object = self.module.data_object(decl, name)?;
                     let offset = align_up(u64::from(self.local_size), u64::from(object.align));
                     if offset + object.size > 1 << 24 {
-                        return Err(SimError::unsupported(
-                            name.at,
-                            "more than 16 MiB of local memory per frame".into(),
-                        ));
+                        return Err(SimError::unsupported(name.at, "more than 16 MiB of local memory per frame".into()));
                     }
                     self.local_size = (offset + object.size) as u32;
-                    self.locals
-                        .push((offset as u32, object.size as u32, name.name.clone()));
-                    self.bind(
-                        &name.name,
-                        Binding::Sym(Sym::Local(offset as u32), Space::Local),
-                        name.at,
-                    )?;
+                    self.locals.push((offset as u32, object.size as u32, name.name.clone()));
+                    self.bind(&name.name, Binding::Sym(Sym::Local(offset as u32), Space::Local), name.at)?;
                 }
             }
             "param" => {
@@ -987,14 +737,7 @@ impl FnCx<'_, '_> {
                     let mut unused = 0;
                     let spec = param_spec(decl, name, &mut unused, false)?;
                     self.frame_params.push(spec.size);
-                    self.bind(
-                        &name.name,
-                        Binding::Sym(
-                            Sym::FrameParam(self.frame_params.len() as u32 - 1),
-                            Space::Param,
-                        ),
-                        name.at,
-                    )?;
+                    self.bind(&name.name, Binding::Sym(Sym::FrameParam(self.frame_params.len() as u32 - 1), Space::Param), name.at)?;
                 }
             }
             "shared" | "const" | "global" => {
@@ -1007,12 +750,7 @@ impl FnCx<'_, '_> {
                     self.bind(&name.name, Binding::Sym(sym, space), name.at)?;
                 }
             }
-            other => {
-                return Err(SimError::unsupported(
-                    decl.at,
-                    format!("declarations of the .{other} space in a function"),
-                ))
-            }
+            other => return Err(SimError::unsupported(decl.at, format!("declarations of the .{other} space in a function"))),
         }
         Ok(())
     }
@@ -1024,23 +762,15 @@ impl FnCx<'_, '_> {
         match self.lookup(name) {
             Some(Binding::Reg { slot, ty }) => Ok((slot, ty)),
             Some(_) => Err(SimError::syntax(at, format!("`{name}` is not a register"))),
-            None => Err(SimError::syntax(
-                at,
-                format!("register `{name}` is not declared"),
-            )),
+            None => Err(SimError::syntax(at, format!("register `{name}` is not declared"))),
         }
     }
 
     fn symbol(&self, name: &str, at: u32) -> Result<(Sym, Space), SimError> {
         match self.lookup(name) {
             Some(Binding::Sym(sym, space)) => Ok((sym, space)),
-            Some(Binding::Label(_)) => Err(SimError::syntax(
-                at,
-                format!("`{name}` is a label, not a variable"),
-            )),
-            Some(Binding::Reg { .. }) => {
-                Err(SimError::syntax(at, format!("`{name}` is a register")))
-            }
+            Some(Binding::Label(_)) => Err(SimError::syntax(at, format!("`{name}` is a label, not a variable"))),
+            Some(Binding::Reg { .. }) => Err(SimError::syntax(at, format!("`{name}` is a register"))),
             None => Err(SimError::syntax(at, format!("`{name}` is not declared"))),
         }
     }
@@ -1052,43 +782,28 @@ impl FnCx<'_, '_> {
                 if let Some(Binding::Reg { slot, ty: reg_ty }) = self.lookup(name) {
                     if *negated {
                         if reg_ty != Ty::Pred {
-                            return Err(SimError::syntax(
-                                *at,
-                                format!("`!` negates a predicate; `{name}` is .{}", reg_ty.name()),
-                            ));
+                            return Err(SimError::syntax(*at, format!("`!` negates a predicate; `{name}` is .{}", reg_ty.name())));
                         }
                         return Ok(Src::NotPred(slot));
                     }
                     if ty == Ty::Pred && reg_ty != Ty::Pred {
-                        return Err(SimError::syntax(
-                            *at,
-                            format!("expected a predicate, `{name}` is .{}", reg_ty.name()),
-                        ));
+                        return Err(SimError::syntax(*at, format!("expected a predicate, `{name}` is .{}", reg_ty.name())));
                     }
                     if ty != Ty::Pred && reg_ty == Ty::Pred {
-                        return Err(SimError::syntax(
-                            *at,
-                            format!("`{name}` is a predicate; expected a .{} value", ty.name()),
-                        ));
+                        return Err(SimError::syntax(*at, format!("`{name}` is a predicate; expected a .{} value", ty.name())));
                     }
                     return Ok(Src::Reg(slot));
                 }
                 match Special::from_name(name) {
                     Some(s) if !negated => Ok(Src::Special(s)),
-                    _ => Err(SimError::syntax(
-                        *at,
-                        format!("register `{name}` is not declared"),
-                    )),
+                    _ => Err(SimError::syntax(*at, format!("register `{name}` is not declared"))),
                 }
             }
             Operand::Imm { value, at } => {
                 if ty == Ty::Pred {
                     return match value {
                         Literal::Int(v) => Ok(Src::Imm(u64::from(*v != 0))),
-                        _ => Err(SimError::syntax(
-                            *at,
-                            "a predicate immediate is 0 or 1".into(),
-                        )),
+                        _ => Err(SimError::syntax(*at, "a predicate immediate is 0 or 1".into())),
                     };
                 }
                 if ty == Ty::B128 {
@@ -1096,19 +811,11 @@ impl FnCx<'_, '_> {
                 }
                 Ok(Src::Imm(immediate_bits(*value, ty, *at)?))
             }
-            Operand::Sym {
-                name,
-                offset,
-                generic,
-                at,
-            } => {
+            Operand::Sym { name, offset, generic, at } => {
                 let (sym, _) = self.symbol(name, *at)?;
                 Ok(Src::Addr(sym, *offset, *generic))
             }
-            other => Err(SimError::syntax(
-                other.at(),
-                "expected a register, an immediate or a variable name".into(),
-            )),
+            other => Err(SimError::syntax(other.at(), "expected a register, an immediate or a variable name".into())),
         }
     }
 
@@ -1118,85 +825,38 @@ impl FnCx<'_, '_> {
 
     fn dst(&self, op: &Operand, ty: Ty) -> Result<Dst, SimError> {
         match op {
-            Operand::Reg {
-                name,
-                negated: false,
-                at,
-            } => {
+            Operand::Reg { name, negated: false, at } => {
                 let (slot, reg_ty) = self.register(name, *at)?;
                 if (ty == Ty::Pred) != (reg_ty == Ty::Pred) {
-                    return Err(SimError::syntax(
-                        *at,
-                        format!(
-                            "`{name}` is .{}, the destination is .{}",
-                            reg_ty.name(),
-                            ty.name()
-                        ),
-                    ));
+                    return Err(SimError::syntax(*at, format!("`{name}` is .{}, the destination is .{}", reg_ty.name(), ty.name())));
                 }
                 if ty == Ty::B128 && reg_ty != Ty::B128 {
-                    return Err(SimError::syntax(
-                        *at,
-                        format!(
-                            "a .b128 destination must be a .b128 register; `{name}` is .{}",
-                            reg_ty.name()
-                        ),
-                    ));
+                    return Err(SimError::syntax(*at, format!("a .b128 destination must be a .b128 register; `{name}` is .{}", reg_ty.name())));
                 }
                 Ok(Dst::Reg(slot))
             }
             Operand::Sink(_) => Ok(Dst::Sink),
-            other => Err(SimError::syntax(
-                other.at(),
-                "expected a destination register".into(),
-            )),
+            other => Err(SimError::syntax(other.at(), "expected a destination register".into())),
         }
     }
 
     fn address(&self, op: &Operand) -> Result<(Address, Option<Space>), SimError> {
         match op {
             Operand::Addr { base, offset, at } => Ok(match base {
-                PAddrBase::None => (
-                    Address {
-                        base: AddrBase::None,
-                        offset: *offset,
-                    },
-                    None,
-                ),
+                PAddrBase::None => (Address { base: AddrBase::None, offset: *offset }, None),
                 PAddrBase::Reg(name) => {
                     let (slot, ty) = self.register(name, *at)?;
                     if ty == Ty::Pred || ty == Ty::B128 {
-                        return Err(SimError::syntax(
-                            *at,
-                            format!(
-                                "an address register is 32 or 64 bits; `{name}` is .{}",
-                                ty.name()
-                            ),
-                        ));
+                        return Err(SimError::syntax(*at, format!("an address register is 32 or 64 bits; `{name}` is .{}", ty.name())));
                     }
-                    (
-                        Address {
-                            base: AddrBase::Reg(slot),
-                            offset: *offset,
-                        },
-                        None,
-                    )
+                    (Address { base: AddrBase::Reg(slot), offset: *offset }, None)
                 }
                 PAddrBase::Sym(name) => {
                     let (sym, space) = self.symbol(name, *at)?;
-                    (
-                        Address {
-                            base: AddrBase::Sym(sym),
-                            offset: *offset,
-                        },
-                        Some(space),
-                    )
+                    (Address { base: AddrBase::Sym(sym), offset: *offset }, Some(space))
                 }
             }),
-            other => Err(SimError::syntax(
-                other.at(),
-                "expected an address `[...]`".into(),
-            )),
+            other => Err(SimError::syntax(other.at(), "expected an address `[...]`".into())),
         }
     }
 
@@ -1204,44 +864,19 @@ impl FnCx<'_, '_> {
         if counts.contains(&inst.operands.len()) {
             return Ok(());
         }
-        let expected = counts
-            .iter()
-            .map(|c| c.to_string())
-            .collect::<Vec<_>>()
-            .join(" or ");
-        Err(SimError::syntax(
-            inst.at,
-            format!(
-                "`{}` takes {expected} operands, found {}",
-                inst.opcode,
-                inst.operands.len()
-            ),
-        ))
+        let expected = counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ");
+        Err(SimError::syntax(inst.at, format!("`{}` takes {expected} operands, found {}", inst.opcode, inst.operands.len())))
     }
 
     fn check_requirements(&self, inst: &parser::Inst) -> Result<(), SimError> {
         let target = self.module.target;
         for r in &target.requirements {
-            if r.opcode != inst.opcode
-                || !r
-                    .words
-                    .iter()
-                    .all(|w| inst.mods.iter().any(|(m, _)| m == w))
-            {
+            if r.opcode != inst.opcode || !r.words.iter().all(|w| inst.mods.iter().any(|(m, _)| m == w)) {
                 continue;
             }
-            let form = std::iter::once(inst.opcode.as_str())
-                .chain(r.words.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(".");
+            let form = std::iter::once(inst.opcode.as_str()).chain(r.words.iter().map(String::as_str)).collect::<Vec<_>>().join(".");
             if !target.sm_at_least(&r.sm) {
-                return Err(SimError::requirement(
-                    inst.at,
-                    format!(
-                        "`{form}` requires {} or later; the target is {} ({})",
-                        r.sm, target.sm.name, r.source
-                    ),
-                ));
+                return Err(SimError::requirement(inst.at, format!("`{form}` requires {} or later; the target is {} ({})", r.sm, target.sm.name, r.source)));
             }
             if self.module.version < r.ptx {
                 let (a, b) = self.module.version;
@@ -1258,22 +893,12 @@ impl FnCx<'_, '_> {
             Some((name, negated, at)) => {
                 let (slot, ty) = self.register(name, *at)?;
                 if ty != Ty::Pred {
-                    return Err(SimError::syntax(
-                        *at,
-                        format!("a guard is a predicate; `{name}` is .{}", ty.name()),
-                    ));
+                    return Err(SimError::syntax(*at, format!("a guard is a predicate; `{name}` is .{}", ty.name())));
                 }
                 Some((slot, *negated))
             }
         };
-        let mut out = Inst {
-            op: Op::Nop,
-            guard,
-            dsts: Vec::new(),
-            srcs: Vec::new(),
-            addr: None,
-            at: inst.at,
-        };
+        let mut out = Inst { op: Op::Nop, guard, dsts: Vec::new(), srcs: Vec::new(), addr: None, at: inst.at };
         let mut w = Words::new(inst);
         let ops = &inst.operands;
         match inst.opcode.as_str() {
@@ -1283,19 +908,9 @@ impl FnCx<'_, '_> {
                 self.expect_operands(inst, &[3])?;
                 let m = self.float_mods(&mut w, Ty::F32, true)?;
                 if m.ftz || m.relu {
-                    return Err(SimError::syntax(
-                        inst.at,
-                        format!(
-                            "mixed-precision `{}` takes neither `.ftz` nor `.relu`",
-                            inst.opcode
-                        ),
-                    ));
+                    return Err(SimError::syntax(inst.at, format!("mixed-precision `{}` takes neither `.ftz` nor `.relu`", inst.opcode)));
                 }
-                let op = if inst.opcode == "add" {
-                    FloatBin::Add
-                } else {
-                    FloatBin::Sub
-                };
+                let op = if inst.opcode == "add" { FloatBin::Add } else { FloatBin::Sub };
                 out.op = Op::MixedFloat { op, src, m };
                 self.binary(&mut out, ops, Ty::F32, src, Ty::F32)?;
             }
@@ -1303,19 +918,12 @@ impl FnCx<'_, '_> {
                 let src = w.mixed_source().unwrap_or(Ty::F16);
                 w.types();
                 self.expect_operands(inst, &[4])?;
-                if !inst
-                    .mods
-                    .iter()
-                    .any(|(m, _)| matches!(m.as_str(), "rn" | "rz" | "rm" | "rp"))
-                {
+                if !inst.mods.iter().any(|(m, _)| matches!(m.as_str(), "rn" | "rz" | "rm" | "rp")) {
                     return Err(SimError::syntax(inst.at, "mixed-precision `fma` needs a rounding modifier (`.rn`, `.rz`, `.rm` or `.rp`)".into()));
                 }
                 let m = self.float_mods(&mut w, Ty::F32, true)?;
                 if m.ftz || m.relu {
-                    return Err(SimError::syntax(
-                        inst.at,
-                        "mixed-precision `fma` takes neither `.ftz` nor `.relu`".into(),
-                    ));
+                    return Err(SimError::syntax(inst.at, "mixed-precision `fma` takes neither `.ftz` nor `.relu`".into()));
                 }
                 out.op = Op::MixedFma { src, m };
                 out.dsts.push(self.dst(&ops[0], Ty::F32)?);
@@ -1329,35 +937,14 @@ impl FnCx<'_, '_> {
                 self.expect_operands(inst, &[3])?;
                 if ty.format().is_some() && !carry_in {
                     let m = self.float_mods(&mut w, ty, true)?;
-                    let op = if inst.opcode == "add" {
-                        FloatBin::Add
-                    } else {
-                        FloatBin::Sub
-                    };
-                    out.op = Op::Float {
-                        op,
-                        ty,
-                        m,
-                        nan: false,
-                        xorsign_abs: false,
-                        approx: false,
-                    };
+                    let op = if inst.opcode == "add" { FloatBin::Add } else { FloatBin::Sub };
+                    out.op = Op::Float { op, ty, m, nan: false, xorsign_abs: false, approx: false };
                 } else {
                     let sat = w.has("sat");
                     let carry_out = w.has("cc");
-                    let op = if inst.opcode.starts_with("add") {
-                        IntBin::Add
-                    } else {
-                        IntBin::Sub
-                    };
+                    let op = if inst.opcode.starts_with("add") { IntBin::Add } else { IntBin::Sub };
                     self.int_type(inst, ty)?;
-                    out.op = Op::Int {
-                        op,
-                        ty,
-                        sat,
-                        carry_in,
-                        carry_out,
-                    };
+                    out.op = Op::Int { op, ty, sat, carry_in, carry_out };
                 }
                 self.binary(&mut out, ops, ty, ty, ty)?;
             }
@@ -1366,14 +953,7 @@ impl FnCx<'_, '_> {
                 self.expect_operands(inst, &[3])?;
                 if ty.format().is_some() && inst.opcode == "mul" {
                     let m = self.float_mods(&mut w, ty, true)?;
-                    out.op = Op::Float {
-                        op: FloatBin::Mul,
-                        ty,
-                        m,
-                        nan: false,
-                        xorsign_abs: false,
-                        approx: false,
-                    };
+                    out.op = Op::Float { op: FloatBin::Mul, ty, m, nan: false, xorsign_abs: false, approx: false };
                     self.binary(&mut out, ops, ty, ty, ty)?;
                 } else {
                     self.int_type(inst, ty)?;
@@ -1385,10 +965,7 @@ impl FnCx<'_, '_> {
                         (mode, name) => {
                             let hi = mode == Some("hi");
                             if mode.is_none() && name == "mul" && ty.bits() > 8 {
-                                return Err(SimError::syntax(
-                                    inst.at,
-                                    "integer `mul` needs `.lo`, `.hi` or `.wide`".into(),
-                                ));
+                                return Err(SimError::syntax(inst.at, "integer `mul` needs `.lo`, `.hi` or `.wide`".into()));
                             }
                             let op = match (name, hi) {
                                 ("mul24", false) => IntBin::Mul24Lo,
@@ -1396,13 +973,7 @@ impl FnCx<'_, '_> {
                                 (_, false) => IntBin::MulLo,
                                 (_, true) => IntBin::MulHi,
                             };
-                            out.op = Op::Int {
-                                op,
-                                ty,
-                                sat: false,
-                                carry_in: false,
-                                carry_out: false,
-                            };
+                            out.op = Op::Int { op, ty, sat: false, carry_in: false, carry_out: false };
                             self.binary(&mut out, ops, ty, ty, ty)?;
                         }
                     }
@@ -1423,27 +994,13 @@ impl FnCx<'_, '_> {
                     let mode = w.one_of(&["lo", "hi", "wide"]);
                     let sat = w.has("sat");
                     if inst.opcode == "mad24" {
-                        out.op = Op::Mad24 {
-                            ty,
-                            hi: mode == Some("hi"),
-                            sat,
-                        };
+                        out.op = Op::Mad24 { ty, hi: mode == Some("hi"), sat };
                     } else {
                         if mode.is_none() {
-                            return Err(SimError::syntax(
-                                inst.at,
-                                format!("integer `{}` needs `.lo`, `.hi` or `.wide`", inst.opcode),
-                            ));
+                            return Err(SimError::syntax(inst.at, format!("integer `{}` needs `.lo`, `.hi` or `.wide`", inst.opcode)));
                         }
                         let carry_out = w.has("cc");
-                        out.op = Op::Mad {
-                            ty,
-                            hi: mode == Some("hi"),
-                            wide: mode == Some("wide"),
-                            sat,
-                            carry_in: inst.opcode == "madc",
-                            carry_out,
-                        };
+                        out.op = Op::Mad { ty, hi: mode == Some("hi"), wide: mode == Some("wide"), sat, carry_in: inst.opcode == "madc", carry_out };
                     }
                     let dty = if mode == Some("wide") { wide(ty) } else { ty };
                     out.dsts.push(self.dst(&ops[0], dty)?);
@@ -1468,28 +1025,11 @@ impl FnCx<'_, '_> {
                     let approx = w.has("approx");
                     let full = w.has("full");
                     let m = self.float_mods(&mut w, ty, !(approx || full))?;
-                    out.op = Op::Float {
-                        op: FloatBin::Div,
-                        ty,
-                        m,
-                        nan: false,
-                        xorsign_abs: false,
-                        approx: approx || full,
-                    };
+                    out.op = Op::Float { op: FloatBin::Div, ty, m, nan: false, xorsign_abs: false, approx: approx || full };
                 } else {
                     self.int_type(inst, ty)?;
-                    let op = if inst.opcode == "div" {
-                        IntBin::Div
-                    } else {
-                        IntBin::Rem
-                    };
-                    out.op = Op::Int {
-                        op,
-                        ty,
-                        sat: false,
-                        carry_in: false,
-                        carry_out: false,
-                    };
+                    let op = if inst.opcode == "div" { IntBin::Div } else { IntBin::Rem };
+                    out.op = Op::Int { op, ty, sat: false, carry_in: false, carry_out: false };
                 }
                 self.binary(&mut out, ops, ty, ty, ty)?;
             }
@@ -1500,39 +1040,15 @@ impl FnCx<'_, '_> {
                     let nan = w.has("NaN");
                     let xorsign_abs = w.has("xorsign");
                     if xorsign_abs && !w.has("abs") {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            "`.xorsign` goes with `.abs`".into(),
-                        ));
+                        return Err(SimError::syntax(inst.at, "`.xorsign` goes with `.abs`".into()));
                     }
                     let m = self.float_mods(&mut w, ty, false)?;
-                    let op = if inst.opcode == "min" {
-                        FloatBin::Min
-                    } else {
-                        FloatBin::Max
-                    };
-                    out.op = Op::Float {
-                        op,
-                        ty,
-                        m,
-                        nan,
-                        xorsign_abs,
-                        approx: false,
-                    };
+                    let op = if inst.opcode == "min" { FloatBin::Min } else { FloatBin::Max };
+                    out.op = Op::Float { op, ty, m, nan, xorsign_abs, approx: false };
                 } else {
                     let relu = w.has("relu");
-                    let op = if inst.opcode == "min" {
-                        IntBin::Min
-                    } else {
-                        IntBin::Max
-                    };
-                    out.op = Op::Int {
-                        op,
-                        ty,
-                        sat: relu,
-                        carry_in: false,
-                        carry_out: false,
-                    };
+                    let op = if inst.opcode == "min" { IntBin::Min } else { IntBin::Max };
+                    out.op = Op::Int { op, ty, sat: relu, carry_in: false, carry_out: false };
                 }
                 self.binary(&mut out, ops, ty, ty, ty)?;
             }
@@ -1544,53 +1060,24 @@ impl FnCx<'_, '_> {
                     "or" => IntBin::Or,
                     _ => IntBin::Xor,
                 };
-                out.op = Op::Int {
-                    op,
-                    ty,
-                    sat: false,
-                    carry_in: false,
-                    carry_out: false,
-                };
+                out.op = Op::Int { op, ty, sat: false, carry_in: false, carry_out: false };
                 self.binary(&mut out, ops, ty, ty, ty)?;
             }
             "shl" | "shr" => {
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[3])?;
-                let op = if inst.opcode == "shl" {
-                    IntBin::Shl
-                } else {
-                    IntBin::Shr
-                };
-                out.op = Op::Int {
-                    op,
-                    ty,
-                    sat: false,
-                    carry_in: false,
-                    carry_out: false,
-                };
+                let op = if inst.opcode == "shl" { IntBin::Shl } else { IntBin::Shr };
+                out.op = Op::Int { op, ty, sat: false, carry_in: false, carry_out: false };
                 self.binary(&mut out, ops, ty, ty, Ty::U32)?;
             }
             "abs" | "neg" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" => {
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[2])?;
-                let dty = if matches!(inst.opcode.as_str(), "popc" | "clz" | "bfind") {
-                    Ty::U32
-                } else {
-                    ty
-                };
+                let dty = if matches!(inst.opcode.as_str(), "popc" | "clz" | "bfind") { Ty::U32 } else { ty };
                 if ty.format().is_some() && matches!(inst.opcode.as_str(), "abs" | "neg") {
                     let m = self.float_mods(&mut w, ty, false)?;
-                    let op = if inst.opcode == "abs" {
-                        FloatUn::Abs
-                    } else {
-                        FloatUn::Neg
-                    };
-                    out.op = Op::FloatUn {
-                        op,
-                        ty,
-                        m,
-                        approx: false,
-                    };
+                    let op = if inst.opcode == "abs" { FloatUn::Abs } else { FloatUn::Neg };
+                    out.op = Op::FloatUn { op, ty, m, approx: false };
                 } else {
                     let op = match inst.opcode.as_str() {
                         "abs" => IntUn::Abs,
@@ -1648,18 +1135,11 @@ impl FnCx<'_, '_> {
             "shf" => {
                 let left = match w.one_of(&["l", "r"]) {
                     Some(d) => d == "l",
-                    None => {
-                        return Err(SimError::syntax(inst.at, "`shf` needs `.l` or `.r`".into()))
-                    }
+                    None => return Err(SimError::syntax(inst.at, "`shf` needs `.l` or `.r`".into())),
                 };
                 let clamp = match w.one_of(&["wrap", "clamp"]) {
                     Some(m) => m == "clamp",
-                    None => {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            "`shf` needs `.wrap` or `.clamp`".into(),
-                        ))
-                    }
+                    None => return Err(SimError::syntax(inst.at, "`shf` needs `.wrap` or `.clamp`".into())),
                 };
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[4])?;
@@ -1689,38 +1169,19 @@ impl FnCx<'_, '_> {
                 let clamp = w.one_of(&["clamp", "wrap"]) == Some("clamp");
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[3])?;
-                out.op = Op::Szext {
-                    clamp,
-                    signed: ty.is_signed(),
-                };
+                out.op = Op::Szext { clamp, signed: ty.is_signed() };
                 self.binary(&mut out, ops, ty, ty, Ty::U32)?;
             }
             "dp4a" | "dp2a" => {
                 let hi = w.one_of(&["lo", "hi"]) == Some("hi");
                 let types = w.types();
-                let [a, b] = types[..] else {
-                    return Err(SimError::syntax(
-                        inst.at,
-                        format!("`{}` takes two types", inst.opcode),
-                    ));
-                };
+                let [a, b] = types[..] else { return Err(SimError::syntax(inst.at, format!("`{}` takes two types", inst.opcode))) };
                 self.expect_operands(inst, &[4])?;
-                let dty = if a.is_signed() || b.is_signed() {
-                    Ty::S32
-                } else {
-                    Ty::U32
-                };
+                let dty = if a.is_signed() || b.is_signed() { Ty::S32 } else { Ty::U32 };
                 out.op = if inst.opcode == "dp4a" {
-                    Op::Dp4a {
-                        a_signed: a.is_signed(),
-                        b_signed: b.is_signed(),
-                    }
+                    Op::Dp4a { a_signed: a.is_signed(), b_signed: b.is_signed() }
                 } else {
-                    Op::Dp2a {
-                        a_signed: a.is_signed(),
-                        b_signed: b.is_signed(),
-                        hi,
-                    }
+                    Op::Dp2a { a_signed: a.is_signed(), b_signed: b.is_signed(), hi }
                 };
                 out.dsts.push(self.dst(&ops[0], dty)?);
                 out.srcs.push(self.src(&ops[1], Ty::B32)?);
@@ -1742,30 +1203,11 @@ impl FnCx<'_, '_> {
                     _ => FloatUn::Tanh,
                 };
                 let exact_forms = matches!(op, FloatUn::Rcp | FloatUn::Sqrt);
-                if !approx
-                    && !(exact_forms
-                        && w.words
-                            .iter()
-                            .any(|x| matches!(x.0, "rn" | "rz" | "rm" | "rp")))
-                {
-                    return Err(SimError::syntax(
-                        inst.at,
-                        format!(
-                            "`{}` needs `.approx`{}",
-                            inst.opcode,
-                            if exact_forms {
-                                " or a rounding modifier"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ));
+                if !approx && !(exact_forms && w.words.iter().any(|x| matches!(x.0, "rn" | "rz" | "rm" | "rp"))) {
+                    return Err(SimError::syntax(inst.at, format!("`{}` needs `.approx`{}", inst.opcode, if exact_forms { " or a rounding modifier" } else { "" })));
                 }
                 if ty.format().is_none() {
-                    return Err(SimError::syntax(
-                        inst.at,
-                        format!("`{}` takes a float type", inst.opcode),
-                    ));
+                    return Err(SimError::syntax(inst.at, format!("`{}` takes a float type", inst.opcode)));
                 }
                 let m = self.float_mods(&mut w, ty, !approx)?;
                 out.op = Op::FloatUn { op, ty, m, approx };
@@ -1775,37 +1217,18 @@ impl FnCx<'_, '_> {
             "copysign" => {
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[3])?;
-                out.op = Op::Float {
-                    op: FloatBin::Copysign,
-                    ty,
-                    m: FloatMods::default(),
-                    nan: false,
-                    xorsign_abs: false,
-                    approx: false,
-                };
+                out.op = Op::Float { op: FloatBin::Copysign, ty, m: FloatMods::default(), nan: false, xorsign_abs: false, approx: false };
                 self.binary(&mut out, ops, ty, ty, ty)?;
             }
             "testp" => {
-                let class = match w.one_of(&[
-                    "finite",
-                    "infinite",
-                    "number",
-                    "notanumber",
-                    "normal",
-                    "subnormal",
-                ]) {
+                let class = match w.one_of(&["finite", "infinite", "number", "notanumber", "normal", "subnormal"]) {
                     Some("finite") => 0,
                     Some("infinite") => 1,
                     Some("number") => 2,
                     Some("notanumber") => 3,
                     Some("normal") => 4,
                     Some("subnormal") => 5,
-                    _ => {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            "`testp` needs a class such as `.finite`".into(),
-                        ))
-                    }
+                    _ => return Err(SimError::syntax(inst.at, "`testp` needs a class such as `.finite`".into())),
                 };
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[2])?;
@@ -1826,16 +1249,7 @@ impl FnCx<'_, '_> {
                 let (dty, ty) = match (inst.opcode.as_str(), &types[..]) {
                     ("setp", [t]) => (Ty::Pred, *t),
                     ("set", [d, s]) => (*d, *s),
-                    _ => {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            format!(
-                                "`{}` takes {} type(s)",
-                                inst.opcode,
-                                if inst.opcode == "set" { 2 } else { 1 }
-                            ),
-                        ))
-                    }
+                    _ => return Err(SimError::syntax(inst.at, format!("`{}` takes {} type(s)", inst.opcode, if inst.opcode == "set" { 2 } else { 1 }))),
                 };
                 self.expect_operands(inst, if bool_op.is_some() { &[4] } else { &[3] })?;
                 match &ops[0] {
@@ -1850,22 +1264,7 @@ impl FnCx<'_, '_> {
                 if bool_op.is_some() {
                     out.srcs.push(self.pred_src(&ops[3])?);
                 }
-                out.op = if inst.opcode == "setp" {
-                    Op::Setp {
-                        cmp,
-                        ty,
-                        bool_op,
-                        ftz,
-                    }
-                } else {
-                    Op::Set {
-                        cmp,
-                        dty,
-                        ty,
-                        bool_op,
-                        ftz,
-                    }
-                };
+                out.op = if inst.opcode == "setp" { Op::Setp { cmp, ty, bool_op, ftz } } else { Op::Set { cmp, dty, ty, bool_op, ftz } };
             }
             "selp" => {
                 let ty = w.one_type()?;
@@ -1877,9 +1276,7 @@ impl FnCx<'_, '_> {
             "slct" => {
                 let ftz = w.has("ftz");
                 let types = w.types();
-                let [ty, cty] = types[..] else {
-                    return Err(SimError::syntax(inst.at, "`slct` takes two types".into()));
-                };
+                let [ty, cty] = types[..] else { return Err(SimError::syntax(inst.at, "`slct` takes two types".into())) };
                 self.expect_operands(inst, &[4])?;
                 out.op = Op::Slct { ty, cty, ftz };
                 self.binary(&mut out, &ops[..3], ty, ty, ty)?;
@@ -1888,9 +1285,7 @@ impl FnCx<'_, '_> {
             "cvt" => self.cvt(&mut out, &mut w, inst)?,
             "cvta" => {
                 let to = w.has("to");
-                let space = w.space().ok_or_else(|| {
-                    SimError::syntax(inst.at, "`cvta` needs a state space".into())
-                })?;
+                let space = w.space().ok_or_else(|| SimError::syntax(inst.at, "`cvta` needs a state space".into()))?;
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[2])?;
                 out.op = Op::Cvta { space, to, ty };
@@ -1898,9 +1293,7 @@ impl FnCx<'_, '_> {
                 out.srcs.push(self.src(&ops[1], ty)?);
             }
             "isspacep" => {
-                let space = w.space().ok_or_else(|| {
-                    SimError::syntax(inst.at, "`isspacep` needs a state space".into())
-                })?;
+                let space = w.space().ok_or_else(|| SimError::syntax(inst.at, "`isspacep` needs a state space".into()))?;
                 self.expect_operands(inst, &[2])?;
                 out.op = Op::Isspacep { space };
                 out.dsts.push(self.dst(&ops[0], Ty::Pred)?);
@@ -1930,12 +1323,7 @@ impl FnCx<'_, '_> {
                     Some("down") => ShflMode::Down,
                     Some("bfly") => ShflMode::Bfly,
                     Some("idx") => ShflMode::Idx,
-                    _ => {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            "`shfl` needs `.up`, `.down`, `.bfly` or `.idx`".into(),
-                        ))
-                    }
+                    _ => return Err(SimError::syntax(inst.at, "`shfl` needs `.up`, `.down`, `.bfly` or `.idx`".into())),
                 };
                 w.one_type()?;
                 self.expect_operands(inst, if sync { &[5] } else { &[4] })?;
@@ -1958,12 +1346,7 @@ impl FnCx<'_, '_> {
                     Some("any") => VoteMode::Any,
                     Some("uni") => VoteMode::Uni,
                     Some("ballot") => VoteMode::Ballot,
-                    _ => {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            "`vote` needs `.all`, `.any`, `.uni` or `.ballot`".into(),
-                        ))
-                    }
+                    _ => return Err(SimError::syntax(inst.at, "`vote` needs `.all`, `.any`, `.uni` or `.ballot`".into())),
                 };
                 let ty = w.one_type()?;
                 self.expect_operands(inst, if sync { &[3] } else { &[2] })?;
@@ -1986,12 +1369,7 @@ impl FnCx<'_, '_> {
                 }
                 let all = match w.one_of(&["any", "all"]) {
                     Some(m) => m == "all",
-                    None => {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            "`match.sync` needs `.any` or `.all`".into(),
-                        ))
-                    }
+                    None => return Err(SimError::syntax(inst.at, "`match.sync` needs `.any` or `.all`".into())),
                 };
                 let ty = w.one_type()?;
                 self.expect_operands(inst, &[3])?;
@@ -2017,12 +1395,7 @@ impl FnCx<'_, '_> {
                     Some("and") => ReduxOp::And,
                     Some("or") => ReduxOp::Or,
                     Some("xor") => ReduxOp::Xor,
-                    _ => {
-                        return Err(SimError::syntax(
-                            inst.at,
-                            "`redux.sync` needs an operation".into(),
-                        ))
-                    }
+                    _ => return Err(SimError::syntax(inst.at, "`redux.sync` needs an operation".into())),
                 };
                 let ty = w.one_type()?;
                 if ty.format().is_some() {
@@ -2038,23 +1411,11 @@ impl FnCx<'_, '_> {
                 w.has("uni");
                 self.expect_operands(inst, &[1])?;
                 let target = match &ops[0] {
-                    Operand::Sym {
-                        name,
-                        offset: 0,
-                        at,
-                        ..
-                    } => match self.lookup(name) {
+                    Operand::Sym { name, offset: 0, at, .. } => match self.lookup(name) {
                         Some(Binding::Label(pc)) => pc,
-                        _ => {
-                            return Err(SimError::syntax(
-                                *at,
-                                format!("`{name}` is not a label of this function"),
-                            ))
-                        }
+                        _ => return Err(SimError::syntax(*at, format!("`{name}` is not a label of this function"))),
                     },
-                    other => {
-                        return Err(SimError::syntax(other.at(), "`bra` takes a label".into()))
-                    }
+                    other => return Err(SimError::syntax(other.at(), "`bra` takes a label".into())),
                 };
                 out.op = Op::Bra { target };
             }
@@ -2065,26 +1426,14 @@ impl FnCx<'_, '_> {
             }
             "exit" => out.op = Op::Exit,
             "trap" | "brkpt" => out.op = Op::Trap,
-            other => {
-                return Err(SimError::unsupported(
-                    inst.at,
-                    format!("the simulator does not implement `{other}`"),
-                ))
-            }
+            other => return Err(SimError::unsupported(inst.at, format!("the simulator does not implement `{other}`"))),
         }
         w.finish()?;
         Ok(out)
     }
 
     /// `d, a, b` with the destination and the two source types.
-    fn binary(
-        &self,
-        out: &mut Inst,
-        ops: &[Operand],
-        dty: Ty,
-        aty: Ty,
-        bty: Ty,
-    ) -> Result<(), SimError> {
+    fn binary(&self, out: &mut Inst, ops: &[Operand], dty: Ty, aty: Ty, bty: Ty) -> Result<(), SimError> {
         out.dsts.push(self.dst(&ops[0], dty)?);
         out.srcs.push(self.src(&ops[1], aty)?);
         out.srcs.push(self.src(&ops[2], bty)?);
@@ -2095,38 +1444,22 @@ impl FnCx<'_, '_> {
     /// and PTX ISA 8.6 (PTX ISA 9.7.5 "Mixed Precision Floating Point Instructions").
     fn int_type(&self, inst: &parser::Inst, ty: Ty) -> Result<(), SimError> {
         if ty == Ty::Pred || ty == Ty::B128 || ty.format().is_some() {
-            return Err(SimError::syntax(
-                inst.at,
-                format!("`{}` does not take .{}", inst.opcode, ty.name()),
-            ));
+            return Err(SimError::syntax(inst.at, format!("`{}` does not take .{}", inst.opcode, ty.name())));
         }
         Ok(())
     }
 
     /// Rounding (`.rn` when `rounding_allowed` and absent), `.ftz`, `.sat`, `.relu`.
-    fn float_mods(
-        &self,
-        w: &mut Words,
-        ty: Ty,
-        rounding_allowed: bool,
-    ) -> Result<FloatMods, SimError> {
+    fn float_mods(&self, w: &mut Words, ty: Ty, rounding_allowed: bool) -> Result<FloatMods, SimError> {
         let rounding = if rounding_allowed { w.rounding() } else { None };
         let ftz = w.has("ftz");
         let sat = w.has("sat");
         let relu = w.has("relu");
         w.has("noftz");
         if ftz && ty.format() == Some(FloatFormat::F64) {
-            return Err(SimError::syntax(
-                w.at,
-                "`.ftz` applies to f32, not f64".into(),
-            ));
+            return Err(SimError::syntax(w.at, "`.ftz` applies to f32, not f64".into()));
         }
-        Ok(FloatMods {
-            rounding: rounding.unwrap_or(Rounding::NearestEven),
-            ftz,
-            sat,
-            relu,
-        })
+        Ok(FloatMods { rounding: rounding.unwrap_or(Rounding::NearestEven), ftz, sat, relu })
     }
 
     fn comparison(&self, w: &mut Words, inst: &parser::Inst) -> Result<Cmp, SimError> {
@@ -2138,24 +1471,14 @@ impl FnCx<'_, '_> {
                 }
             }
         }
-        Err(SimError::syntax(
-            inst.at,
-            format!("`{}` needs a comparison such as `.lt`", inst.opcode),
-        ))
+        Err(SimError::syntax(inst.at, format!("`{}` needs a comparison such as `.lt`", inst.opcode)))
     }
 
     fn cvt(&self, out: &mut Inst, w: &mut Words, inst: &parser::Inst) -> Result<(), SimError> {
-        let round = match w.one_of(&[
-            "rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi", "rs",
-        ]) {
+        let round = match w.one_of(&["rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi", "rs"]) {
             None => CvtRound::None,
             Some("rna") => CvtRound::NearestAway,
-            Some("rs") => {
-                return Err(SimError::unsupported(
-                    inst.at,
-                    "stochastic rounding (`.rs`)".into(),
-                ))
-            }
+            Some("rs") => return Err(SimError::unsupported(inst.at, "stochastic rounding (`.rs`)".into())),
             Some(r) if r.ends_with('i') => CvtRound::Integer(rounding_of(r)),
             Some(r) => CvtRound::Float(rounding_of(r)),
         };
@@ -2167,37 +1490,19 @@ impl FnCx<'_, '_> {
         }
         let types = w.types();
         let [dty, sty] = types[..] else {
-            return Err(SimError::syntax(
-                inst.at,
-                format!(
-                    "`cvt` takes two types (destination, source), found {}",
-                    types.len()
-                ),
-            ));
+            return Err(SimError::syntax(inst.at, format!("`cvt` takes two types (destination, source), found {}", types.len())));
         };
         if matches!(dty, Ty::F16x2 | Ty::BF16x2) {
             if sty != Ty::F32 {
-                return Err(SimError::unsupported(
-                    inst.at,
-                    format!("`cvt` to .{} from .{}", dty.name(), sty.name()),
-                ));
+                return Err(SimError::unsupported(inst.at, format!("`cvt` to .{} from .{}", dty.name(), sty.name())));
             }
             self.expect_operands(inst, &[3])?;
             out.op = Op::CvtPack { dty, round, relu };
             self.binary(out, &inst.operands, dty, sty, sty)?;
             return Ok(());
         }
-        if dty.lanes() != 1
-            || sty.lanes() != 1
-            || dty == Ty::Pred
-            || sty == Ty::Pred
-            || dty == Ty::B128
-            || sty == Ty::B128
-        {
-            return Err(SimError::unsupported(
-                inst.at,
-                format!("`cvt` from .{} to .{}", sty.name(), dty.name()),
-            ));
+        if dty.lanes() != 1 || sty.lanes() != 1 || dty == Ty::Pred || sty == Ty::Pred || dty == Ty::B128 || sty == Ty::B128 {
+            return Err(SimError::unsupported(inst.at, format!("`cvt` from .{} to .{}", sty.name(), dty.name())));
         }
         // The PTX ISA's rules on which conversions need which rounding modifier.
         let (df, sf) = (dty.format(), sty.format());
@@ -2214,14 +1519,7 @@ impl FnCx<'_, '_> {
             _ => {}
         }
         self.expect_operands(inst, &[2])?;
-        out.op = Op::Cvt {
-            dty,
-            sty,
-            round,
-            ftz,
-            sat,
-            relu,
-        };
+        out.op = Op::Cvt { dty, sty, round, ftz, sat, relu };
         out.dsts.push(self.dst(&inst.operands[0], dty)?);
         out.srcs.push(self.src(&inst.operands[1], sty)?);
         Ok(())
@@ -2235,10 +1533,7 @@ impl FnCx<'_, '_> {
             (Operand::Vector(parts, at), src) => {
                 let lanes = parts.len() as u32;
                 if !matches!(lanes, 2 | 4) || ty.bits() % lanes != 0 {
-                    return Err(SimError::syntax(
-                        *at,
-                        format!("a .{} value unpacks into 2 or 4 parts", ty.name()),
-                    ));
+                    return Err(SimError::syntax(*at, format!("a .{} value unpacks into 2 or 4 parts", ty.name())));
                 }
                 let part = part_type(ty.bits() / lanes);
                 out.op = Op::Unpack { ty, lanes };
@@ -2250,10 +1545,7 @@ impl FnCx<'_, '_> {
             (dst, Operand::Vector(parts, at)) => {
                 let lanes = parts.len() as u32;
                 if !matches!(lanes, 2 | 4) || ty.bits() % lanes != 0 {
-                    return Err(SimError::syntax(
-                        *at,
-                        format!("a .{} value packs 2 or 4 parts", ty.name()),
-                    ));
+                    return Err(SimError::syntax(*at, format!("a .{} value packs 2 or 4 parts", ty.name())));
                 }
                 let part = part_type(ty.bits() / lanes);
                 out.op = Op::Pack { ty, lanes };
@@ -2271,12 +1563,7 @@ impl FnCx<'_, '_> {
         Ok(())
     }
 
-    fn load_store(
-        &self,
-        out: &mut Inst,
-        w: &mut Words,
-        inst: &parser::Inst,
-    ) -> Result<(), SimError> {
+    fn load_store(&self, out: &mut Inst, w: &mut Words, inst: &parser::Inst) -> Result<(), SimError> {
         let store = inst.opcode == "st";
         let volatile = w.has("volatile");
         w.has("nc");
@@ -2285,52 +1572,28 @@ impl FnCx<'_, '_> {
         let vec = w.vector();
         let ty = w.one_type()?;
         if ty == Ty::Pred {
-            return Err(SimError::syntax(
-                inst.at,
-                "`.pred` values cannot be loaded or stored".into(),
-            ));
+            return Err(SimError::syntax(inst.at, "`.pred` values cannot be loaded or stored".into()));
         }
         self.expect_operands(inst, &[2])?;
         let ops = &inst.operands;
-        let (value, address) = if store {
-            (&ops[1], &ops[0])
-        } else {
-            (&ops[0], &ops[1])
-        };
+        let (value, address) = if store { (&ops[1], &ops[0]) } else { (&ops[0], &ops[1]) };
         let (addr, sym_space) = self.address(address)?;
         let space = space.unwrap_or(Space::Generic);
         if let Some(s) = sym_space {
             if space != Space::Generic && s != space && s != Space::Generic {
-                return Err(SimError::syntax(
-                    address.at(),
-                    format!(
-                        "`{}` is a .{} variable, but the access is .{}",
-                        address_name(address),
-                        s.name(),
-                        space.name()
-                    ),
-                ));
+                return Err(SimError::syntax(address.at(), format!("`{}` is a .{} variable, but the access is .{}", address_name(address), s.name(), space.name())));
             }
         }
         let values: Vec<&Operand> = match value {
             Operand::Vector(parts, at) => {
                 if parts.len() as u32 != vec {
-                    return Err(SimError::syntax(
-                        *at,
-                        format!(
-                            "a .v{vec} access takes {vec} registers, found {}",
-                            parts.len()
-                        ),
-                    ));
+                    return Err(SimError::syntax(*at, format!("a .v{vec} access takes {vec} registers, found {}", parts.len())));
                 }
                 parts.iter().collect()
             }
             single => {
                 if vec != 1 {
-                    return Err(SimError::syntax(
-                        single.at(),
-                        format!("a .v{vec} access takes {{...}} with {vec} registers"),
-                    ));
+                    return Err(SimError::syntax(single.at(), format!("a .v{vec} access takes {{...}} with {vec} registers")));
                 }
                 vec![single]
             }
@@ -2343,21 +1606,7 @@ impl FnCx<'_, '_> {
             }
         }
         out.addr = Some(addr);
-        out.op = if store {
-            Op::St {
-                space,
-                ty,
-                vec,
-                volatile,
-            }
-        } else {
-            Op::Ld {
-                space,
-                ty,
-                vec,
-                volatile,
-            }
-        };
+        out.op = if store { Op::St { space, ty, vec, volatile } } else { Op::Ld { space, ty, vec, volatile } };
         Ok(())
     }
 
@@ -2367,18 +1616,10 @@ impl FnCx<'_, '_> {
         w.has("noftz");
         let space = w.space().unwrap_or(Space::Generic);
         if !matches!(space, Space::Generic | Space::Global | Space::Shared) {
-            return Err(SimError::syntax(
-                inst.at,
-                format!(
-                    "atomics work on global and shared memory, not .{}",
-                    space.name()
-                ),
-            ));
+            return Err(SimError::syntax(inst.at, format!("atomics work on global and shared memory, not .{}", space.name())));
         }
         let vec = w.vector();
-        let op = match w.one_of(&[
-            "add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas",
-        ]) {
+        let op = match w.one_of(&["add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"]) {
             Some("add") => AtomOp::Add,
             Some("min") => AtomOp::Min,
             Some("max") => AtomOp::Max,
@@ -2389,19 +1630,11 @@ impl FnCx<'_, '_> {
             Some("xor") => AtomOp::Xor,
             Some("exch") => AtomOp::Exch,
             Some("cas") => AtomOp::Cas,
-            _ => {
-                return Err(SimError::syntax(
-                    inst.at,
-                    format!("`{}` needs an operation such as `.add`", inst.opcode),
-                ))
-            }
+            _ => return Err(SimError::syntax(inst.at, format!("`{}` needs an operation such as `.add`", inst.opcode))),
         };
         let ty = w.one_type()?;
         if red && matches!(op, AtomOp::Exch | AtomOp::Cas) {
-            return Err(SimError::syntax(
-                inst.at,
-                "`red` has no `.exch` or `.cas`".into(),
-            ));
+            return Err(SimError::syntax(inst.at, "`red` has no `.exch` or `.cas`".into()));
         }
         let ops = &inst.operands;
         let sources = if op == AtomOp::Cas { 2 } else { 1 };
@@ -2430,13 +1663,7 @@ impl FnCx<'_, '_> {
                 s => out.srcs.push(self.src(s, ty)?),
             }
         }
-        out.op = Op::Atom {
-            space,
-            op,
-            ty,
-            red,
-            vec,
-        };
+        out.op = Op::Atom { space, op, ty, red, vec };
         Ok(())
     }
 
@@ -2462,18 +1689,10 @@ impl FnCx<'_, '_> {
                 Some("popc") => BarKind::RedPopc,
                 Some("and") => BarKind::RedAnd,
                 Some("or") => BarKind::RedOr,
-                _ => {
-                    return Err(SimError::syntax(
-                        inst.at,
-                        "`bar.red` needs `.popc`, `.and` or `.or`".into(),
-                    ))
-                }
+                _ => return Err(SimError::syntax(inst.at, "`bar.red` needs `.popc`, `.and` or `.or`".into())),
             }
         } else {
-            return Err(SimError::syntax(
-                inst.at,
-                format!("`{}` needs `.sync`, `.arrive` or `.red`", inst.opcode),
-            ));
+            return Err(SimError::syntax(inst.at, format!("`{}` needs `.sync`, `.arrive` or `.red`", inst.opcode)));
         };
         let red = matches!(kind, BarKind::RedPopc | BarKind::RedAnd | BarKind::RedOr);
         if red {
@@ -2492,10 +1711,7 @@ impl FnCx<'_, '_> {
             for o in ops {
                 out.srcs.push(self.src(o, Ty::U32)?);
             }
-            out.op = Op::Bar {
-                kind,
-                has_count: ops.len() == 2,
-            };
+            out.op = Op::Bar { kind, has_count: ops.len() == 2 };
         }
         Ok(())
     }
@@ -2511,26 +1727,14 @@ impl FnCx<'_, '_> {
             }
             k = 1;
         }
-        let Some(target) = ops.get(k) else {
-            return Err(SimError::syntax(inst.at, "`call` needs a function".into()));
-        };
+        let Some(target) = ops.get(k) else { return Err(SimError::syntax(inst.at, "`call` needs a function".into())) };
         let (callee, indirect) = match target {
-            Operand::Sym {
-                name,
-                offset: 0,
-                at,
-                ..
-            } => match self.lookup(name) {
+            Operand::Sym { name, offset: 0, at, .. } => match self.lookup(name) {
                 Some(Binding::Sym(Sym::Function(f), _)) => (Some(f), None),
                 _ => return Err(SimError::syntax(*at, format!("`{name}` is not a function"))),
             },
             reg @ Operand::Reg { .. } => (None, Some(self.src(reg, Ty::U64)?)),
-            other => {
-                return Err(SimError::syntax(
-                    other.at(),
-                    "`call` takes a function name or a register".into(),
-                ))
-            }
+            other => return Err(SimError::syntax(other.at(), "`call` takes a function name or a register".into())),
         };
         let mut args = Vec::new();
         if let Some(Operand::List(items, _)) = ops.get(k + 1) {
@@ -2539,26 +1743,11 @@ impl FnCx<'_, '_> {
             }
         }
         // An indirect call names its prototype last; a direct call may too (ignored).
-        let expected = k
-            + 1
-            + usize::from(
-                ops.get(k + 1)
-                    .is_some_and(|o| matches!(o, Operand::List(..))),
-            );
-        if ops.len() > expected + 1
-            || (ops.len() == expected + 1 && !matches!(ops[expected], Operand::Sym { .. }))
-        {
-            return Err(SimError::syntax(
-                inst.at,
-                "malformed `call` operands".into(),
-            ));
+        let expected = k + 1 + usize::from(ops.get(k + 1).is_some_and(|o| matches!(o, Operand::List(..))));
+        if ops.len() > expected + 1 || (ops.len() == expected + 1 && !matches!(ops[expected], Operand::Sym { .. })) {
+            return Err(SimError::syntax(inst.at, "malformed `call` operands".into()));
         }
-        out.op = Op::Call(Box::new(Call {
-            callee,
-            target: indirect,
-            args,
-            results,
-        }));
+        out.op = Op::Call(Box::new(Call { callee, target: indirect, args, results }));
         Ok(())
     }
 
@@ -2575,10 +1764,7 @@ impl FnCx<'_, '_> {
 
 fn address_name(op: &Operand) -> String {
     match op {
-        Operand::Addr {
-            base: PAddrBase::Sym(s),
-            ..
-        } => s.clone(),
+        Operand::Addr { base: PAddrBase::Sym(s), .. } => s.clone(),
         _ => "the address".into(),
     }
 }

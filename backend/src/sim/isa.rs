@@ -105,15 +105,7 @@ impl Ty {
             Ty::Pred => 1,
             Ty::B8 | Ty::U8 | Ty::S8 => 8,
             Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 => 16,
-            Ty::B32
-            | Ty::U32
-            | Ty::S32
-            | Ty::F32
-            | Ty::F16x2
-            | Ty::BF16x2
-            | Ty::U16x2
-            | Ty::S16x2
-            | Ty::TF32 => 32,
+            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 | Ty::U16x2 | Ty::S16x2 | Ty::TF32 => 32,
             Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 | Ty::F32x2 => 64,
             Ty::B128 => 128,
         }
@@ -129,22 +121,7 @@ impl Ty {
 
     /// Integer types, signed, unsigned or untyped bits.
     pub fn is_int(self) -> bool {
-        matches!(
-            self,
-            Ty::B8
-                | Ty::B16
-                | Ty::B32
-                | Ty::B64
-                | Ty::B128
-                | Ty::U8
-                | Ty::U16
-                | Ty::U32
-                | Ty::U64
-                | Ty::S8
-                | Ty::S16
-                | Ty::S32
-                | Ty::S64
-        )
+        matches!(self, Ty::B8 | Ty::B16 | Ty::B32 | Ty::B64 | Ty::B128 | Ty::U8 | Ty::U16 | Ty::U32 | Ty::U64 | Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
     }
 
     /// The lane format of a float type.
@@ -534,12 +511,7 @@ pub struct FloatMods {
 
 impl Default for FloatMods {
     fn default() -> FloatMods {
-        FloatMods {
-            rounding: Rounding::NearestEven,
-            ftz: false,
-            sat: false,
-            relu: false,
-        }
+        FloatMods { rounding: Rounding::NearestEven, ftz: false, sat: false, relu: false }
     }
 }
 
@@ -548,229 +520,83 @@ impl Default for FloatMods {
 pub enum Op {
     /// d = a op b. `sat` for `add.sat.s32`/`sub.sat.s32`; `carry_in`/`carry_out` for
     /// `addc`/`.cc`.
-    Int {
-        op: IntBin,
-        ty: Ty,
-        sat: bool,
-        carry_in: bool,
-        carry_out: bool,
-    },
+    Int { op: IntBin, ty: Ty, sat: bool, carry_in: bool, carry_out: bool },
     /// d = a op b with a result twice as wide (`mul.wide`).
-    MulWide {
-        ty: Ty,
-    },
+    MulWide { ty: Ty },
     /// d = a * b + c: `lo`, `hi` or `wide` (`mad.lo`, `mad.hi.sat.s32`, `madc.hi.cc`).
-    Mad {
-        ty: Ty,
-        hi: bool,
-        wide: bool,
-        sat: bool,
-        carry_in: bool,
-        carry_out: bool,
-    },
-    Mad24 {
-        ty: Ty,
-        hi: bool,
-        sat: bool,
-    },
+    Mad { ty: Ty, hi: bool, wide: bool, sat: bool, carry_in: bool, carry_out: bool },
+    Mad24 { ty: Ty, hi: bool, sat: bool },
     /// d = c + |a - b|.
-    Sad {
-        ty: Ty,
-    },
-    IntUn {
-        op: IntUn,
-        ty: Ty,
-    },
+    Sad { ty: Ty },
+    IntUn { op: IntUn, ty: Ty },
     /// bfe d, a, pos, len.
-    Bfe {
-        ty: Ty,
-    },
+    Bfe { ty: Ty },
     /// bfi d, insert, base, pos, len.
-    Bfi {
-        ty: Ty,
-    },
+    Bfi { ty: Ty },
     /// prmt d, a, b, selector.
-    Prmt {
-        mode: PrmtMode,
-    },
+    Prmt { mode: PrmtMode },
     /// shf d, a, b, c.
-    Shf {
-        left: bool,
-        clamp: bool,
-        ty: Ty,
-    },
+    Shf { left: bool, clamp: bool, ty: Ty },
     /// lop3 d, a, b, c, lut.
     Lop3,
     /// bmsk d, a (start), b (width).
-    Bmsk {
-        clamp: bool,
-    },
+    Bmsk { clamp: bool },
     /// szext d, a, b (width).
-    Szext {
-        clamp: bool,
-        signed: bool,
-    },
+    Szext { clamp: bool, signed: bool },
     /// dp4a/dp2a d, a, b, c.
-    Dp4a {
-        a_signed: bool,
-        b_signed: bool,
-    },
-    Dp2a {
-        a_signed: bool,
-        b_signed: bool,
-        hi: bool,
-    },
+    Dp4a { a_signed: bool, b_signed: bool },
+    Dp2a { a_signed: bool, b_signed: bool, hi: bool },
     /// d = a op b on floats (also packed lanes).
-    Float {
-        op: FloatBin,
-        ty: Ty,
-        m: FloatMods,
-        nan: bool,
-        xorsign_abs: bool,
-        approx: bool,
-    },
+    Float { op: FloatBin, ty: Ty, m: FloatMods, nan: bool, xorsign_abs: bool, approx: bool },
     /// d = a * b + c, fused.
-    Fma {
-        ty: Ty,
-        m: FloatMods,
-    },
+    Fma { ty: Ty, m: FloatMods },
     /// Mixed precision (sm_100, PTX 8.6): `add`/`sub{.rnd}{.sat}.f32.src d, a, c` is
     /// d = f32(a) op c, with `a` of the 16-bit format `src` (`.f16` or `.bf16`) converted
     /// exactly; `op` is `Add` or `Sub`.
-    MixedFloat {
-        op: FloatBin,
-        src: Ty,
-        m: FloatMods,
-    },
+    MixedFloat { op: FloatBin, src: Ty, m: FloatMods },
     /// Mixed precision `fma.rnd{.sat}.f32.src d, a, b, c`: d = f32(a) * f32(b) + c, fused.
-    MixedFma {
-        src: Ty,
-        m: FloatMods,
-    },
-    FloatUn {
-        op: FloatUn,
-        ty: Ty,
-        m: FloatMods,
-        approx: bool,
-    },
+    MixedFma { src: Ty, m: FloatMods },
+    FloatUn { op: FloatUn, ty: Ty, m: FloatMods, approx: bool },
     /// testp.op p, a.
-    Testp {
-        class: u8,
-        ty: Ty,
-    },
+    Testp { class: u8, ty: Ty },
     /// setp p[|q], a, b[, c].
-    Setp {
-        cmp: Cmp,
-        ty: Ty,
-        bool_op: Option<BoolOp>,
-        ftz: bool,
-    },
+    Setp { cmp: Cmp, ty: Ty, bool_op: Option<BoolOp>, ftz: bool },
     /// set d, a, b[, c] with a boolean (`.u32`/`.s32` all ones, `.f32` 1.0) result.
-    Set {
-        cmp: Cmp,
-        dty: Ty,
-        ty: Ty,
-        bool_op: Option<BoolOp>,
-        ftz: bool,
-    },
+    Set { cmp: Cmp, dty: Ty, ty: Ty, bool_op: Option<BoolOp>, ftz: bool },
     /// selp d, a, b, p.
-    Selp {
-        ty: Ty,
-    },
+    Selp { ty: Ty },
     /// slct d, a, b, c: c >= 0 ? a : b.
-    Slct {
-        ty: Ty,
-        cty: Ty,
-        ftz: bool,
-    },
-    Cvt {
-        dty: Ty,
-        sty: Ty,
-        round: CvtRound,
-        ftz: bool,
-        sat: bool,
-        relu: bool,
-    },
+    Slct { ty: Ty, cty: Ty, ftz: bool },
+    Cvt { dty: Ty, sty: Ty, round: CvtRound, ftz: bool, sat: bool, relu: bool },
     /// cvt.rn.f16x2.f32 d, a, b (a in the upper half).
-    CvtPack {
-        dty: Ty,
-        round: CvtRound,
-        relu: bool,
-    },
+    CvtPack { dty: Ty, round: CvtRound, relu: bool },
     /// cvta d, a: `to` converts generic to `space`, else `space` to generic.
-    Cvta {
-        space: Space,
-        to: bool,
-        ty: Ty,
-    },
-    Isspacep {
-        space: Space,
-    },
+    Cvta { space: Space, to: bool, ty: Ty },
+    Isspacep { space: Space },
     /// mov d, a (register, immediate, special register or symbol address).
-    Mov {
-        ty: Ty,
-    },
+    Mov { ty: Ty },
     /// mov d, {a, b, ...}: lanes lowest first.
-    Pack {
-        ty: Ty,
-        lanes: u32,
-    },
+    Pack { ty: Ty, lanes: u32 },
     /// mov {a, b, ...}, s.
-    Unpack {
-        ty: Ty,
-        lanes: u32,
-    },
+    Unpack { ty: Ty, lanes: u32 },
     /// ld d(s), [a]. `vec` destinations of `ty`.
-    Ld {
-        space: Space,
-        ty: Ty,
-        vec: u32,
-        volatile: bool,
-    },
-    St {
-        space: Space,
-        ty: Ty,
-        vec: u32,
-        volatile: bool,
-    },
+    Ld { space: Space, ty: Ty, vec: u32, volatile: bool },
+    St { space: Space, ty: Ty, vec: u32, volatile: bool },
     /// atom d, [a], b[, c] or red [a], b.
-    Atom {
-        space: Space,
-        op: AtomOp,
-        ty: Ty,
-        red: bool,
-        vec: u32,
-    },
+    Atom { space: Space, op: AtomOp, ty: Ty, red: bool, vec: u32 },
     /// Orders nothing here (the simulator runs memory operations in program order).
     Fence,
     Nop,
     /// bar d?, id, count?, pred?: see the operand list.
-    Bar {
-        kind: BarKind,
-        has_count: bool,
-    },
+    Bar { kind: BarKind, has_count: bool },
     BarWarpSync,
-    Shfl {
-        mode: ShflMode,
-        sync: bool,
-    },
-    Vote {
-        mode: VoteMode,
-        sync: bool,
-    },
+    Shfl { mode: ShflMode, sync: bool },
+    Vote { mode: VoteMode, sync: bool },
     Activemask,
-    Match {
-        all: bool,
-        ty: Ty,
-    },
-    Redux {
-        op: ReduxOp,
-        ty: Ty,
-    },
+    Match { all: bool, ty: Ty },
+    Redux { op: ReduxOp, ty: Ty },
     /// bra target.
-    Bra {
-        target: u32,
-    },
+    Bra { target: u32 },
     /// call: see [`Call`].
     Call(Box<Call>),
     Ret,

@@ -80,29 +80,20 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, SimError> {
                 i += 1;
             }
             TokenKind::Ident
-        } else if c == b'.'
-            && bytes
-                .get(i + 1)
-                .is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_')
-        {
+        } else if c == b'.' && bytes.get(i + 1).is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_') {
             i += 1;
             loop {
                 while i < bytes.len() && is_ident_continue(bytes[i]) {
                     i += 1;
                 }
-                if bytes.get(i) == Some(&b':')
-                    && bytes.get(i + 1) == Some(&b':')
-                    && bytes.get(i + 2).is_some_and(|&d| is_ident_continue(d))
-                {
+                if bytes.get(i) == Some(&b':') && bytes.get(i + 1) == Some(&b':') && bytes.get(i + 2).is_some_and(|&d| is_ident_continue(d)) {
                     i += 2;
                     continue;
                 }
                 break;
             }
             TokenKind::Dot
-        } else if c.is_ascii_digit()
-            || (c == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
-        {
+        } else if c.is_ascii_digit() || (c == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)) {
             lex_number(bytes, &mut i).map_err(|m| error(start, m))?
         } else if c == b'"' {
             i += 1;
@@ -122,46 +113,25 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, SimError> {
             TokenKind::Punct(c)
         } else {
             let found = text[i..].chars().next().unwrap_or('?');
-            return Err(error(
-                i,
-                format!("unexpected character `{}`", found.escape_default()),
-            ));
+            return Err(error(i, format!("unexpected character `{}`", found.escape_default())));
         };
-        tokens.push(Token {
-            kind,
-            start: start as u32,
-            end: i as u32,
-        });
+        tokens.push(Token { kind, start: start as u32, end: i as u32 });
     }
-    tokens.push(Token {
-        kind: TokenKind::End,
-        start: bytes.len() as u32,
-        end: bytes.len() as u32,
-    });
+    tokens.push(Token { kind: TokenKind::End, start: bytes.len() as u32, end: bytes.len() as u32 });
     Ok(tokens)
 }
 
 fn lex_number(bytes: &[u8], i: &mut usize) -> Result<TokenKind, String> {
     let start = *i;
     let at = |k: usize| bytes.get(k).copied().unwrap_or(0);
-    if at(start) == b'0'
-        && matches!(at(start + 1), b'f' | b'F' | b'd' | b'D')
-        && at(start + 2).is_ascii_hexdigit()
-    {
-        let digits = if matches!(at(start + 1), b'f' | b'F') {
-            8
-        } else {
-            16
-        };
+    if at(start) == b'0' && matches!(at(start + 1), b'f' | b'F' | b'd' | b'D') && at(start + 2).is_ascii_hexdigit() {
+        let digits = if matches!(at(start + 1), b'f' | b'F') { 8 } else { 16 };
         *i = start + 2;
         while at(*i).is_ascii_hexdigit() {
             *i += 1;
         }
         if *i - start - 2 != digits {
-            return Err(format!(
-                "a `0{}` float literal has exactly {digits} hexadecimal digits",
-                at(start + 1) as char
-            ));
+            return Err(format!("a `0{}` float literal has exactly {digits} hexadecimal digits", at(start + 1) as char));
         }
         return Ok(TokenKind::Float);
     }
@@ -179,19 +149,14 @@ fn lex_number(bytes: &[u8], i: &mut usize) -> Result<TokenKind, String> {
     while at(*i).is_ascii_digit() {
         *i += 1;
     }
-    if at(*i) == b'.' && at(*i + 1).is_ascii_digit()
-        || at(*i) == b'.' && !is_ident_continue(at(*i + 1))
-    {
+    if at(*i) == b'.' && at(*i + 1).is_ascii_digit() || at(*i) == b'.' && !is_ident_continue(at(*i + 1)) {
         float = true;
         *i += 1;
         while at(*i).is_ascii_digit() {
             *i += 1;
         }
     }
-    if matches!(at(*i), b'e' | b'E')
-        && (at(*i + 1).is_ascii_digit()
-            || matches!(at(*i + 1), b'+' | b'-') && at(*i + 2).is_ascii_digit())
-    {
+    if matches!(at(*i), b'e' | b'E') && (at(*i + 1).is_ascii_digit() || matches!(at(*i + 1), b'+' | b'-') && at(*i + 2).is_ascii_digit()) {
         float = true;
         *i += 2;
         while at(*i).is_ascii_digit() {
@@ -202,16 +167,9 @@ fn lex_number(bytes: &[u8], i: &mut usize) -> Result<TokenKind, String> {
         *i += 1;
     }
     if is_ident_continue(at(*i)) {
-        return Err(format!(
-            "malformed number `{}`",
-            String::from_utf8_lossy(&bytes[start..=*i])
-        ));
+        return Err(format!("malformed number `{}`", String::from_utf8_lossy(&bytes[start..=*i])));
     }
-    Ok(if float {
-        TokenKind::Float
-    } else {
-        TokenKind::Int
-    })
+    Ok(if float { TokenKind::Float } else { TokenKind::Int })
 }
 
 /// Byte offsets of line starts, for turning an offset into a line and column.
@@ -222,12 +180,7 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut starts = vec![0];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i as u32 + 1),
-        );
+        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32 + 1));
         LineIndex { starts }
     }
 
@@ -236,10 +189,7 @@ impl LineIndex {
         let line = self.starts.partition_point(|&s| s <= offset).max(1);
         let start = self.starts[line - 1] as usize;
         let end = (offset as usize).min(text.len());
-        let column = text
-            .get(start..end)
-            .map_or(end - start, |s| s.chars().count())
-            + 1;
+        let column = text.get(start..end).map_or(end - start, |s| s.chars().count()) + 1;
         (line as u32, column as u32)
     }
 }
@@ -249,31 +199,19 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<(TokenKind, &str)> {
-        tokenize(text)
-            .unwrap()
-            .iter()
-            .map(|t| (t.kind, &text[t.start as usize..t.end as usize]))
-            .collect()
+        tokenize(text).unwrap().iter().map(|t| (t.kind, &text[t.start as usize..t.end as usize])).collect()
     }
 
     #[test]
     fn instruction_tokens() {
         let t = kinds("@!%p1 ld.global.nc.v2.f32 {%f1, %f2}, [%rd1+-8]; // comment");
         let texts: Vec<&str> = t.iter().map(|(_, s)| *s).collect();
-        assert_eq!(
-            texts,
-            [
-                "@", "!", "%p1", "ld", ".global", ".nc", ".v2", ".f32", "{", "%f1", ",", "%f2",
-                "}", ",", "[", "%rd1", "+", "-", "8", "]", ";", ""
-            ]
-        );
+        assert_eq!(texts, ["@", "!", "%p1", "ld", ".global", ".nc", ".v2", ".f32", "{", "%f1", ",", "%f2", "}", ",", "[", "%rd1", "+", "-", "8", "]", ";", ""]);
     }
 
     #[test]
     fn literals_and_scoped_words() {
-        let t = kinds(
-            "mov.f32 %f1, 0f3F800000; .shared::cta 0d3FF0000000000000 1.5e-3 0x7fU 017 $L__BB0_2:",
-        );
+        let t = kinds("mov.f32 %f1, 0f3F800000; .shared::cta 0d3FF0000000000000 1.5e-3 0x7fU 017 $L__BB0_2:");
         assert_eq!(t[4], (TokenKind::Float, "0f3F800000"));
         assert_eq!(t[6], (TokenKind::Dot, ".shared::cta"));
         assert_eq!(t[7], (TokenKind::Float, "0d3FF0000000000000"));
@@ -297,10 +235,6 @@ mod tests {
         let index = LineIndex::new(text);
         assert_eq!(index.position(text, 0), (1, 1));
         assert_eq!(index.position(text, 2), (2, 1));
-        assert_eq!(
-            index.position(text, 6),
-            (2, 4),
-            "é is one character of two bytes"
-        );
+        assert_eq!(index.position(text, 6), (2, 4), "é is one character of two bytes");
     }
 }

@@ -46,10 +46,7 @@ pub fn global_address(object: u32, offset: u64) -> u64 {
 }
 
 pub fn frame_param_address(depth: usize, object: u32, offset: u32) -> u64 {
-    (FRAME_PARAM_TAG << 56)
-        | ((depth as u64 & 0xFFFF) << 40)
-        | (u64::from(object & 0xFF) << 32)
-        | u64::from(offset)
+    (FRAME_PARAM_TAG << 56) | ((depth as u64 & 0xFFFF) << 40) | (u64::from(object & 0xFF) << 32) | u64::from(offset)
 }
 
 /// The generic address of a specific address of `space`.
@@ -81,28 +78,13 @@ pub fn from_generic(address: u64) -> Option<(Space, u64)> {
 /// Where an access lands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Location {
-    Global {
-        object: u32,
-        offset: u32,
-    },
-    Shared {
-        offset: u32,
-    },
-    Const {
-        offset: u32,
-    },
-    Local {
-        offset: u32,
-    },
-    KernelParam {
-        offset: u32,
-    },
+    Global { object: u32, offset: u32 },
+    Shared { offset: u32 },
+    Const { offset: u32 },
+    Local { offset: u32 },
+    KernelParam { offset: u32 },
     /// Parameter object `object` of the frame at `depth` of the thread's call stack.
-    FrameParam {
-        depth: u32,
-        object: u32,
-        offset: u32,
-    },
+    FrameParam { depth: u32, object: u32, offset: u32 },
 }
 
 /// An object of global memory.
@@ -137,9 +119,7 @@ pub fn find_range(ranges: &[Range], offset: u64, size: u64, space: &str) -> Resu
             ));
         }
     }
-    Err(format!(
-        "{space} offset {offset} is outside every {space} variable"
-    ))
+    Err(format!("{space} offset {offset} is outside every {space} variable"))
 }
 
 #[cfg(test)]
@@ -156,34 +136,15 @@ mod tests {
         assert_eq!(to_generic(Space::Global, global), Some(global));
         assert_eq!(from_generic(global), Some((Space::Global, global)));
         assert_eq!(from_generic(0), None, "null is in no space");
-        assert_eq!(
-            to_generic(Space::Shared, 1 << 40),
-            None,
-            "a shared address is 32 bits"
-        );
+        assert_eq!(to_generic(Space::Shared, 1 << 40), None, "a shared address is 32 bits");
     }
 
     #[test]
     fn ranges_catch_straddling_accesses() {
-        let ranges = vec![
-            Range {
-                start: 0,
-                size: 16,
-                label: "a".into(),
-            },
-            Range {
-                start: 16,
-                size: 8,
-                label: "b".into(),
-            },
-        ];
+        let ranges = vec![Range { start: 0, size: 16, label: "a".into() }, Range { start: 16, size: 8, label: "b".into() }];
         assert_eq!(find_range(&ranges, 12, 4, "shared"), Ok(0));
         assert_eq!(find_range(&ranges, 16, 8, "shared"), Ok(1));
-        assert!(find_range(&ranges, 14, 4, "shared")
-            .unwrap_err()
-            .contains("runs past the end of `a`"));
-        assert!(find_range(&ranges, 24, 1, "shared")
-            .unwrap_err()
-            .contains("outside"));
+        assert!(find_range(&ranges, 14, 4, "shared").unwrap_err().contains("runs past the end of `a`"));
+        assert!(find_range(&ranges, 24, 1, "shared").unwrap_err().contains("outside"));
     }
 }

@@ -87,13 +87,7 @@ impl std::error::Error for SimError {}
 
 impl SimError {
     fn new(kind: SimErrorKind, at: Option<u32>, message: String) -> SimError {
-        SimError {
-            kind,
-            at,
-            message,
-            thread: None,
-            function: None,
-        }
+        SimError { kind, at, message, thread: None, function: None }
     }
 
     pub fn parse(at: usize, message: String) -> SimError {
@@ -118,17 +112,12 @@ impl SimError {
             SimErrorKind::Undefined => format!("undefined behaviour: {}", self.message),
             SimErrorKind::Trap => "trap executed".to_string(),
             SimErrorKind::OutOfFuel => format!("{} (raise --fuel)", self.message),
-            SimErrorKind::Unsupported => {
-                format!("not supported by the simulator: {}", self.message)
-            }
+            SimErrorKind::Unsupported => format!("not supported by the simulator: {}", self.message),
             _ => self.message.clone(),
         };
-        let Some(at) = self.at else {
-            return format!("error: {what}\n");
-        };
+        let Some(at) = self.at else { return format!("error: {what}\n") };
         let (line, column) = lexer::LineIndex::new(text).position(text, at);
-        let mut error =
-            crate::diagnostics::MirError::at(file, text, line as usize, column as usize, what);
+        let mut error = crate::diagnostics::MirError::at(file, text, line as usize, column as usize, what);
         error.context = match (&self.function, &self.thread) {
             (Some(f), Some(t)) => Some(format!("function `{f}`, {t}")),
             (Some(f), None) => Some(format!("function `{f}`")),
@@ -160,36 +149,20 @@ impl Simulator {
     /// Parses and decodes `text` (named `file` in messages) for `sm` (default: the
     /// file's `.target`), checking every instruction against the description's
     /// requirements.
-    pub fn new(
-        text: &str,
-        file: &str,
-        tables: &TargetTables,
-        sm: Option<&str>,
-    ) -> Result<Simulator, SimError> {
+    pub fn new(text: &str, file: &str, tables: &TargetTables, sm: Option<&str>) -> Result<Simulator, SimError> {
         let tokens = lexer::tokenize(text)?;
         let module = parser::parse(text, &tokens)?;
         let sm_name = match sm {
             Some(s) => s.to_string(),
             None => match &module.target {
                 Some((words, _)) => words.first().cloned().unwrap_or_default(),
-                None => {
-                    return Err(SimError::syntax(
-                        0,
-                        "the file has no `.target` directive".into(),
-                    ))
-                }
+                None => return Err(SimError::syntax(0, "the file has no `.target` directive".into())),
             },
         };
         let Some(sm_tables) = tables.find_sm(&sm_name) else {
             let at = module.target.as_ref().map_or(0, |t| t.1);
             let names: Vec<&str> = tables.sms.iter().map(|s| s.name).collect();
-            return Err(SimError::requirement(
-                at,
-                format!(
-                    "unknown SM `{sm_name}` (the description knows {})",
-                    names.join(", ")
-                ),
-            ));
+            return Err(SimError::requirement(at, format!("unknown SM `{sm_name}` (the description knows {})", names.join(", "))));
         };
         let requirements = tables
             .ptx_isa
@@ -200,21 +173,13 @@ impl Simulator {
                 decode::Requirement {
                     opcode,
                     words: words.map(str::to_string).collect(),
-                    sm: tables
-                        .sms
-                        .get(r.sm as usize)
-                        .map_or("", |s| s.name)
-                        .to_string(),
+                    sm: tables.sms.get(r.sm as usize).map_or("", |s| s.name).to_string(),
                     ptx: (u32::from(r.ptx / 10), u32::from(r.ptx % 10)),
                     source: r.source.to_string(),
                 }
             })
             .collect();
-        let target = decode::Target {
-            tables,
-            sm: sm_tables,
-            requirements,
-        };
+        let target = decode::Target { tables, sm: sm_tables, requirements };
         let program = decode::decode(&module, &target, text, file)?;
         Ok(Simulator { program })
     }
@@ -230,12 +195,7 @@ impl Simulator {
     }
 
     pub fn kernels(&self) -> Vec<&str> {
-        self.program
-            .functions
-            .iter()
-            .filter(|f| f.is_entry)
-            .map(|f| f.name.as_str())
-            .collect()
+        self.program.functions.iter().filter(|f| f.is_entry).map(|f| f.name.as_str()).collect()
     }
 
     /// The parameters of kernel `entry`.
@@ -247,19 +207,10 @@ impl Simulator {
                 .map(|p| {
                     let ty = match p.ty {
                         Some(t) => ptx_value_type(t),
-                        None if p.size <= 16 && p.size > 0 => Some(interp::Ty {
-                            kind: interp::Kind::Int,
-                            bits: p.size * 8,
-                            lanes: 1,
-                        }),
+                        None if p.size <= 16 && p.size > 0 => Some(interp::Ty { kind: interp::Kind::Int, bits: p.size * 8, lanes: 1 }),
                         None => None,
                     };
-                    KernelParam {
-                        name: p.name.clone(),
-                        ty,
-                        pointer_sized: p.ty.is_some_and(|t| t.bits() == 64 && t.format().is_none()),
-                        bytes: if p.ty.is_none() { Some(p.size) } else { None },
-                    }
+                    KernelParam { name: p.name.clone(), ty, pointer_sized: p.ty.is_some_and(|t| t.bits() == 64 && t.format().is_none()), bytes: if p.ty.is_none() { Some(p.size) } else { None } }
                 })
                 .collect(),
         )
@@ -268,57 +219,31 @@ impl Simulator {
     /// Runs kernel `entry`: one argument per parameter (a buffer for a 64-bit
     /// parameter is a fresh global allocation whose address is passed; for a byte
     /// array it is the parameter's bytes).
-    pub fn run(
-        &self,
-        entry: &str,
-        launch: &Launch,
-        args: &[ArgValue],
-        options: &Options,
-    ) -> Result<RunResult, SimError> {
+    pub fn run(&self, entry: &str, launch: &Launch, args: &[ArgValue], options: &Options) -> Result<RunResult, SimError> {
         exec::run(&self.program, entry, launch, args, options).map_err(|stop| {
             let (kind, message) = match stop.fault {
                 exec::Fault::Undefined(m) => (SimErrorKind::Undefined, m),
                 exec::Fault::Unsupported(m) => (SimErrorKind::Unsupported, m),
                 exec::Fault::Trap => (SimErrorKind::Trap, "trap".into()),
-                exec::Fault::OutOfFuel => (
-                    SimErrorKind::OutOfFuel,
-                    format!("out of fuel after {} instructions", options.fuel),
-                ),
+                exec::Fault::OutOfFuel => (SimErrorKind::OutOfFuel, format!("out of fuel after {} instructions", options.fuel)),
             };
-            SimError {
-                kind,
-                at: stop.at,
-                message,
-                thread: stop.thread,
-                function: Some(stop.function),
-            }
+            SimError { kind, at: stop.at, message, thread: stop.thread, function: Some(stop.function) }
         })
     }
 
     /// The module's `.global` variables with their PTX element type, in order.
     pub fn globals(&self) -> Vec<(String, String)> {
-        self.program
-            .globals
-            .iter()
-            .map(|g| (g.name.clone(), g.ty.clone()))
-            .collect()
+        self.program.globals.iter().map(|g| (g.name.clone(), g.ty.clone())).collect()
     }
 
     /// The JSON report of a run, in `ptxc interp`'s format: buffers by parameter,
     /// `.global` variables, executed instructions.
-    pub fn result_json(
-        &self,
-        entry: &str,
-        args: &[interp::spec::ParsedArg],
-        view: Option<(interp::Ty, &str)>,
-        result: &RunResult,
-    ) -> Value {
+    pub fn result_json(&self, entry: &str, args: &[interp::spec::ParsedArg], view: Option<(interp::Ty, &str)>, result: &RunResult) -> Value {
         let params = self.kernel_params(entry).unwrap_or_default();
         let mut buffers = Vec::new();
         let mut contents = result.buffers.iter();
         for (k, arg) in args.iter().enumerate() {
-            let is_buffer = matches!(arg.value, ArgValue::Buffer(_))
-                && params.get(k).is_none_or(|p| p.bytes.is_none());
+            let is_buffer = matches!(arg.value, ArgValue::Buffer(_)) && params.get(k).is_none_or(|p| p.bytes.is_none());
             if !is_buffer {
                 continue;
             }
@@ -385,11 +310,7 @@ pub fn ptx_value_type(ty: isa::Ty) -> Option<interp::Ty> {
         T::F64 => (interp::Kind::Float(FloatFormat::F64), 64),
         _ => return None,
     };
-    Some(interp::Ty {
-        kind,
-        bits,
-        lanes: 1,
-    })
+    Some(interp::Ty { kind, bits, lanes: 1 })
 }
 
 fn interp_type_name(t: interp::Ty) -> String {

@@ -121,28 +121,12 @@ pub enum AddrBase {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand {
     /// A register or special register (`%r1`, `%tid.x`); `negated` for `!%p`.
-    Reg {
-        name: String,
-        negated: bool,
-        at: u32,
-    },
-    Imm {
-        value: Literal,
-        at: u32,
-    },
+    Reg { name: String, negated: bool, at: u32 },
+    Imm { value: Literal, at: u32 },
     /// A symbol as a value, plus a byte offset: `mov.u64 %rd1, table`, `generic(x)+4`.
-    Sym {
-        name: String,
-        offset: i64,
-        generic: bool,
-        at: u32,
-    },
+    Sym { name: String, offset: i64, generic: bool, at: u32 },
     /// `[base+offset]`.
-    Addr {
-        base: AddrBase,
-        offset: i64,
-        at: u32,
-    },
+    Addr { base: AddrBase, offset: i64, at: u32 },
     /// `{a, b, _}`.
     Vector(Vec<Operand>, u32),
     /// `(a, b)`: call arguments and results.
@@ -156,11 +140,7 @@ pub enum Operand {
 impl Operand {
     pub fn at(&self) -> u32 {
         match self {
-            Operand::Reg { at, .. }
-            | Operand::Imm { at, .. }
-            | Operand::Sym { at, .. }
-            | Operand::Addr { at, .. }
-            | Operand::Sink(at) => *at,
+            Operand::Reg { at, .. } | Operand::Imm { at, .. } | Operand::Sym { at, .. } | Operand::Addr { at, .. } | Operand::Sink(at) => *at,
             Operand::Vector(_, at) | Operand::List(_, at) | Operand::Pair(_, _, at) => *at,
         }
     }
@@ -182,12 +162,7 @@ type PResult<T> = Result<T, SimError>;
 
 /// Parses a whole PTX module.
 pub fn parse(text: &str, tokens: &[Token]) -> PResult<Module> {
-    let mut p = Parser {
-        text,
-        tokens,
-        pos: 0,
-        depth: 0,
-    };
+    let mut p = Parser { text, tokens, pos: 0, depth: 0 };
     p.module()
 }
 
@@ -221,10 +196,7 @@ impl<'a> Parser<'a> {
 
     fn expected<T>(&self, what: &str) -> PResult<T> {
         let t = self.peek();
-        Err(SimError::parse(
-            t.start as usize,
-            format!("expected {what}, found {}", self.describe(t)),
-        ))
+        Err(SimError::parse(t.start as usize, format!("expected {what}, found {}", self.describe(t))))
     }
 
     fn is_punct(&self, c: u8) -> bool {
@@ -269,10 +241,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             match parse_int(self.text_of(t)) {
                 Some(v) if (0..=i128::from(u64::MAX)).contains(&v) => Ok(v as u64),
-                _ => Err(SimError::parse(
-                    t.start as usize,
-                    format!("integer `{}` out of range", self.text_of(t)),
-                )),
+                _ => Err(SimError::parse(t.start as usize, format!("integer `{}` out of range", self.text_of(t)))),
             }
         } else {
             self.expected(what)
@@ -283,10 +252,7 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             let t = self.peek();
-            return Err(SimError::parse(
-                t.start as usize,
-                format!("nesting deeper than {MAX_DEPTH} levels"),
-            ));
+            return Err(SimError::parse(t.start as usize, format!("nesting deeper than {MAX_DEPTH} levels")));
         }
         Ok(())
     }
@@ -299,23 +265,13 @@ impl<'a> Parser<'a> {
     }
 
     fn module(&mut self) -> PResult<Module> {
-        let mut module = Module {
-            version: None,
-            target: None,
-            address_size: 32,
-            vars: Vec::new(),
-            functions: Vec::new(),
-        };
+        let mut module = Module { version: None, target: None, address_size: 32, vars: Vec::new(), functions: Vec::new() };
         loop {
             let t = self.peek();
             match t.kind {
                 TokenKind::End => break,
                 TokenKind::Dot => {}
-                _ => {
-                    return self.expected(
-                        "a directive (`.version`, `.target`, `.entry`, `.func`, a variable, ...)",
-                    )
-                }
+                _ => return self.expected("a directive (`.version`, `.target`, `.entry`, `.func`, a variable, ...)"),
             }
             let word = &self.text_of(t)[1..];
             match word {
@@ -323,9 +279,7 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     let v = self.peek();
                     let text = self.text_of(v);
-                    let parsed = text
-                        .split_once('.')
-                        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                    let parsed = text.split_once('.').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
                     match (v.kind, parsed) {
                         (TokenKind::Float, Some(version)) => {
                             self.pos += 1;
@@ -346,10 +300,7 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     let size = self.integer("32 or 64")?;
                     if size != 32 && size != 64 {
-                        return Err(SimError::parse(
-                            self.tokens[self.pos - 1].start as usize,
-                            format!("`.address_size` is 32 or 64, found {size}"),
-                        ));
+                        return Err(SimError::parse(self.tokens[self.pos - 1].start as usize, format!("`.address_size` is 32 or 64, found {size}")));
                     }
                     module.address_size = size as u32;
                 }
@@ -359,15 +310,12 @@ impl<'a> Parser<'a> {
                     let linkage = self.linkage();
                     if self.is_dot("entry") || self.is_dot("func") {
                         module.functions.push(self.function(linkage)?);
-                    } else if self.is_dot("global") || self.is_dot("shared") || self.is_dot("const")
-                    {
+                    } else if self.is_dot("global") || self.is_dot("shared") || self.is_dot("const") {
                         let decl = self.declaration(linkage)?;
                         self.expect_punct(b';')?;
                         module.vars.push(decl);
                     } else {
-                        return self.expected(
-                            "`.entry`, `.func` or a `.global`, `.shared` or `.const` variable",
-                        );
+                        return self.expected("`.entry`, `.func` or a `.global`, `.shared` or `.const` variable");
                     }
                 }
             }
@@ -440,21 +388,8 @@ impl<'a> Parser<'a> {
     /// parameter lists, where the comma separates parameters).
     fn declaration_of(&mut self, linkage: Linkage, several: bool) -> PResult<VarDecl> {
         let start = self.bump();
-        let space = self.text_of(start)[1..]
-            .split("::")
-            .next()
-            .unwrap_or("")
-            .to_string();
-        let mut decl = VarDecl {
-            space,
-            linkage,
-            align: None,
-            ty: String::new(),
-            vector: 1,
-            names: Vec::new(),
-            pointee: None,
-            at: start.start,
-        };
+        let space = self.text_of(start)[1..].split("::").next().unwrap_or("").to_string();
+        let mut decl = VarDecl { space, linkage, align: None, ty: String::new(), vector: 1, names: Vec::new(), pointee: None, at: start.start };
         let mut after_ptr = false;
         while self.peek().kind == TokenKind::Dot {
             let t = self.bump();
@@ -463,10 +398,7 @@ impl<'a> Parser<'a> {
                 "align" => {
                     let a = self.integer("an alignment")?;
                     if !a.is_power_of_two() {
-                        return Err(SimError::parse(
-                            t.start as usize,
-                            format!("alignment {a} is not a power of two"),
-                        ));
+                        return Err(SimError::parse(t.start as usize, format!("alignment {a} is not a power of two")));
                     }
                     if after_ptr {
                         if let Some(p) = decl.pointee.as_mut() {
@@ -487,16 +419,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 _ if decl.ty.is_empty() => decl.ty = word.to_string(),
-                _ => {
-                    return Err(SimError::parse(
-                        t.start as usize,
-                        format!(
-                            "unexpected `{}` in a declaration of type .{}",
-                            self.text_of(t),
-                            decl.ty
-                        ),
-                    ))
-                }
+                _ => return Err(SimError::parse(t.start as usize, format!("unexpected `{}` in a declaration of type .{}", self.text_of(t), decl.ty))),
             }
         }
         if decl.ty.is_empty() {
@@ -504,20 +427,11 @@ impl<'a> Parser<'a> {
         }
         loop {
             let (name, at) = self.ident("a name")?;
-            let mut item = DeclName {
-                name,
-                range: None,
-                dims: Vec::new(),
-                init: None,
-                at,
-            };
+            let mut item = DeclName { name, range: None, dims: Vec::new(), init: None, at };
             if self.eat_punct(b'<') {
                 let n = self.integer("a register count")?;
                 self.expect_punct(b'>')?;
-                item.range = Some(
-                    u32::try_from(n)
-                        .map_err(|_| SimError::parse(at as usize, "too many registers".into()))?,
-                );
+                item.range = Some(u32::try_from(n).map_err(|_| SimError::parse(at as usize, "too many registers".into()))?);
             }
             while self.eat_punct(b'[') {
                 if self.eat_punct(b']') {
@@ -595,16 +509,7 @@ impl<'a> Parser<'a> {
         } else {
             return self.expected("`{` (a function body) or `;`");
         };
-        Ok(FunctionDecl {
-            name,
-            is_entry,
-            linkage,
-            returns,
-            params,
-            attributes,
-            body,
-            at: kw.start,
-        })
+        Ok(FunctionDecl { name, is_entry, linkage, returns, params, attributes, body, at: kw.start })
     }
 
     fn param_list(&mut self) -> PResult<Vec<VarDecl>> {
@@ -632,12 +537,7 @@ impl<'a> Parser<'a> {
         loop {
             let t = self.peek();
             match t.kind {
-                TokenKind::End => {
-                    return Err(SimError::parse(
-                        open as usize,
-                        "this `{` is never closed".into(),
-                    ))
-                }
+                TokenKind::End => return Err(SimError::parse(open as usize, "this `{` is never closed".into())),
                 TokenKind::Punct(b'}') => {
                     self.pos += 1;
                     return Ok(out);
@@ -665,15 +565,7 @@ impl<'a> Parser<'a> {
                             self.expect_punct(b';')?;
                             out.push(Stmt::Decl(decl));
                         }
-                        _ => {
-                            return Err(SimError::parse(
-                                t.start as usize,
-                                format!(
-                                    "unexpected directive `{}` in a function body",
-                                    self.text_of(t)
-                                ),
-                            ))
-                        }
+                        _ => return Err(SimError::parse(t.start as usize, format!("unexpected directive `{}` in a function body", self.text_of(t)))),
                     }
                 }
                 TokenKind::Ident if self.peek_at(1).kind == TokenKind::Punct(b':') => {
@@ -686,9 +578,7 @@ impl<'a> Parser<'a> {
                         out.push(Stmt::Label(name, t.start));
                     }
                 }
-                TokenKind::Ident | TokenKind::Punct(b'@') => {
-                    out.push(Stmt::Inst(self.instruction()?))
-                }
+                TokenKind::Ident | TokenKind::Punct(b'@') => out.push(Stmt::Inst(self.instruction()?)),
                 _ => return self.expected("an instruction, a label, a declaration or `}`"),
             }
         }
@@ -728,13 +618,7 @@ impl<'a> Parser<'a> {
         if !self.eat_punct(b';') {
             return self.expected("`,` or `;` after an operand");
         }
-        Ok(Inst {
-            guard,
-            opcode,
-            mods,
-            operands,
-            at: start,
-        })
+        Ok(Inst { guard, opcode, mods, operands, at: start })
     }
 
     fn line_break_before_dot(&self) -> bool {
@@ -784,44 +668,25 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 let (base, offset) = self.address_expression()?;
                 self.expect_punct(b']')?;
-                Ok(Operand::Addr {
-                    base,
-                    offset,
-                    at: t.start,
-                })
+                Ok(Operand::Addr { base, offset, at: t.start })
             }
             TokenKind::Punct(b'!') => {
                 self.pos += 1;
                 match self.operand()? {
-                    Operand::Reg { name, negated, at } => Ok(Operand::Reg {
-                        name,
-                        negated: !negated,
-                        at,
-                    }),
-                    _ => Err(SimError::parse(
-                        t.start as usize,
-                        "`!` negates only a predicate register".into(),
-                    )),
+                    Operand::Reg { name, negated, at } => Ok(Operand::Reg { name, negated: !negated, at }),
+                    _ => Err(SimError::parse(t.start as usize, "`!` negates only a predicate register".into())),
                 }
             }
             TokenKind::Ident if self.text_of(t) == "_" => {
                 self.pos += 1;
                 Ok(Operand::Sink(t.start))
             }
-            TokenKind::Ident
-                if self.text_of(t) == "generic"
-                    && self.peek_at(1).kind == TokenKind::Punct(b'(') =>
-            {
+            TokenKind::Ident if self.text_of(t) == "generic" && self.peek_at(1).kind == TokenKind::Punct(b'(') => {
                 self.pos += 2;
                 let (name, _) = self.ident("a variable name in `generic(...)`")?;
                 self.expect_punct(b')')?;
                 let offset = self.trailing_offset()?;
-                Ok(Operand::Sym {
-                    name,
-                    offset,
-                    generic: true,
-                    at: t.start,
-                })
+                Ok(Operand::Sym { name, offset, generic: true, at: t.start })
             }
             TokenKind::Ident if self.text_of(t).starts_with('%') => {
                 self.pos += 1;
@@ -831,21 +696,12 @@ impl<'a> Parser<'a> {
                     let c = self.bump();
                     name.push_str(self.text_of(c));
                 }
-                Ok(Operand::Reg {
-                    name,
-                    negated: false,
-                    at: t.start,
-                })
+                Ok(Operand::Reg { name, negated: false, at: t.start })
             }
             TokenKind::Ident => {
                 self.pos += 1;
                 let offset = self.trailing_offset()?;
-                Ok(Operand::Sym {
-                    name: self.text_of(t).to_string(),
-                    offset,
-                    generic: false,
-                    at: t.start,
-                })
+                Ok(Operand::Sym { name: self.text_of(t).to_string(), offset, generic: false, at: t.start })
             }
             TokenKind::Int | TokenKind::Float | TokenKind::Punct(b'-') | TokenKind::Punct(b'~') => {
                 let value = self.constant_expression()?;
@@ -863,20 +719,10 @@ impl<'a> Parser<'a> {
             let at = self.peek().start;
             let v = match self.constant_expression()? {
                 Literal::Int(v) => v,
-                _ => {
-                    return Err(SimError::parse(
-                        at as usize,
-                        "expected an integer offset".into(),
-                    ))
-                }
+                _ => return Err(SimError::parse(at as usize, "expected an integer offset".into())),
             };
-            let v = i64::try_from(v)
-                .map_err(|_| SimError::parse(at as usize, "offset out of range".into()))?;
-            offset = if negative {
-                offset.wrapping_sub(v)
-            } else {
-                offset.wrapping_add(v)
-            };
+            let v = i64::try_from(v).map_err(|_| SimError::parse(at as usize, "offset out of range".into()))?;
+            offset = if negative { offset.wrapping_sub(v) } else { offset.wrapping_add(v) };
         }
         Ok(offset)
     }
@@ -888,26 +734,14 @@ impl<'a> Parser<'a> {
             TokenKind::Ident => {
                 self.pos += 1;
                 let name = self.text_of(t).to_string();
-                let base = if name.starts_with('%') {
-                    AddrBase::Reg(name)
-                } else {
-                    AddrBase::Sym(name)
-                };
+                let base = if name.starts_with('%') { AddrBase::Reg(name) } else { AddrBase::Sym(name) };
                 Ok((base, self.trailing_offset()?))
             }
             _ => {
                 let at = t.start;
                 match self.constant_expression()? {
-                    Literal::Int(v) => Ok((
-                        AddrBase::None,
-                        i64::try_from(v).map_err(|_| {
-                            SimError::parse(at as usize, "address out of range".into())
-                        })?,
-                    )),
-                    _ => Err(SimError::parse(
-                        at as usize,
-                        "an address is a register, a variable or an integer".into(),
-                    )),
+                    Literal::Int(v) => Ok((AddrBase::None, i64::try_from(v).map_err(|_| SimError::parse(at as usize, "address out of range".into()))?)),
+                    _ => Err(SimError::parse(at as usize, "an address is a register, a variable or an integer".into())),
                 }
             }
         }
@@ -926,36 +760,21 @@ impl<'a> Parser<'a> {
             };
             // Inside `[...]` a following `+` belongs to the address; literals only
             // combine with literals.
-            let next = if matches!(op, b'l' | b'r') {
-                self.peek_at(2)
-            } else {
-                self.peek_at(1)
-            };
-            if !matches!(
-                next.kind,
-                TokenKind::Int | TokenKind::Punct(b'(') | TokenKind::Punct(b'-')
-            ) {
+            let next = if matches!(op, b'l' | b'r') { self.peek_at(2) } else { self.peek_at(1) };
+            if !matches!(next.kind, TokenKind::Int | TokenKind::Punct(b'(') | TokenKind::Punct(b'-')) {
                 return Ok(value);
             }
             self.pos += if matches!(op, b'l' | b'r') { 2 } else { 1 };
             let rhs = self.constant_term()?;
             let (Literal::Int(a), Literal::Int(b)) = (value, rhs) else {
-                return Err(SimError::parse(
-                    t.start as usize,
-                    "arithmetic on float literals is not supported".into(),
-                ));
+                return Err(SimError::parse(t.start as usize, "arithmetic on float literals is not supported".into()));
             };
             value = Literal::Int(match op {
                 b'+' => a.wrapping_add(b),
                 b'-' => a.wrapping_sub(b),
                 b'*' => a.wrapping_mul(b),
                 b'/' if b != 0 => a / b,
-                b'/' => {
-                    return Err(SimError::parse(
-                        t.start as usize,
-                        "division by zero in a constant expression".into(),
-                    ))
-                }
+                b'/' => return Err(SimError::parse(t.start as usize, "division by zero in a constant expression".into())),
                 b'&' => a & b,
                 b'^' => a ^ b,
                 b'l' => a.wrapping_shl(b as u32),
@@ -982,28 +801,15 @@ impl<'a> Parser<'a> {
             }),
             TokenKind::Punct(b'~') => match self.constant_term()? {
                 Literal::Int(v) => Ok(Literal::Int(!v)),
-                _ => Err(SimError::parse(
-                    t.start as usize,
-                    "`~` applies to integers".into(),
-                )),
+                _ => Err(SimError::parse(t.start as usize, "`~` applies to integers".into())),
             },
             TokenKind::Punct(b'(') => {
                 let v = self.constant_expression()?;
                 self.expect_punct(b')')?;
                 Ok(v)
             }
-            TokenKind::Int => parse_int(self.text_of(t)).map(Literal::Int).ok_or_else(|| {
-                SimError::parse(
-                    t.start as usize,
-                    format!("malformed integer `{}`", self.text_of(t)),
-                )
-            }),
-            TokenKind::Float => parse_float(self.text_of(t)).ok_or_else(|| {
-                SimError::parse(
-                    t.start as usize,
-                    format!("malformed float `{}`", self.text_of(t)),
-                )
-            }),
+            TokenKind::Int => parse_int(self.text_of(t)).map(Literal::Int).ok_or_else(|| SimError::parse(t.start as usize, format!("malformed integer `{}`", self.text_of(t)))),
+            TokenKind::Float => parse_float(self.text_of(t)).ok_or_else(|| SimError::parse(t.start as usize, format!("malformed float `{}`", self.text_of(t)))),
             _ => {
                 self.pos -= 1;
                 self.expected("a number")
@@ -1025,10 +831,7 @@ pub fn parse_int(text: &str) -> Option<i128> {
     } else {
         (t, 10)
     };
-    u128::from_str_radix(digits, radix)
-        .ok()
-        .filter(|v| *v <= u128::from(u64::MAX))
-        .map(|v| v as i128)
+    u128::from_str_radix(digits, radix).ok().filter(|v| *v <= u128::from(u64::MAX)).map(|v| v as i128)
 }
 
 fn parse_float(text: &str) -> Option<Literal> {
@@ -1069,45 +872,20 @@ mod tests {
         assert_eq!(f.attributes[0].0, "maxntid");
         assert_eq!(f.attributes[0].1, vec![128, 1, 1]);
         let body = f.body.as_ref().unwrap();
-        let Stmt::Inst(setp) = &body[5] else {
-            panic!("{:?}", body[5])
-        };
+        let Stmt::Inst(setp) = &body[5] else { panic!("{:?}", body[5]) };
         assert_eq!(setp.opcode, "setp");
         assert!(matches!(&setp.operands[0], Operand::Pair(..)));
-        assert!(matches!(
-            &setp.operands[2],
-            Operand::Imm {
-                value: Literal::Int(-4),
-                ..
-            }
-        ));
-        assert!(matches!(
-            &setp.operands[3],
-            Operand::Reg { negated: true, .. }
-        ));
+        assert!(matches!(&setp.operands[2], Operand::Imm { value: Literal::Int(-4), .. }));
+        assert!(matches!(&setp.operands[3], Operand::Reg { negated: true, .. }));
         let Stmt::Inst(bra) = &body[3] else { panic!() };
-        assert_eq!(
-            bra.guard.as_ref().map(|g| (g.0.as_str(), g.1)),
-            Some(("%p1", true))
-        );
-        let Stmt::Decl(table) = &m.vars.iter().map(|v| Stmt::Decl(v.clone())).next().unwrap()
-        else {
-            panic!()
-        };
+        assert_eq!(bra.guard.as_ref().map(|g| (g.0.as_str(), g.1)), Some(("%p1", true)));
+        let Stmt::Decl(table) = &m.vars.iter().map(|v| Stmt::Decl(v.clone())).next().unwrap() else { panic!() };
         assert!(matches!(&table.names[0].init, Some(Init::List(items, _)) if items.len() == 4));
     }
 
     fn module_summary(m: &Module) -> String {
         let (v, _) = m.version.unwrap();
-        format!(
-            "{}.{} {} {} vars={} functions={}",
-            v.0,
-            v.1,
-            m.target.as_ref().unwrap().0[0],
-            m.address_size,
-            m.vars.len(),
-            m.functions.len()
-        )
+        format!("{}.{} {} {} vars={} functions={}", v.0, v.1, m.target.as_ref().unwrap().0[0], m.address_size, m.vars.len(), m.functions.len())
     }
 
     #[test]
@@ -1118,22 +896,14 @@ mod tests {
         );
         let k = &m.functions[1];
         let body = k.body.as_ref().unwrap();
-        let Stmt::Scope(inner, _) = &body[0] else {
-            panic!()
-        };
-        let Stmt::Inst(call) = &inner[3] else {
-            panic!("{:?}", inner[3])
-        };
+        let Stmt::Scope(inner, _) = &body[0] else { panic!() };
+        let Stmt::Inst(call) = &inner[3] else { panic!("{:?}", inner[3]) };
         assert_eq!(call.operands.len(), 3);
         assert!(matches!(&call.operands[0], Operand::List(v, _) if v.len() == 1));
         let Stmt::Inst(ld) = &body[1] else { panic!() };
-        assert!(
-            matches!(&ld.operands[1], Operand::Addr { base: AddrBase::Reg(r), offset: -8, .. } if r == "%rd1")
-        );
+        assert!(matches!(&ld.operands[1], Operand::Addr { base: AddrBase::Reg(r), offset: -8, .. } if r == "%rd1"));
         let Stmt::Inst(lds) = &body[2] else { panic!() };
-        assert!(
-            matches!(&lds.operands[1], Operand::Addr { base: AddrBase::Sym(s), offset: 4, .. } if s == "table")
-        );
+        assert!(matches!(&lds.operands[1], Operand::Addr { base: AddrBase::Sym(s), offset: 4, .. } if s == "table"));
         let Stmt::Inst(mov) = &body[3] else { panic!() };
         assert!(matches!(&mov.operands[1], Operand::Reg { name, .. } if name == "%tid.x"));
     }
@@ -1146,10 +916,7 @@ mod tests {
         assert!(e.to_string().contains("expected `,` or `;`"), "{e}");
         let text = ".version 8.0\n.target sm_80\n.entry k()\n{\n ret;\n";
         let tokens = tokenize(text).unwrap();
-        assert!(parse(text, &tokens)
-            .unwrap_err()
-            .to_string()
-            .contains("never closed"));
+        assert!(parse(text, &tokens).unwrap_err().to_string().contains("never closed"));
     }
 
     #[test]

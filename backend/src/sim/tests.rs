@@ -46,20 +46,9 @@ const MIXED: &str = "\
 #[test]
 fn mixed_precision_add_sub_fma() {
     let tables = tables::nvptx();
-    let sim = Simulator::new(MIXED, "mixed.ptx", tables, None)
-        .unwrap_or_else(|e| panic!("{}", e.render("mixed.ptx", MIXED)));
-    let run = sim
-        .run(
-            "k",
-            &Launch::threads(1),
-            &[ArgValue::Buffer(vec![0; 24])],
-            &super::Options::default(),
-        )
-        .unwrap_or_else(|e| panic!("{}", sim.render_error(&e)));
-    let words: Vec<u32> = run.buffers[0]
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let sim = Simulator::new(MIXED, "mixed.ptx", tables, None).unwrap_or_else(|e| panic!("{}", e.render("mixed.ptx", MIXED)));
+    let run = sim.run("k", &Launch::threads(1), &[ArgValue::Buffer(vec![0; 24])], &super::Options::default()).unwrap_or_else(|e| panic!("{}", sim.render_error(&e)));
+    let words: Vec<u32> = run.buffers[0].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     // bf16 1.5 * bf16 -2.0 + 0.25 = -2.75
     assert_eq!(words[0], 0xC030_0000);
     // f16 1.0 - 2^-30: toward zero the largest f32 below 1, to nearest 1.0
@@ -68,27 +57,12 @@ fn mixed_precision_add_sub_fma() {
     // f16 0.5 * f16 3.0 + 0 = 1.5, saturated to 1.0
     assert_eq!(words[3], 0x3F80_0000);
     // a bf16 NaN source gives a NaN
-    assert!(
-        words[4] & 0x7F80_0000 == 0x7F80_0000 && words[4] & 0x007F_FFFF != 0,
-        "{:#x}",
-        words[4]
-    );
+    assert!(words[4] & 0x7F80_0000 == 0x7F80_0000 && words[4] & 0x007F_FFFF != 0, "{:#x}", words[4]);
     // default rounding: bf16 1.5 + 1.0 = 2.5
     assert_eq!(words[5], 0x4020_0000);
 
     let older = MIXED.replace(".target sm_100", ".target sm_90");
-    let Err(e) = Simulator::new(&older, "mixed90.ptx", tables, None) else {
-        panic!("the mixed-precision forms need sm_100")
-    };
-    assert_eq!(
-        e.kind,
-        SimErrorKind::Requirement,
-        "{}",
-        e.render("mixed90.ptx", &older)
-    );
-    assert!(
-        e.message.contains("ptx-isa.yaml") && e.message.contains("sm_100"),
-        "{}",
-        e.message
-    );
+    let Err(e) = Simulator::new(&older, "mixed90.ptx", tables, None) else { panic!("the mixed-precision forms need sm_100") };
+    assert_eq!(e.kind, SimErrorKind::Requirement, "{}", e.render("mixed90.ptx", &older));
+    assert!(e.message.contains("ptx-isa.yaml") && e.message.contains("sm_100"), "{}", e.message);
 }
