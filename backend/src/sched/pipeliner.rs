@@ -469,10 +469,10 @@ fn try_ii(
                 if cycles > ii {
                     return false;
                 }
-                *need_issue.entry(((c as usize) + k) % slots).or_default() += 1;
+                *need_issue.entry((c + k as i64).rem_euclid(slots as i64) as usize).or_default() += 1;
                 for j in 0..cycles as usize {
                     *need_busy
-                        .entry((unit, ((c as usize) + k + j) % slots))
+                        .entry((unit, (c + (k + j) as i64).rem_euclid(slots as i64) as usize))
                         .or_default() += 1;
                 }
             }
@@ -489,9 +489,9 @@ fn try_ii(
             return Err("unable to find schedule");
         };
         for (k, &(unit, cycles)) in nodes[v].uses.iter().enumerate() {
-            issued[((c as usize) + k) % slots] += 1;
+            issued[(c + k as i64).rem_euclid(slots as i64) as usize] += 1;
             for j in 0..cycles as usize {
-                busy[unit][((c as usize) + k + j) % slots] += 1;
+                busy[unit][(c + (k + j) as i64).rem_euclid(slots as i64) as usize] += 1;
             }
         }
         cycle[v] = Some(c);
