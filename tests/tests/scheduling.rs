@@ -326,7 +326,7 @@ fn pipeliner_knobs_take_effect() {
     let dot = "tests/sched/dot_f32.mir";
     let (default, default_ptx) = remarks(sqrt, "pipeliner", &[]);
     assert!(
-        default.contains("Pipelined succesfully! II=11, MII=8 (RecMII=4, ResMII=8), stages=3"),
+        default.contains("Pipelined succesfully! II=9, MII=8 (RecMII=4, ResMII=8), stages=4"),
         "{default}"
     );
     let (off, off_ptx) = remarks(sqrt, "pipeliner", &["enable-pipeliner=false"]);
