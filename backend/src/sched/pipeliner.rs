@@ -1595,6 +1595,23 @@ fn expand(
     };
     let exit = shape.exit;
     let mut replaced: HashMap<u32, ValueId> = HashMap::default();
+    // Other reads of loop values after the loop read a new PHI of the exit block; check
+    // that this is sound before changing anything outside the new blocks.
+    let read_elsewhere: Vec<ValueId> = live_out
+        .iter()
+        .copied()
+        .filter(|v| {
+            index
+                .reads
+                .get(&v.0)
+                .is_some_and(|r| r.iter().any(|&(bi, phi)| bi != b && !(bi == exit && phi)))
+        })
+        .collect();
+    if !read_elsewhere.is_empty() && exit_has_other_preds {
+        return Err(
+            "internal: loop values read after an exit block with other predecessors".into(),
+        );
+    }
     // Existing PHIs of the exit block: the loop's entry becomes one entry per epilogue.
     for inst in f.blocks[exit]
         .insts
@@ -1615,23 +1632,7 @@ fn expand(
         }
         inst.operands = operands;
     }
-    // Other reads of loop values after the loop read a new PHI of the exit block.
     let mut new_phis = Vec::new();
-    let read_elsewhere: Vec<ValueId> = live_out
-        .iter()
-        .copied()
-        .filter(|v| {
-            index
-                .reads
-                .get(&v.0)
-                .is_some_and(|r| r.iter().any(|&(bi, phi)| bi != b && !(bi == exit && phi)))
-        })
-        .collect();
-    if !read_elsewhere.is_empty() && exit_has_other_preds {
-        return Err(
-            "internal: loop values read after an exit block with other predecessors".into(),
-        );
-    }
     for v in read_elsewhere {
         let info = f.value(v).clone();
         let merged = f.fresh_value(names, &format!("{}.swp.out", info.name), info.ty);
