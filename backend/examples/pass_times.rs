@@ -1,6 +1,6 @@
 //! Time of each pass on generated kernels of a given size (backend::synth), for the
 //! linear-time figures: `cargo run --release -p backend --example pass_times -- 10000 100000 1000000 [SHAPE...]`
-//! (shapes: straight, looped, phis, diamonds; `NAME=VALUE` arguments set knobs, e.g.
+//! (shapes: those of `backend::synth::SHAPES`; `NAME=VALUE` arguments set knobs, e.g.
 //! `max-reg-kind=1 nv-remat-default-max-reg=8` to make block rematerialization work;
 //! `maxreg=N` is `--maxreg N`, a hard bound that makes the spiller work).
 //! Prints one line per (shape, size, pass) with milliseconds and the instruction count
@@ -8,21 +8,19 @@
 
 use std::time::Instant;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
+    backend::allocator::tune();
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     // Shape names among the arguments select shapes (all by default).
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| a.parse::<usize>().is_err() && !a.contains('=')).collect();
     let knobs: Vec<String> = std::env::args().skip(1).filter(|a| a.contains('=')).collect();
     let sizes = if sizes.is_empty() { vec![10_000, 100_000] } else { sizes };
     let tables = tables::nvptx();
-    let sm = tables.find_sm("80").expect("sm_80");
-    let shapes = [
-        ("straight", backend::synth::straight_line as fn(usize) -> String),
-        ("looped", backend::synth::looped),
-        ("phis", backend::synth::many_phis),
-        ("diamonds", backend::synth::diamonds),
-    ];
-    for (shape, generate) in shapes.into_iter().filter(|(s, _)| wanted.is_empty() || wanted.iter().any(|w| w == s)) {
+    for shape in backend::synth::SHAPES.iter().filter(|s| wanted.is_empty() || wanted.iter().any(|w| w == s.name)) {
+        let (sm, generate, shape) = (tables.find_sm(shape.sm).expect("the shape's SM"), shape.mir, shape.name);
         for &n in &sizes {
             let text = generate(n);
             let start = Instant::now();

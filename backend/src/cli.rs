@@ -220,6 +220,11 @@ struct CompileArgs {
     /// to stderr (as llc's -time-passes).
     #[arg(long)]
     time_passes: bool,
+    /// Compile the functions of the module on up to N threads (default: the machine's
+    /// cores). The PTX is byte-identical for every N. Runs that print per pass
+    /// (--remarks, --print-after, --stop-after, --verify, --stats) stay sequential.
+    #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
     #[command(flatten)]
     opt: OptArgs,
     /// Load the target description from DIR instead of the built-in one.
@@ -509,7 +514,9 @@ fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
 
 /// `--time-passes`: one line per stage, wall time and share of the total, then the
 /// total (the stages in pipeline order, as llc's report lists its passes).
-fn time_report(times: &[(&str, std::time::Duration)]) -> String {
+/// `threads`: when the function-scoped passes ran on several threads, their figures are
+/// summed over the functions (thread time), and the report adds the wall time.
+fn time_report(times: &[(&str, std::time::Duration)], threads: Option<(usize, std::time::Duration)>) -> String {
     let total: f64 = times.iter().map(|(_, d)| d.as_secs_f64()).sum();
     let mut out = String::from("===== ptxc pass execution timing report =====\n   wall time (s)   share  stage\n");
     for (name, d) in times {
@@ -517,6 +524,9 @@ fn time_report(times: &[(&str, std::time::Duration)]) -> String {
         out.push_str(&format!("  {t:>13.6}  {:>5.1}%  {name}\n", if total > 0.0 { 100.0 * t / total } else { 0.0 }));
     }
     out.push_str(&format!("  {total:>13.6}  100.0%  total\n"));
+    if let Some((n, wall)) = threads {
+        out.push_str(&format!("  {:>13.6}          wall time on {n} threads (the function passes above are summed over functions)\n", wall.as_secs_f64()));
+    }
     out
 }
 
@@ -588,6 +598,7 @@ fn compile(args: CompileArgs) -> Output {
         Err(e) => return failure(e),
     };
     cx.checks = args.verify;
+    cx.options.jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     // `nv-dump-remat-block` prints the pass's decisions as its remarks.
     let remarks_pass = args.remarks.clone().or_else(|| (cx.options.flag("nv-dump-remat-block") == Some(true)).then(|| "nvptx-remat-block".to_string()));
     let verify_each = args.verify || cx.options.flag("verify-machineinstrs") == Some(true);
@@ -597,7 +608,23 @@ fn compile(args: CompileArgs) -> Output {
     crate::passes::apply_maxreg(&mut module, &cx.options);
     let mut stderr = String::new();
     let mut before_allocation = None;
+    // Passes printed or checked one at a time keep the sequential order.
+    let per_pass_output = args.print_after_all || !args.print_after.is_empty() || args.stop_after.is_some() || verify_each || args.stats;
+    let enabled: Vec<&'static crate::passes::PassInfo> = crate::passes::PASSES.iter().filter(|p| p.enabled(&cx.options)).collect();
+    let mut threads = None;
     for pass in crate::passes::PASSES {
+        if pass.scope == crate::passes::Scope::Function && !per_pass_output && crate::passes::parallel(&module, &cx) {
+            let rest: Vec<&'static crate::passes::PassInfo> = enabled.iter().copied().skip_while(|p| p.name != pass.name).collect();
+            threads = Some(cx.options.jobs.min(module.functions.len()));
+            match crate::passes::run_per_function(&mut module, &cx, &rest) {
+                Ok(summed) => times.extend(rest.iter().map(|p| p.name).zip(summed)),
+                Err(errors) => {
+                    stderr.push_str(&render_all(&errors, &file));
+                    return failure(stderr);
+                }
+            }
+            break;
+        }
         if args.stats && pass.name == "phi-elim" {
             before_allocation = Some(crate::machine::stats::summarize(&module, tables, sm));
         }
@@ -646,7 +673,7 @@ fn compile(args: CompileArgs) -> Output {
     let emitted = crate::emit::emit_module(&module, tables, sm, &file);
     times.push(("emit", emit_started.elapsed()));
     if args.time_passes {
-        stderr.push_str(&time_report(&times));
+        stderr.push_str(&time_report(&times, threads.map(|n| (n, started.elapsed()))));
     }
     match emitted {
         Ok(ptx) => finish(ptx, args.output.as_deref(), stderr),

@@ -17,8 +17,10 @@
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`selfcheck`]: `ptxc audit --verify`, a probe kernel for every Legal cell.
 //! - [`cli`]: the `ptxc` command line.
+//! - [`allocator`]: the process allocator's settings (mimalloc, no purging).
 //! - [`random_mir`]: random kernels for differential tests and fuzzing (not a pipeline stage).
 
+pub mod allocator;
 pub mod audit;
 pub mod cli;
 pub mod combine;

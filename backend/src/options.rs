@@ -50,6 +50,9 @@ pub struct Options {
     /// `--maxreg N`: registers per thread for every function (a kernel's own
     /// `maxnreg` is a tighter bound when smaller).
     pub maxreg: Option<u32>,
+    /// Threads for the function-scoped passes (`ptxc compile -j N`); 1 runs every pass
+    /// over the whole module in turn. The output is the same either way.
+    pub jobs: usize,
 }
 
 /// A bad `--knob` argument, with the place in it to point at.
@@ -88,7 +91,7 @@ impl KnobError {
 impl Options {
     /// Every knob at its registry default, at `level`.
     pub fn new(tables: &TargetTables, opt_level: OptLevel) -> Options {
-        Options { opt_level, knobs: tables.knobs, values: tables.knobs.iter().map(|k| k.default.clone()).collect(), explicit: vec![false; tables.knobs.len()], skip: Vec::new(), maxreg: None }
+        Options { opt_level, knobs: tables.knobs, values: tables.knobs.iter().map(|k| k.default.clone()).collect(), explicit: vec![false; tables.knobs.len()], skip: Vec::new(), maxreg: None, jobs: 1 }
     }
 
     /// The registry the values are typed by.

@@ -61,7 +61,18 @@ pub struct PassInfo {
     pub min_opt: OptLevel,
     /// The knobs (by their registry names) that switch the pass off.
     pub switches: &'static [Switch],
+    /// Whether the pass looks beyond one function at a time.
+    pub scope: Scope,
     pub run: fn(&mut Module, &PassContext<'_>) -> Result<(), Vec<MirError>>,
+}
+
+/// What a pass reads and changes: the whole module (the verifier checks calls against
+/// their callees; the legalizer links library functions in and lays out parameters),
+/// or each function on its own, so that functions can go through it in parallel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Module,
+    Function,
 }
 
 /// How a knob switches a pass: `disable-machine-cse=true` or `enable-mcse=false` turn
@@ -254,6 +265,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "check structure, SSA dominance and types against the description's signatures",
         min_opt: OptLevel::O0,
         switches: &[],
+        scope: Scope::Module,
         run: verify,
     },
     PassInfo {
@@ -261,6 +273,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "rewrite the types and operations the SM cannot do into ones it can (the description's action tables)",
         min_opt: OptLevel::O0,
         switches: &[],
+        scope: Scope::Module,
         run: legalize,
     },
     PassInfo {
@@ -268,14 +281,16 @@ pub const PASSES: &[PassInfo] = &[
         description: "fold constants and simplify generic MIR (identities, strength reduction, constant chains, vector chains, FMA contraction of .contract)",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("disable-combine")],
+        scope: Scope::Function,
         run: combine,
     },
-    PassInfo { name: "isel", description: "select machine instructions from the description's patterns", min_opt: OptLevel::O0, switches: &[], run: isel },
+    PassInfo { name: "isel", description: "select machine instructions from the description's patterns", min_opt: OptLevel::O0, switches: &[], scope: Scope::Function, run: isel },
     PassInfo {
         name: "nvptx-mem2reg",
         description: "machine mem2reg: a frame slot stored once, before every load of it, with no escaping address, becomes a register",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("nv-disable-mem2reg")],
+        scope: Scope::Function,
         run: mem2reg,
     },
     PassInfo {
@@ -283,6 +298,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "remove machine instructions equal to a dominating one, unless that raises register pressure past the target",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("disable-machine-cse"), Switch::EnabledBy("enable-mcse")],
+        scope: Scope::Function,
         run: machine_cse,
     },
     PassInfo {
@@ -290,6 +306,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "hoist loop-invariant machine instructions into the loop's preheader, unless that raises the loop's pressure past the target",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("disable-machine-licm")],
+        scope: Scope::Function,
         run: machine_licm,
     },
     PassInfo {
@@ -297,6 +314,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "dead machine instruction elimination: remove instructions whose results are unused",
         min_opt: OptLevel::O0,
         switches: &[Switch::DisabledBy("disable-machine-dce")],
+        scope: Scope::Function,
         run: dce,
     },
     PassInfo {
@@ -304,6 +322,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "swing modulo scheduling of single-block loops: overlap iterations in a prologue, kernel and epilogue (MachinePipeliner)",
         min_opt: OptLevel::O2,
         switches: &[Switch::EnabledBy("enable-pipeliner")],
+        scope: Scope::Function,
         run: pipeliner,
     },
     PassInfo {
@@ -311,6 +330,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "block rematerialization: where more registers cross a block boundary than the target allows, recompute cheap values at their uses",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("nv-disable-remat")],
+        scope: Scope::Function,
         run: remat_block,
     },
     PassInfo {
@@ -318,6 +338,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "leave SSA form: PHIs become parallel copies, and copies between values that never interfere are coalesced",
         min_opt: OptLevel::O0,
         switches: &[],
+        scope: Scope::Function,
         run: phi_elim,
     },
     PassInfo {
@@ -325,6 +346,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "list scheduling of each block for latency and register pressure, kept only where pressure does not get worse (nvptx-sched4reg)",
         min_opt: OptLevel::O1,
         switches: &[Switch::EnabledBy("enable-misched")],
+        scope: Scope::Function,
         run: machine_scheduler,
     },
     PassInfo {
@@ -332,6 +354,7 @@ pub const PASSES: &[PassInfo] = &[
         description: "where pressure stays over a hard register bound (maxnreg, --maxreg, occupancy), store values to .local slots and reload them at their uses; slots with disjoint lifetimes share memory (stack slot coloring)",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("disable-spill")],
+        scope: Scope::Function,
         run: spill,
     },
     PassInfo {
@@ -339,18 +362,25 @@ pub const PASSES: &[PassInfo] = &[
         description: "the list scheduler again after spilling (usedessa=1, or misched-postra)",
         min_opt: OptLevel::O1,
         switches: &[Switch::DisabledBy("disable-post-ra")],
+        scope: Scope::Function,
         run: post_ra_scheduler,
     },
 ];
 
 /// Runs every pass on `module` and emits its PTX (what `ptxc compile` does, without
-/// printing or stopping early).
+/// printing or stopping early). With `options.jobs` > 1 the function-scoped passes run
+/// through [`run_per_function`].
 pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<String, Vec<MirError>> {
     apply_maxreg(module, &cx.options);
     // `verify-machineinstrs`: the verifier after every pass, as `--verify` does on the
     // command line (the random differential tests turn it on).
     let verify_each = cx.options.flag("verify-machineinstrs") == Some(true);
-    for pass in PASSES.iter().filter(|p| p.enabled(&cx.options)) {
+    let enabled: Vec<&'static PassInfo> = PASSES.iter().filter(|p| p.enabled(&cx.options)).collect();
+    for (k, pass) in enabled.iter().enumerate() {
+        if pass.scope == Scope::Function && parallel(module, cx) && !verify_each {
+            run_per_function(module, cx, &enabled[k..])?;
+            break;
+        }
         (pass.run)(module, cx)?;
         if verify_each && pass.name != "verify" {
             let mut errors = verify_module(module, cx.tables, cx.source);
@@ -363,6 +393,79 @@ pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<Strin
         }
     }
     crate::emit::emit_module(module, cx.tables, cx.sm("emit")?, cx.source.file)
+}
+
+/// Whether [`run_per_function`] would use threads: more than one job and function, no
+/// remark sink (remarks keep their sequential order).
+pub fn parallel(module: &Module, cx: &PassContext<'_>) -> bool {
+    cx.options.jobs > 1 && module.functions.len() > 1 && cx.remarks.is_none()
+}
+
+/// Runs `passes` (all [`Scope::Function`]) over each function of `module` on its own,
+/// on up to `options.jobs` threads, and puts the functions back in their order. Each
+/// function goes through the passes in a module of its own (with the globals), which a
+/// function-scoped pass cannot tell from the whole module, so the result is the one of
+/// running each pass over the whole module in turn (tests compare the PTX byte for
+/// byte). Returns each pass's time summed over the functions. On errors, those of the
+/// first function (in module order) that failed.
+pub fn run_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo]) -> Result<Vec<std::time::Duration>, Vec<MirError>> {
+    debug_assert!(passes.iter().all(|p| p.scope == Scope::Function));
+    let functions = std::mem::take(&mut module.functions);
+    let count = functions.len();
+    let slots: Vec<std::sync::Mutex<Option<crate::mir::Function>>> = functions.into_iter().map(|f| std::sync::Mutex::new(Some(f))).collect();
+    type Outcome = (Option<crate::mir::Function>, Vec<std::time::Duration>, Option<Vec<MirError>>);
+    let results: Vec<std::sync::Mutex<Option<Outcome>>> = (0..count).map(|_| std::sync::Mutex::new(None)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (name, globals) = (module.name.clone(), &module.globals);
+    // The remark sink is not shared across threads; `parallel` keeps remark runs
+    // sequential, so the workers have none.
+    let (tables, sm, source, checks, options) = (cx.tables, cx.sm, cx.source, cx.checks, &cx.options);
+    let threads = options.jobs.clamp(1, count.max(1));
+    let worker = || {
+        let local = PassContext { tables, sm, source, checks, remarks: None, options: options.clone() };
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
+            let function = slots[i].lock().expect("no worker panics holding a slot").take().expect("each function is taken once");
+            let mut alone = Module { name: name.clone(), globals: globals.clone(), functions: vec![function] };
+            let mut times = Vec::with_capacity(passes.len());
+            let mut error = None;
+            for pass in passes {
+                let started = std::time::Instant::now();
+                let result = (pass.run)(&mut alone, &local);
+                times.push(started.elapsed());
+                if let Err(e) = result {
+                    error = Some(e);
+                    break;
+                }
+            }
+            *results[i].lock().expect("no worker panics holding a result") = Some((alone.functions.pop(), times, error));
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(worker);
+        }
+        worker();
+    });
+    let mut totals = vec![std::time::Duration::ZERO; passes.len()];
+    let mut first_error = None;
+    for slot in results {
+        let (function, times, error) = slot.into_inner().expect("no worker panicked").expect("every function ran");
+        for (total, t) in totals.iter_mut().zip(times) {
+            *total += t;
+        }
+        if first_error.is_none() {
+            first_error = error;
+        }
+        module.functions.extend(function);
+    }
+    match first_error {
+        Some(errors) => Err(errors),
+        None => Ok(totals),
+    }
 }
 
 /// `--maxreg N` travels to ptxas as `.maxnreg N` on every kernel (a kernel's own

@@ -1037,16 +1037,28 @@ impl TargetTables {
         self.names.cond_codes.get(name).map(|v| CondCodeId(v as u8))
     }
 
+    // The three lookups below are on every pass's hot path. Ids are positions in the
+    // generated tables (the loader numbers entries in order), so the entry at the id's
+    // index is the answer; the scan only serves hand-built tables numbered otherwise.
     pub fn opcode_info(&self, op: OpcodeId) -> Option<&OpcodeInfo> {
-        self.opcodes.iter().find(|o| o.id == op.0)
+        match self.opcodes.get(op.0 as usize) {
+            Some(o) if o.id == op.0 => Some(o),
+            _ => self.opcodes.iter().find(|o| o.id == op.0),
+        }
     }
 
     pub fn type_info(&self, vt: VtId) -> Option<&TypeInfo> {
-        self.types.iter().find(|t| t.id == vt.0)
+        match self.types.get(vt.0 as usize) {
+            Some(t) if t.id == vt.0 => Some(t),
+            _ => self.types.iter().find(|t| t.id == vt.0),
+        }
     }
 
     pub fn cond_code_info(&self, cc: CondCodeId) -> Option<&CondCodeInfo> {
-        self.cond_codes.iter().find(|c| c.id == cc.0)
+        match self.cond_codes.get(cc.0 as usize) {
+            Some(c) if c.id == cc.0 => Some(c),
+            _ => self.cond_codes.iter().find(|c| c.id == cc.0)
+        }
     }
 
     pub fn knob(&self, name: &str) -> Option<&KnobInfo> {

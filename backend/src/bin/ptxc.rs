@@ -3,7 +3,11 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
+    backend::allocator::tune();
     let output = backend::cli::run(std::env::args_os());
     // A closed pipe (`ptxc ... | head`) is not an error worth a panic.
     let _ = std::io::stdout().write_all(output.stdout.as_bytes());

@@ -196,7 +196,9 @@ struct Combiner<'a> {
     /// Divisions seen, by (opcode, dividend, divisor): where, and their result.
     divisions: HashMap<(OpcodeId, ValueId, ValueId), Vec<(usize, usize, ValueId)>>,
     /// Pure instructions seen, by their text (opcode, flags, operands, type).
-    expressions: HashMap<String, Vec<(usize, usize, ValueId)>>,
+    /// Expression hash (with the result type) -> earlier instructions computing it;
+    /// a candidate is confirmed with `Inst::same_expression`.
+    expressions: HashMap<u64, Vec<(usize, usize, ValueId)>>,
     cfg: Option<Cfg>,
     stats: Stats,
 }
@@ -382,9 +384,13 @@ impl<'a> Combiner<'a> {
         if self.repl[d.0 as usize] != d {
             return; // already replaced by a rule
         }
-        let key = format!("{:?}|{:?}|{:?}|{}", op, inst.flags, inst.operands, f.value(d).ty.0);
+        let key = inst.expression_hash() ^ (f.value(d).ty.0 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let list = self.expressions.entry(key).or_default();
-        let earlier = list.iter().find(|(eb, ei, _)| (*eb == b && *ei < i) || (*eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(*eb, b)))).map(|e| e.2);
+        let earlier = list
+            .iter()
+            .filter(|(eb, ei, v)| f.value(*v).ty == f.value(d).ty && f.blocks[*eb].insts[*ei].same_expression(inst))
+            .find(|(eb, ei, _)| (*eb == b && *ei < i) || (*eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(*eb, b))))
+            .map(|e| e.2);
         match earlier {
             Some(v) => {
                 self.repl[d.0 as usize] = v;

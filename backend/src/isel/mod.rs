@@ -19,7 +19,9 @@
 //! are computed once per function, so selection stays linear in the function's size.
 //! No PTX text is written here: the templates live in the description.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use target_desc::tables::{props, Action, NodeArg, OpcodeId, PatternInfo, PatternOperand, PatternResult, SmTables, TargetTables, TypeClass, VtId};
 
@@ -60,7 +62,7 @@ pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, 
 /// The literal of every value defined by a `CONSTANT` or `FCONSTANT` (selected or not:
 /// a constant keeps its literal as operand 0).
 fn constants(f: &Function, tables: &TargetTables) -> HashMap<ValueId, Operand> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
         let name = crate::mir::opcode_info(inst.opcode, tables).map(|o| o.name);
         if matches!(name, Some("CONSTANT" | "FCONSTANT")) {
@@ -91,9 +93,14 @@ struct Match {
     absorbed: Vec<(usize, usize)>,
 }
 
-/// The operands selection looks at (the `align` of a memory access is dropped).
-fn value_operands(operands: &[Operand]) -> Vec<&Operand> {
-    operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect()
+/// The operands selection looks at (the `align` of a memory access is dropped); most
+/// instructions have none, and their operands are borrowed as they are.
+fn value_operands(operands: &[Operand]) -> Cow<'_, [Operand]> {
+    if operands.iter().any(|o| matches!(o, Operand::Align(_))) {
+        Cow::Owned(operands.iter().filter(|o| !matches!(o, Operand::Align(_))).cloned().collect())
+    } else {
+        Cow::Borrowed(operands)
+    }
 }
 
 impl<'a> Matcher<'a> {
@@ -152,7 +159,7 @@ impl<'a> Matcher<'a> {
     /// Node `n` of `p` on an instruction's `operands`, in their order or, for a
     /// commutative opcode, with the first two swapped.
     #[allow(clippy::too_many_arguments)]
-    fn match_node(&self, p: &PatternInfo, n: usize, operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+    fn match_node(&self, p: &PatternInfo, n: usize, operands: &[Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         let node = &p.nodes[n];
         if self.match_args(p, node.args, operands, root, leaves, absorbed, rest) {
             return true;
@@ -166,11 +173,12 @@ impl<'a> Matcher<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn match_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
-        let (leaves_before, absorbed_before) = (leaves.clone(), absorbed.len());
+    fn match_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+        // Leaves a failed attempt set need no undoing: a later successful match of the
+        // same node sets every leaf of its subtree again.
+        let absorbed_before = absorbed.len();
         let ok = self.try_args(p, args, operands, root, leaves, absorbed, rest);
         if !ok {
-            *leaves = leaves_before;
             absorbed.truncate(absorbed_before);
             rest.clear();
         }
@@ -178,7 +186,7 @@ impl<'a> Matcher<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn try_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[&Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+    fn try_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         // A trailing `values` leaf takes every remaining register.
         let variadic = matches!(args.last(), Some(NodeArg::Leaf(k)) if p.operands[*k as usize].1 == PatternOperand::Values);
         let fixed = if variadic { args.len() - 1 } else { args.len() };
@@ -189,7 +197,7 @@ impl<'a> Matcher<'a> {
             if !operands[fixed..].iter().all(|o| matches!(o, Operand::Value(_))) {
                 return false;
             }
-            *rest = operands[fixed..].iter().map(|o| (*o).clone()).collect();
+            *rest = operands[fixed..].to_vec();
         }
         for (arg, actual) in args[..fixed].iter().zip(operands) {
             match *arg {

@@ -107,10 +107,21 @@ pub(crate) fn candidate(inst: &Inst, tables: &TargetTables) -> bool {
     true
 }
 
-/// The hash key: opcode, flags, operands and result types.
-fn key(f: &Function, inst: &Inst) -> String {
-    let types: Vec<u8> = inst.defs.iter().map(|d| f.value(*d).ty.0).collect();
-    format!("{:?}|{:?}|{:?}|{types:?}", inst.opcode, inst.flags, inst.operands)
+/// The hash key: opcode, flags, operands and result types. A hit is confirmed with
+/// [`same`] (the table keeps one instruction per hash; a collision only misses a reuse).
+fn key(f: &Function, inst: &Inst) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    inst.expression_hash().hash(&mut h);
+    for d in &inst.defs {
+        f.value(*d).ty.0.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Whether `a` and `b` compute the same expression into results of the same types.
+fn same(f: &Function, a: &Inst, b: &Inst) -> bool {
+    a.same_expression(b) && a.defs.len() == b.defs.len() && a.defs.iter().zip(&b.defs).all(|(x, y)| f.value(*x).ty == f.value(*y).ty)
 }
 
 fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s: &Settings, stats: &mut CseStats) -> Result<(), String> {
@@ -136,9 +147,9 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
         }
     }
     let mut removed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
-    let mut table: HashMap<String, (usize, usize)> = HashMap::default();
+    let mut table: HashMap<u64, (usize, usize)> = HashMap::default();
     // Scope undo log: (key, previous entry).
-    let mut undo: Vec<(String, Option<(usize, usize)>)> = Vec::new();
+    let mut undo: Vec<(u64, Option<(usize, usize)>)> = Vec::new();
     // Dominator-tree walk: (block, entering?) with the undo-log height to restore.
     let mut stack: Vec<(usize, Option<usize>)> = if f.blocks.is_empty() { Vec::new() } else { vec![(0, None)] };
     while let Some((b, leave)) = stack.pop() {
@@ -161,8 +172,9 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
                 continue;
             }
             let k = key(f, &f.blocks[b].insts[i]);
-            let Some(&(eb, ei)) = table.get(&k) else {
-                let prev = table.insert(k.clone(), (b, i));
+            let hit = table.get(&k).copied().filter(|&(eb, ei)| same(f, &f.blocks[eb].insts[ei], &f.blocks[b].insts[i]));
+            let Some((eb, ei)) = hit else {
+                let prev = table.insert(k, (b, i));
                 undo.push((k, prev));
                 continue;
             };

@@ -1,7 +1,8 @@
 //! MIR: the textual machine IR of `docs/mir-spec.md`, in memory.
 //!
 //! The front end of the pipeline: [`parser`] reads a `.mir` file (YAML documents via
-//! serde_yaml, bodies via the pest grammar in `body.pest`), [`verifier`] checks it, and
+//! serde_yaml, bodies via [`syntax`]: a line scanner checked against the pest grammar
+//! in `body.pest`, which decides every case the scanner is unsure of), [`verifier`] checks it, and
 //! [`printer`] writes it back in a form that parses to the same module, so every stage
 //! of the pipeline can be printed and re-read. Opcode, type, condition-code and
 //! intrinsic names are resolved through the target tables: the vocabulary comes from
@@ -9,6 +10,7 @@
 
 pub mod parser;
 pub mod printer;
+pub mod syntax;
 pub mod verifier;
 
 use target_desc::tables::{CondCodeId, OpcodeId, VtId};
@@ -276,6 +278,42 @@ impl Inst {
         tables.patterns.get(m as usize).is_some_and(|p| p.results.contains(&target_desc::tables::PatternResult::Flag))
     }
 
+    /// A hash of what the instruction computes: opcode, flags and operands (floats by
+    /// their bits), for value numbering. Equal expressions ([`Inst::same_expression`])
+    /// hash equally; callers confirm a hit with `same_expression`.
+    pub fn expression_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.opcode.hash(&mut h);
+        self.flags.hash(&mut h);
+        for o in &self.operands {
+            std::mem::discriminant(o).hash(&mut h);
+            match o {
+                Operand::Value(v) => v.hash(&mut h),
+                Operand::Block(b) => b.hash(&mut h),
+                Operand::Symbol(s) => s.hash(&mut h),
+                Operand::CondCode(c) => c.0.hash(&mut h),
+                Operand::Int(i) => i.hash(&mut h),
+                Operand::Float(x) => x.to_bits().hash(&mut h),
+                Operand::Mask(m) => m.hash(&mut h),
+                Operand::Align(a) => a.hash(&mut h),
+            }
+        }
+        h.finish()
+    }
+
+    /// Whether the two instructions compute the same expression: same opcode, flags and
+    /// operands, floats compared by bits (so `-0.0` is not `0.0` and a NaN is itself).
+    pub fn same_expression(&self, other: &Inst) -> bool {
+        self.opcode == other.opcode
+            && self.flags == other.flags
+            && self.operands.len() == other.operands.len()
+            && self.operands.iter().zip(&other.operands).all(|(a, b)| match (a, b) {
+                (Operand::Float(x), Operand::Float(y)) => x.to_bits() == y.to_bits(),
+                _ => a == b,
+            })
+    }
+
     /// The values this instruction reads.
     pub fn uses(&self) -> impl Iterator<Item = ValueId> + '_ {
         self.operands.iter().filter_map(|o| match o {
@@ -341,7 +379,10 @@ pub fn opcode_info(op: Opcode, tables: &target_desc::tables::TargetTables) -> Op
         Opcode::Machine(m) => OpcodeId(tables.patterns.get(m as usize)?.opcode),
     };
     // The tables are 'static in every use (compiled in, or leaked when loaded).
-    tables.opcodes.iter().find(|o| o.id == generic.0)
+    match tables.opcodes.get(generic.0 as usize) {
+        Some(o) if o.id == generic.0 => Some(o),
+        _ => tables.opcodes.iter().find(|o| o.id == generic.0),
+    }
 }
 
 /// The action-table row type of an instruction: its `type_operand`'s type, else its

@@ -7,20 +7,14 @@
 
 use std::collections::HashMap;
 
-use pest::iterators::Pair;
-use pest::Parser as _;
-use pest_derive::Parser;
 use serde::Deserialize;
 use target_desc::error::did_you_mean;
 use target_desc::tables::{TargetTables, VtId};
 use target_desc::yaml_lines;
 
+use super::syntax::{self, InstSyntax, Item, OperandSyntax, Rule};
 use super::*;
 use crate::diagnostics::MirError;
-
-#[derive(Parser)]
-#[grammar = "mir/body.pest"]
-struct BodyParser;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,6 +91,10 @@ struct Document<'a> {
     first_line: usize,
     file: &'a str,
     full: &'a str,
+    /// A function body cut out of the document before YAML sees it (see
+    /// [`literal_body`]): its text and content indentation. `text` then ends with the
+    /// `body: |` line.
+    body: Option<(String, usize)>,
 }
 
 impl Document<'_> {
@@ -155,7 +153,11 @@ fn documents<'a>(text: &'a str, file: &'a str) -> Vec<Document<'a>> {
             !t.is_empty() && !t.starts_with('#')
         });
         if meaningful {
-            docs.push(Document { text: current.join("\n") + "\n", first_line, file, full: text });
+            let (lines, body) = match literal_body(current) {
+                Some((key, body, indent)) => (&current[..=key], Some((body, indent))),
+                None => (&current[..], None),
+            };
+            docs.push(Document { text: lines.join("\n") + "\n", first_line, file, full: text, body });
         }
         current.clear();
     };
@@ -173,6 +175,51 @@ fn documents<'a>(text: &'a str, file: &'a str) -> Vec<Document<'a>> {
     }
     flush(&mut current, first_line, &mut docs);
     docs
+}
+
+/// The function body of a document whose last key is `body: |` (a literal block scalar
+/// with clip chomping, the form the spec and the printer use), read directly: the key's
+/// index among `lines`, the body text as YAML would give it, and its indentation.
+/// A 100k-line body cost serde_yaml (twice: once as a Value, once as the function
+/// document) and the key-position scans more than the rest of parsing; cutting it out
+/// leaves YAML a few header lines. `None` for any other shape (an indentation
+/// indicator, another chomping mode, a key after the body, tabs or over-indented blank
+/// lines in the indentation): YAML then reads the whole document, as before. The
+/// document's text always ends with a line break ([`documents`]), so the body does too.
+fn literal_body(lines: &[&str]) -> Option<(usize, String, usize)> {
+    let key = lines.iter().rposition(|l| l.trim_end() == "body: |")?;
+    let content = &lines[key + 1..];
+    let blank = |l: &str| l.bytes().all(|c| c == b' ');
+    let first = content.iter().position(|l| !blank(l));
+    let indent = match first {
+        Some(k) => content[k].len() - content[k].trim_start_matches(' ').len(),
+        None => 0,
+    };
+    if first.is_some() && indent == 0 {
+        return None;
+    }
+    // YAML rejects leading blank lines longer than the indentation; let it say so.
+    if content[..first.unwrap_or(content.len())].iter().any(|l| l.len() > indent) {
+        return None;
+    }
+    let mut body = String::with_capacity(content.iter().map(|l| l.len() + 1).sum());
+    let mut pending_blank = 0;
+    for line in content {
+        if blank(line) && line.len() <= indent {
+            pending_blank += 1;
+            continue;
+        }
+        if line.len() < indent || !line.as_bytes()[..indent].iter().all(|&c| c == b' ') {
+            return None; // less indented: another key or a syntax error
+        }
+        for _ in 0..pending_blank {
+            body.push('\n');
+        }
+        pending_blank = 0;
+        body.push_str(&line[indent..]);
+        body.push('\n');
+    }
+    Some((key, body, indent))
 }
 
 fn lookup_type(tables: &TargetTables, name: &str) -> Result<VtId, String> {
@@ -281,7 +328,10 @@ fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables
 }
 
 fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, MirError> {
-    let parsed: FunctionDoc = doc.parse("function document")?;
+    let mut parsed: FunctionDoc = doc.parse("function document")?;
+    if let Some((body, _)) = &doc.body {
+        parsed.body = body.clone();
+    }
     let name_line = yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1);
     let kind = match parsed.kind.as_str() {
         "kernel" => FunctionKind::Kernel,
@@ -334,9 +384,10 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         // non-blank line sets it (YAML's rule).
         let key_indent = key_text.len() - key_text.trim_start().len();
         let indicator = inline.chars().skip(1).find_map(|c| c.to_digit(10));
-        let indent = match indicator {
-            Some(n) => key_indent + n as usize,
-            None => doc_lines
+        let indent = match (indicator, &doc.body) {
+            (_, Some((_, indent))) => *indent,
+            (Some(n), None) => key_indent + n as usize,
+            (None, None) => doc_lines
                 .iter()
                 .skip(body_key)
                 .find(|l| !l.trim().is_empty())
@@ -374,9 +425,10 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
         body_line,
         indent,
         function: &mut function,
-        names: HashMap::new(),
+        names: Default::default(),
         blocks_seen: HashMap::new(),
         pending: Vec::new(),
+        last_line: std::cell::Cell::new((0, false)),
     }
     .read(&parsed.body)?;
     Ok(function)
@@ -395,17 +447,33 @@ struct BodyReader<'a> {
     body_line: usize,
     indent: usize,
     function: &'a mut Function,
-    names: HashMap<String, (ValueId, Loc)>,
+    names: rustc_hash::FxHashMap<&'a str, (ValueId, Loc)>,
     /// Uses to resolve once every definition is known: (block, inst, operand, name, loc).
-    pending: Vec<(usize, usize, usize, String, Loc)>,
+    pending: Vec<(usize, usize, usize, &'a str, Loc)>,
+    /// The body line [`BodyReader::loc`] found last (tokens come in order) and whether
+    /// it is ASCII (then a column is a byte offset).
+    last_line: std::cell::Cell<(usize, bool)>,
 }
 
-impl BodyReader<'_> {
-    fn loc(&self, pair: &Pair<'_, Rule>) -> Loc {
-        let offset = pair.as_span().start();
-        let line = self.line_starts.partition_point(|&start| start <= offset).max(1);
-        let start = self.line_starts[line - 1];
-        let column = self.body.get(start..offset).map_or(1, |text| text.chars().count() + 1);
+impl<'a> BodyReader<'a> {
+    /// The file position of body byte `offset`.
+    fn loc(&self, offset: usize) -> Loc {
+        let starts = &self.line_starts;
+        let (last, _) = self.last_line.get();
+        let within = |line: usize| starts[line - 1] <= offset && starts.get(line).is_none_or(|&next| offset < next);
+        let line = if last >= 1 && within(last) {
+            last
+        } else if last + 1 <= starts.len() && within(last + 1) {
+            last + 1
+        } else {
+            starts.partition_point(|&start| start <= offset).max(1)
+        };
+        if line != last {
+            let end = starts.get(line).copied().unwrap_or(self.body.len()).min(self.body.len());
+            self.last_line.set((line, self.body.get(starts[line - 1]..end).is_some_and(str::is_ascii)));
+        }
+        let start = starts[line - 1];
+        let column = if self.last_line.get().1 { offset - start + 1 } else { self.body.get(start..offset).map_or(1, |text| text.chars().count() + 1) };
         Loc { line: (self.body_line + line - 1) as u32, column: (column + self.indent) as u32 }
     }
 
@@ -413,14 +481,17 @@ impl BodyReader<'_> {
         MirError::at(self.file, self.full, loc.line as usize, loc.column as usize, message)
     }
 
-    fn read(mut self, body: &str) -> Result<(), MirError> {
-        let mut pairs = BodyParser::parse(Rule::body, body).map_err(|e| self.syntax_error(e, body))?;
-        let root = pairs.next().expect("grammar yields a body");
-        for pair in root.into_inner() {
-            match pair.as_rule() {
-                Rule::block_label => self.block(pair)?,
-                Rule::instruction => self.instruction(pair)?,
-                _ => {}
+    fn read(mut self, body: &'a str) -> Result<(), MirError> {
+        // The scanner is the fast path; the grammar decides whenever the scanner is not
+        // sure, so syntax errors always come from the grammar.
+        let items = match syntax::lex_body(body) {
+            Some(items) => items,
+            None => syntax::pest_items(body).map_err(|e| self.syntax_error(*e, body))?,
+        };
+        for item in items {
+            match item {
+                Item::Label { at, number, name } => self.block(at, number, name)?,
+                Item::Inst(inst) => self.instruction(inst)?,
             }
         }
         if self.function.blocks.is_empty() {
@@ -428,10 +499,10 @@ impl BodyReader<'_> {
             return Err(self.error(loc, "expected at least one block (`bb.0:`) in the body, found none"));
         }
         for (b, i, o, name, loc) in std::mem::take(&mut self.pending) {
-            match self.names.get(&name) {
+            match self.names.get(name) {
                 Some(&(id, _)) => self.function.blocks[b].insts[i].operands[o] = Operand::Value(id),
                 None => {
-                    let hint = did_you_mean(&name, self.names.keys().map(String::as_str), |n| format!("%{n}"));
+                    let hint = did_you_mean(name, self.names.keys().copied(), |n| format!("%{n}"));
                     return Err(self.error(loc, format!("use of undefined value %{name}{hint}")));
                 }
             }
@@ -439,19 +510,10 @@ impl BodyReader<'_> {
         Ok(())
     }
 
-    fn block(&mut self, pair: Pair<'_, Rule>) -> Result<(), MirError> {
-        let loc = self.loc(&pair);
-        let mut number = 0u32;
-        let mut name = None;
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::block_number => {
-                    number = p.as_str().parse().map_err(|_| self.error(loc, format!("block number `{}` is too large", p.as_str())))?
-                }
-                Rule::block_name => name = Some(p.as_str().to_string()),
-                _ => {}
-            }
-        }
+    fn block(&mut self, at: usize, number: syntax::Tok<'_>, name: Option<syntax::Tok<'_>>) -> Result<(), MirError> {
+        let loc = self.loc(at);
+        let number: u32 = number.text.parse().map_err(|_| self.error(loc, format!("block number `{}` is too large", number.text)))?;
+        let name = name.map(|n| n.text.to_string());
         if let Some(first) = self.blocks_seen.get(&number) {
             return Err(self.error(loc, format!("block number {number} is used twice (first at line {first})")));
         }
@@ -460,124 +522,104 @@ impl BodyReader<'_> {
         Ok(())
     }
 
-    fn instruction(&mut self, pair: Pair<'_, Rule>) -> Result<(), MirError> {
-        let loc = self.loc(&pair);
+    fn instruction(&mut self, inst: InstSyntax<'a>) -> Result<(), MirError> {
+        let loc = self.loc(inst.at);
         if self.function.blocks.is_empty() {
             return Err(self.error(loc, "expected a block label (`bb.0:`) before the first instruction, found an instruction"));
         }
         let block = self.function.blocks.len() - 1;
         let index = self.function.blocks[block].insts.len();
-        let mut defs = Vec::new();
-        let mut opcode = None;
-        let mut flags = Vec::new();
-        let mut operands = Vec::new();
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::defs => {
-                    for def in p.into_inner() {
-                        let def_loc = self.loc(&def);
-                        let mut inner = def.into_inner();
-                        let reg = inner.next().expect("vreg");
-                        let ty = inner.next().expect("type");
-                        let name = reg.as_str()[1..].to_string();
-                        let ty_loc = self.loc(&ty);
-                        let vt = lookup_type(self.tables, ty.as_str()).map_err(|m| self.error(ty_loc, m))?;
-                        if let Some(&(existing, first)) = self.names.get(&name) {
-                            if self.function.ssa {
-                                return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
-                            }
-                            // After PHI elimination a register may be written again, with
-                            // the same type.
-                            if self.function.values[existing.0 as usize].ty != vt {
-                                return Err(self.error(ty_loc, format!("register %{name} was defined with another type at line {}", first.line)));
-                            }
-                            defs.push(existing);
-                            continue;
-                        }
-                        let id = ValueId(self.function.values.len() as u32);
-                        self.function.values.push(ValueInfo { name: name.clone(), ty: vt });
-                        self.names.insert(name, (id, def_loc));
-                        defs.push(id);
-                    }
+        let mut defs = Vec::with_capacity(inst.defs.len());
+        for def in &inst.defs {
+            let def_loc = self.loc(def.reg.at);
+            let name = &def.reg.text[1..];
+            let ty_loc = self.loc(def.ty.at);
+            let vt = lookup_type(self.tables, def.ty.text).map_err(|m| self.error(ty_loc, m))?;
+            if let Some(&(existing, first)) = self.names.get(name) {
+                if self.function.ssa {
+                    return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
                 }
-                Rule::opcode => {
-                    let op_loc = self.loc(&p);
-                    let mut inner = p.into_inner();
-                    let name_pair = inner.next().expect("opcode name");
-                    let name = name_pair.as_str();
-                    // Generic opcodes first; the description keeps machine names distinct.
-                    let machine = if self.tables.opcode(name).is_some() { None } else { self.tables.names.machine_ops.get(name) };
-                    if let Some(m) = machine {
-                        // A machine instruction keeps only the flags its pattern's flag
-                        // groups took (`.acquire.gpu`), at most one per group; the rest
-                        // are part of its name.
-                        let pattern = &self.tables.patterns[m as usize];
-                        let groups: Vec<_> = pattern.flag_groups.iter().map(|&g| &self.tables.flag_groups[g as usize]).collect();
-                        let mut taken = vec![false; groups.len()];
-                        for flag in inner {
-                            let f = flag.as_str();
-                            let Some(g) = groups.iter().position(|g| g.has_flag(f)) else {
-                                let what = if groups.is_empty() {
-                                    "takes no flags (they are part of its name)".to_string()
-                                } else {
-                                    let mut known: Vec<&str> = groups.iter().flat_map(|g| g.members.iter().map(|m| m.flag)).filter(|f| !f.is_empty()).collect();
-                                    known.dedup();
-                                    format!("accepts only the flags of its flag groups ({})", known.join(", "))
-                                };
-                                return Err(self.error(self.loc(&flag), format!("machine instruction {name} {what}, found `.{f}`")));
-                            };
-                            if std::mem::replace(&mut taken[g], true) {
-                                return Err(self.error(self.loc(&flag), format!("machine instruction {name} has two flags of group ${}, found a second one `.{f}`", groups[g].name)));
-                            }
-                            flags.push(f.to_string());
-                        }
-                        opcode = Some(Opcode::Machine(m));
-                        continue;
-                    }
-                    let id = self.tables.opcode(name).ok_or_else(|| {
-                        let hint = did_you_mean(name, self.tables.opcodes.iter().map(|o| o.name), |n| format!("`{n}`"));
-                        self.error(op_loc, format!("unknown opcode `{name}`{hint}"))
-                    })?;
-                    let info = self.tables.opcode_info(id).expect("named opcodes have info");
-                    for flag in inner {
-                        let f = flag.as_str();
-                        if !info.flags.contains(&f) {
-                            let known = if info.flags.is_empty() { "none".to_string() } else { info.flags.join(", ") };
-                            return Err(self.error(self.loc(&flag), format!("unknown flag `.{f}` on {name} (it accepts: {known})")));
-                        }
-                        flags.push(f.to_string());
-                    }
-                    opcode = Some(Opcode::Generic(id));
+                // After PHI elimination a register may be written again, with the same
+                // type.
+                if self.function.values[existing.0 as usize].ty != vt {
+                    return Err(self.error(ty_loc, format!("register %{name} was defined with another type at line {}", first.line)));
                 }
-                Rule::operands => {
-                    for (o, operand) in p.into_inner().enumerate() {
-                        let op = self.operand(operand, block, index, o)?;
-                        operands.push(op);
-                    }
-                }
-                _ => {}
+                defs.push(existing);
+                continue;
             }
+            let id = ValueId(self.function.values.len() as u32);
+            self.function.values.push(ValueInfo { name: name.to_string(), ty: vt });
+            self.names.insert(name, (id, def_loc));
+            defs.push(id);
         }
-        let opcode = opcode.expect("grammar requires an opcode");
+        let op_loc = self.loc(inst.opcode.at);
+        let name = inst.opcode.text;
+        let mut flags = Vec::with_capacity(inst.flags.len());
+        // Generic opcodes first; the description keeps machine names distinct.
+        let generic = self.tables.opcode(name);
+        let machine = if generic.is_some() { None } else { self.tables.names.machine_ops.get(name) };
+        let opcode = if let Some(m) = machine {
+            // A machine instruction keeps only the flags its pattern's flag groups took
+            // (`.acquire.gpu`), at most one per group; the rest are part of its name.
+            let pattern = &self.tables.patterns[m as usize];
+            let groups: Vec<_> = pattern.flag_groups.iter().map(|&g| &self.tables.flag_groups[g as usize]).collect();
+            let mut taken = vec![false; groups.len()];
+            for flag in &inst.flags {
+                let f = flag.text;
+                let Some(g) = groups.iter().position(|g| g.has_flag(f)) else {
+                    let what = if groups.is_empty() {
+                        "takes no flags (they are part of its name)".to_string()
+                    } else {
+                        let mut known: Vec<&str> = groups.iter().flat_map(|g| g.members.iter().map(|m| m.flag)).filter(|f| !f.is_empty()).collect();
+                        known.dedup();
+                        format!("accepts only the flags of its flag groups ({})", known.join(", "))
+                    };
+                    return Err(self.error(self.loc(flag.at), format!("machine instruction {name} {what}, found `.{f}`")));
+                };
+                if std::mem::replace(&mut taken[g], true) {
+                    return Err(self.error(self.loc(flag.at), format!("machine instruction {name} has two flags of group ${}, found a second one `.{f}`", groups[g].name)));
+                }
+                flags.push(f.to_string());
+            }
+            Opcode::Machine(m)
+        } else {
+            let id = generic.ok_or_else(|| {
+                let hint = did_you_mean(name, self.tables.opcodes.iter().map(|o| o.name), |n| format!("`{n}`"));
+                self.error(op_loc, format!("unknown opcode `{name}`{hint}"))
+            })?;
+            let info = self.tables.opcode_info(id).expect("named opcodes have info");
+            for flag in &inst.flags {
+                let f = flag.text;
+                if !info.flags.contains(&f) {
+                    let known = if info.flags.is_empty() { "none".to_string() } else { info.flags.join(", ") };
+                    return Err(self.error(self.loc(flag.at), format!("unknown flag `.{f}` on {name} (it accepts: {known})")));
+                }
+                flags.push(f.to_string());
+            }
+            Opcode::Generic(id)
+        };
+        let mut operands = Vec::with_capacity(inst.operands.len());
+        for (o, operand) in inst.operands.iter().enumerate() {
+            operands.push(self.operand(operand, block, index, o)?);
+        }
         self.function.blocks[block].insts.push(Inst { defs, opcode, flags, operands, loc });
         Ok(())
     }
 
-    fn operand(&mut self, p: Pair<'_, Rule>, block: usize, inst: usize, index: usize) -> Result<Operand, MirError> {
-        let loc = self.loc(&p);
-        let text = p.as_str();
-        Ok(match p.as_rule() {
-            Rule::block_ref => Operand::Block(text[4..].parse().map_err(|_| self.error(loc, format!("block number in `{text}` is too large")))?),
-            Rule::vreg => {
-                self.pending.push((block, inst, index, text[1..].to_string(), loc));
+    fn operand(&mut self, p: &OperandSyntax<'a>, block: usize, inst: usize, index: usize) -> Result<Operand, MirError> {
+        let loc = self.loc(p.at());
+        Ok(match *p {
+            OperandSyntax::BlockRef(t) => Operand::Block(t.text[4..].parse().map_err(|_| self.error(loc, format!("block number in `{}` is too large", t.text)))?),
+            OperandSyntax::Vreg(t) => {
+                self.pending.push((block, inst, index, &t.text[1..], loc));
                 Operand::Value(ValueId(u32::MAX))
             }
-            Rule::symbol => Operand::Symbol(text[1..].to_string()),
-            Rule::mask => {
-                let mut lanes = Vec::new();
-                for lane in p.into_inner() {
-                    let l = self.loc(&lane);
-                    let v: i32 = lane.as_str().parse().map_err(|_| self.error(l, format!("expected a lane index, found `{}`", lane.as_str())))?;
+            OperandSyntax::Symbol(t) => Operand::Symbol(t.text[1..].to_string()),
+            OperandSyntax::Mask(_, ref lanes_syntax) => {
+                let mut lanes = Vec::with_capacity(lanes_syntax.len());
+                for lane in lanes_syntax {
+                    let l = self.loc(lane.at);
+                    let v: i32 = lane.text.parse().map_err(|_| self.error(l, format!("expected a lane index, found `{}`", lane.text)))?;
                     if v < -1 {
                         return Err(self.error(l, format!("expected a lane index or -1 (undefined), found {v}")));
                     }
@@ -585,16 +627,16 @@ impl BodyReader<'_> {
                 }
                 Operand::Mask(lanes)
             }
-            Rule::align => {
-                let value = p.into_inner().next().expect("align value");
-                let l = self.loc(&value);
-                let a: u64 = value.as_str().parse().map_err(|_| self.error(l, format!("expected a positive alignment, found `{}`", value.as_str())))?;
+            OperandSyntax::Align(_, value) => {
+                let l = self.loc(value.at);
+                let a: u64 = value.text.parse().map_err(|_| self.error(l, format!("expected a positive alignment, found `{}`", value.text)))?;
                 if !a.is_power_of_two() {
                     return Err(self.error(l, format!("expected a power-of-two alignment, found {a}")));
                 }
                 Operand::Align(a)
             }
-            Rule::hex => {
+            OperandSyntax::Hex(t) => {
+                let text = t.text;
                 let (negative, digits) = match text.strip_prefix('-') {
                     Some(rest) => (true, &rest[2..]),
                     None => (false, &text[2..]),
@@ -602,13 +644,13 @@ impl BodyReader<'_> {
                 let v = i128::from_str_radix(digits, 16).map_err(|_| self.error(loc, format!("integer literal `{text}` is out of range")))?;
                 Operand::Int(if negative { -v } else { v })
             }
-            Rule::integer => Operand::Int(text.parse().map_err(|_| self.error(loc, format!("integer literal `{text}` is out of range")))?),
-            Rule::float => Operand::Float(text.parse().map_err(|_| self.error(loc, format!("malformed float literal `{text}`")))?),
-            Rule::word => match text {
+            OperandSyntax::Integer(t) => Operand::Int(t.text.parse().map_err(|_| self.error(loc, format!("integer literal `{}` is out of range", t.text)))?),
+            OperandSyntax::Float(t) => Operand::Float(t.text.parse().map_err(|_| self.error(loc, format!("malformed float literal `{}`", t.text)))?),
+            OperandSyntax::Word(t) => match t.text {
                 "inf" => Operand::Float(f64::INFINITY),
                 "-inf" => Operand::Float(f64::NEG_INFINITY),
                 "nan" => Operand::Float(f64::NAN),
-                _ => match self.tables.cond_code(text) {
+                text => match self.tables.cond_code(text) {
                     Some(cc) => Operand::CondCode(cc),
                     None => {
                         let hint = did_you_mean(text, self.tables.cond_codes.iter().map(|c| c.name), |n| format!("`{n}`"));
@@ -616,7 +658,6 @@ impl BodyReader<'_> {
                     }
                 },
             },
-            other => unreachable!("operand rule {other:?}"),
         })
     }
 
@@ -669,5 +710,36 @@ fn describe(rule: &Rule) -> &'static str {
         Rule::word => "a condition code",
         Rule::EOI => "end of line",
         _ => "an instruction",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::literal_body;
+
+    /// The directly read body is what YAML gives, on the shapes it accepts.
+    #[test]
+    fn literal_body_matches_yaml() {
+        let cases = [
+            "name: f\nbody: |\n  bb.0:\n    RET\n",
+            "name: f\nbody: |\n  bb.0:\n\n    RET\n\n\n",
+            "name: f\nbody: |\n\n  bb.0:\n      RET ; deeper\n  \n        \n",
+            "name: f\nbody: |\n    bb.0:\n    RET\n",
+            "name: f\nbody: |\n",
+            "name: f\nbody: |\n # not a comment in a block scalar\n",
+        ];
+        for doc in cases {
+            let lines: Vec<&str> = doc.lines().collect();
+            let (key, body, _) = literal_body(&lines).unwrap_or_else(|| panic!("read directly: {doc:?}"));
+            assert_eq!(lines[key], "body: |");
+            let value: serde_yaml::Value = serde_yaml::from_str(doc).unwrap();
+            assert_eq!(body, value["body"].as_str().unwrap(), "{doc:?}");
+        }
+        // Shapes left to YAML: a key after the body, chomping indicators, tabs, a
+        // leading blank line longer than the indentation.
+        for doc in ["body: |\n  bb.0:\nssa: false\n", "body: |-\n  bb.0:\n", "body: |\n\tbb.0:\n", "body: |\n     \n  bb.0:\n"] {
+            let lines: Vec<&str> = doc.lines().collect();
+            assert!(literal_body(&lines).is_none(), "{doc:?}");
+        }
     }
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Whole-process compile time and peak memory: `ptxc compile` against `llc -O3` on the
+benchmark shapes of backend::synth::SHAPES (issue 15), as processes, measured with
+wait4's rusage (user + system CPU time, peak RSS).
+
+    python3 scripts/compile-time.py                      # 1k, 10k, 100k; every shape
+    python3 scripts/compile-time.py --sizes 1000 1000000 --shapes straight phis
+    python3 scripts/compile-time.py --jobs 1             # ptxc -j 1 (default: its default)
+    LLC=/path/to/llc python3 scripts/compile-time.py --llc-max 100000 --llc-timeout 60
+
+Prints a Markdown table per shape and size: ptxc CPU ms, microseconds per instruction,
+that figure over the smallest size's (the linearity goal: at most 1.5), peak RSS and
+bytes per instruction; then llc's CPU and RSS and the ratios (goals: llc CPU / ptxc CPU
+at least 10 at 100k, ptxc RSS at most half of llc's). Sizes are the generators'
+nominal instruction counts. Each cell is the fastest of --repeat runs.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd, timeout=None):
+    """Runs `cmd` with output discarded; returns (cpu seconds, peak RSS KiB, wall s), or
+    None when it ran longer than `timeout` seconds (then it is killed)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG if timeout else 0)
+        if pid:
+            break
+        if time.perf_counter() - started > timeout:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            proc.stderr.close()
+            return None
+        time.sleep(0.01)
+    wall = time.perf_counter() - started
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{err[:2000]}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall
+
+
+def best(cmd, repeat, timeout=None):
+    runs = []
+    for _ in range(repeat):
+        r = run(cmd, timeout)
+        if r is None:
+            return None
+        runs.append(r)
+    return min(runs, key=lambda r: r[0])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--shapes", nargs="+", default=[])
+    ap.add_argument("--jobs", type=int, default=None, help="ptxc -j N (default: ptxc's default, the machine's cores)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per cell below 100k instructions (1 from 100k)")
+    ap.add_argument("--llc-max", type=int, default=100000, help="largest size llc is run on (0: never)")
+    ap.add_argument("--llc-timeout", type=float, default=60, help="seconds before an llc run is stopped (reported as >T)")
+    ap.add_argument("--keep", help="write the generated inputs to this directory and keep them")
+    args = ap.parse_args()
+
+    llc = os.environ.get("LLC", "/usr/lib/llvm-22/bin/llc")
+    have_llc = args.llc_max > 0 and shutil.which(llc) is not None
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "backend", "--bin", "ptxc", "--example", "shapes"], cwd=ROOT, check=True)
+    ptxc = os.path.join(ROOT, "target/release/ptxc")
+    shapes_bin = os.path.join(ROOT, "target/release/examples/shapes")
+    work = args.keep or tempfile.mkdtemp(prefix="ptxc-compile-time-")
+    subprocess.run([shapes_bin, work, *map(str, args.sizes), *args.shapes], check=True)
+    rows = [line.split("\t") for line in open(os.path.join(work, "shapes.tsv")).read().splitlines()]
+
+    print(f"ptxc {'-j ' + str(args.jobs) if args.jobs else '(default -j)'} vs {llc if have_llc else 'no llc'}; CPU = user + system; "
+          f"{os.cpu_count()} cores\n")
+    print("| shape | instructions | ptxc CPU ms | µs/inst | vs smallest | ptxc RSS MiB | B/inst | llc CPU ms | llc RSS MiB | llc/ptxc CPU | ptxc/llc RSS |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    first = {}
+    for shape, size, sm, stem in rows:
+        n = int(size)
+        repeat = args.repeat if n < 100000 else 1
+        cmd = [ptxc, "compile", "--sm", sm, os.path.join(work, stem + ".mir"), "-o", os.devnull]
+        if args.jobs:
+            cmd[2:2] = ["-j", str(args.jobs)]
+        cpu, rss, _ = best(cmd, repeat)
+        per = cpu / n * 1e6
+        first.setdefault(shape, per)
+        cells = [shape, f"{n}", f"{cpu * 1e3:.1f}", f"{per:.2f}", f"{per / first[shape]:.2f}", f"{rss / 1024:.1f}", f"{rss * 1024 / n:.0f}"]
+        if have_llc and n <= args.llc_max:
+            measured = best([llc, "-O3", "-march=nvptx64", f"-mcpu=sm_{sm}", os.path.join(work, stem + ".ll"), "-o", os.devnull], repeat, args.llc_timeout)
+            if measured is None:
+                t = args.llc_timeout
+                cells += [f">{t * 1e3:.0f}", "", f">{t / cpu:.0f}", ""]
+            else:
+                lcpu, lrss, _ = measured
+                cells += [f"{lcpu * 1e3:.1f}", f"{lrss / 1024:.1f}", f"{lcpu / cpu:.1f}", f"{rss / lrss:.2f}"]
+        else:
+            cells += ["", "", "", ""]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
