@@ -852,6 +852,15 @@ pub struct TargetTables {
     pub names: NameMaps,
 }
 
+/// The entry of `table` whose id is `id`: at `id - 1` when the table is numbered from 1
+/// in order (the loader's numbering), else found by a scan.
+fn by_id<T>(table: &[T], id: usize, id_of: impl Fn(&T) -> usize) -> Option<&T> {
+    match id.checked_sub(1).and_then(|i| table.get(i)) {
+        Some(entry) if id_of(entry) == id => Some(entry),
+        _ => table.iter().find(|e| id_of(e) == id),
+    }
+}
+
 /// The answer to "what does this SM do with this opcode on this type, and why".
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
@@ -1037,28 +1046,19 @@ impl TargetTables {
         self.names.cond_codes.get(name).map(|v| CondCodeId(v as u8))
     }
 
-    // The three lookups below are on every pass's hot path. Ids are positions in the
-    // generated tables (the loader numbers entries in order), so the entry at the id's
-    // index is the answer; the scan only serves hand-built tables numbered otherwise.
+    // The three lookups below are on every pass's hot path. Ids are numbered from 1 in
+    // table order by the loader (0 is never an id), so the entry at `id - 1` is the
+    // answer; the scan only serves tables numbered otherwise.
     pub fn opcode_info(&self, op: OpcodeId) -> Option<&OpcodeInfo> {
-        match self.opcodes.get(op.0 as usize) {
-            Some(o) if o.id == op.0 => Some(o),
-            _ => self.opcodes.iter().find(|o| o.id == op.0),
-        }
+        by_id(self.opcodes, op.0 as usize, |o| o.id as usize)
     }
 
     pub fn type_info(&self, vt: VtId) -> Option<&TypeInfo> {
-        match self.types.get(vt.0 as usize) {
-            Some(t) if t.id == vt.0 => Some(t),
-            _ => self.types.iter().find(|t| t.id == vt.0),
-        }
+        by_id(self.types, vt.0 as usize, |t| t.id as usize)
     }
 
     pub fn cond_code_info(&self, cc: CondCodeId) -> Option<&CondCodeInfo> {
-        match self.cond_codes.get(cc.0 as usize) {
-            Some(c) if c.id == cc.0 => Some(c),
-            _ => self.cond_codes.iter().find(|c| c.id == cc.0)
-        }
+        by_id(self.cond_codes, cc.0 as usize, |c| c.id as usize)
     }
 
     pub fn knob(&self, name: &str) -> Option<&KnobInfo> {

@@ -31,7 +31,7 @@
 //! function: each instruction is visited once and each rule looks at most one
 //! instruction up the def chain.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use target_desc::tables::{props, OpcodeId, SmTables, TargetTables, TypeKind, VtId};
 
@@ -229,9 +229,9 @@ impl<'a> Combiner<'a> {
             uses,
             inserts: Vec::new(),
             names: f.values.iter().map(|v| v.name.clone()).collect(),
-            made: HashMap::new(),
-            divisions: HashMap::new(),
-            expressions: HashMap::new(),
+            made: HashMap::default(),
+            divisions: HashMap::default(),
+            expressions: HashMap::default(),
             cfg: None,
             stats: Stats::default(),
         }
@@ -268,7 +268,7 @@ impl<'a> Combiner<'a> {
         // New instructions go before the instruction that asked for them, in the
         // order they were made (a constant before the FMA reading it).
         let inserts = std::mem::take(&mut self.inserts);
-        let mut by_block: HashMap<usize, Vec<(usize, Inst)>> = HashMap::new();
+        let mut by_block: HashMap<usize, Vec<(usize, Inst)>> = HashMap::default();
         for (b, i, inst) in inserts {
             by_block.entry(b).or_default().push((i, inst));
         }

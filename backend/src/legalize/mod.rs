@@ -30,7 +30,7 @@ mod soften_float;
 pub mod types;
 mod vectors;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use target_desc::tables::{Action, CondCodeId, OpcodeId, SmTables, TargetTables, VtId};
 
@@ -170,15 +170,15 @@ impl<'a> Cx<'a> {
             loc: f.loc,
             actions: Vec::new(),
             parts: Vec::new(),
-            aliases: HashMap::new(),
-            constants: HashMap::new(),
-            pairs: HashMap::new(),
-            extracted: HashMap::new(),
+            aliases: HashMap::default(),
+            constants: HashMap::default(),
+            pairs: HashMap::default(),
+            extracted: HashMap::default(),
             current: (0, None, Loc::default()),
             split_blocks: Vec::new(),
             next_block: 0,
             remarks: Vec::new(),
-            library_calls: HashSet::new(),
+            library_calls: HashSet::default(),
         }
     }
 
@@ -593,7 +593,7 @@ impl<'a> Cx<'a> {
     /// Verification of one type round: every part defined exactly once (or aliased),
     /// no replaced value defined or used any more.
     fn check_round(&self, blocks: &[Block]) -> LResult<()> {
-        let mut defined: HashMap<ValueId, u32> = HashMap::new();
+        let mut defined: HashMap<ValueId, u32> = HashMap::default();
         for b in blocks {
             for inst in &b.insts {
                 for d in &inst.defs {
@@ -737,7 +737,7 @@ impl<'a> Cx<'a> {
         let mut changed = false;
         self.next_block = blocks.iter().map(|b| b.number + 1).max().unwrap_or(0);
         let original: HashSet<u32> = blocks.iter().map(|b| b.number).collect();
-        let mut renamed: HashMap<u32, u32> = HashMap::new();
+        let mut renamed: HashMap<u32, u32> = HashMap::default();
         let mut result = Vec::with_capacity(blocks.len());
         for mut block in std::mem::take(blocks) {
             let insts = std::mem::take(&mut block.insts);

@@ -27,12 +27,11 @@ impl Cfg {
         let n = f.blocks.len();
         let index: rustc_hash::FxHashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let mut succs = vec![Vec::new(); n];
+        let is_term = |inst: &crate::mir::Inst| opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
         for (b, block) in f.blocks.iter().enumerate() {
-            for inst in &block.insts {
-                let is_term = opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
-                if !is_term {
-                    continue;
-                }
+            // Terminators end the block (the verifier's rule): only that suffix is read.
+            let first_term = block.insts.iter().rposition(|i| !is_term(i)).map_or(0, |k| k + 1);
+            for inst in &block.insts[first_term..] {
                 for target in inst.block_operands() {
                     if let Some(&t) = index.get(&target) {
                         if !succs[b].contains(&t) {

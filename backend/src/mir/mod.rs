@@ -378,10 +378,12 @@ pub fn opcode_info(op: Opcode, tables: &target_desc::tables::TargetTables) -> Op
         Opcode::Generic(g) => g,
         Opcode::Machine(m) => OpcodeId(tables.patterns.get(m as usize)?.opcode),
     };
-    // The tables are 'static in every use (compiled in, or leaked when loaded).
-    match tables.opcodes.get(generic.0 as usize) {
+    // The tables are 'static in every use (compiled in, or leaked when loaded). Ids
+    // count from 1 in table order (`TargetTables::opcode_info`).
+    let table: &'static [target_desc::tables::OpcodeInfo] = tables.opcodes;
+    match (generic.0 as usize).checked_sub(1).and_then(|i| table.get(i)) {
         Some(o) if o.id == generic.0 => Some(o),
-        _ => tables.opcodes.iter().find(|o| o.id == generic.0),
+        _ => table.iter().find(|o| o.id == generic.0),
     }
 }
 

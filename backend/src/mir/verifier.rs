@@ -5,7 +5,7 @@
 //! it does not stop at the first problem: it returns every error, each located at its
 //! instruction and naming the function, block and instruction index.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use target_desc::error::did_you_mean;
 use target_desc::tables::{props, OperandKind, SigOperand, TargetTables, TypeClass, TypeKind, VtId};
@@ -128,7 +128,7 @@ impl Verifier<'_> {
 
     /// Where each value is defined: (block, instruction).
     fn definitions(&mut self) -> HashMap<ValueId, (usize, usize)> {
-        let mut defs = HashMap::new();
+        let mut defs = HashMap::default();
         for (b, block) in self.function.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {

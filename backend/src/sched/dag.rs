@@ -17,7 +17,9 @@
 //!
 //! Memory edges look back at most [`MEMORY_WINDOW`] accesses; when more are pending the
 //! next access is ordered after all of them (a *flush*), so the graph has O(n) edges
-//! and its construction is linear in the block (cicc-instruction-scheduling.txt's DDG
+//! and its construction is linear in the block; a store to exactly the bytes of a
+//! pending access replaces it in the window (it carries every dependence the older
+//! one would), so runs of stores to one address stay cheap (cicc-instruction-scheduling.txt's DDG
 //! construction, O(N + E)).
 
 use rustc_hash::FxHashMap as HashMap;
@@ -48,6 +50,10 @@ pub struct Access {
     pub size: Option<u64>,
     /// The pointer's type (its address space); `None` for frame objects.
     pub pointer_type: Option<u8>,
+    /// The pointer type's address space and whether it is read-only, looked up once
+    /// here rather than for every pair the graph compares.
+    pub pointer_space: Option<u16>,
+    pub read_only: bool,
 }
 
 /// The pointer and offset operand slots of the generic memory opcodes (MIR spec §3.3:
@@ -172,11 +178,14 @@ pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access
                 .map(|t| u64::from(t.bits).div_ceil(8))
         })
         .map(|b| b * lanes);
+    let pointer_info = pointer_type.and_then(|t| tables.type_info(VtId(t)));
     Some(Access {
         base,
         offset,
         size,
         pointer_type,
+        pointer_space: pointer_info.map(|t| t.addrspace),
+        read_only: pointer_type.is_some_and(|t| read_only_pointer(tables, t)),
     })
 }
 
@@ -203,25 +212,22 @@ impl MemoryModel {
         MemoryModel { frame_space }
     }
 
-    fn space(&self, a: &Access, tables: &TargetTables) -> Option<u16> {
-        match (a.base, a.pointer_type) {
+    fn space(&self, a: &Access) -> Option<u16> {
+        match (a.base, a.pointer_space) {
             (Some(Base::Frame(_)), _) => self.frame_space,
-            (_, Some(t)) => tables.type_info(VtId(t)).map(|t| t.addrspace),
-            _ => None,
+            (_, space) => space,
         }
     }
 
     /// Whether two accesses (at least one a store) may touch the same byte.
-    pub fn may_alias(&self, a: Option<&Access>, b: Option<&Access>, tables: &TargetTables) -> bool {
+    pub fn may_alias(&self, a: Option<&Access>, b: Option<&Access>) -> bool {
         let (Some(a), Some(b)) = (a, b) else {
             return true;
         };
-        for x in [a, b] {
-            if x.pointer_type.is_some_and(|t| read_only_pointer(tables, t)) {
-                return false;
-            }
+        if a.read_only || b.read_only {
+            return false;
         }
-        let (sa, sb) = (self.space(a, tables), self.space(b, tables));
+        let (sa, sb) = (self.space(a), self.space(b));
         if let (Some(sa), Some(sb)) = (sa, sb) {
             // Address space 0 is generic: it reaches every other space.
             if sa != sb && sa != 0 && sb != 0 {
@@ -377,7 +383,7 @@ impl Dag {
                         for (p, p_store, p_addr) in &pending {
                             if *p != u
                                 && (store || *p_store)
-                                && memory.may_alias(address.as_ref(), p_addr.as_ref(), tables)
+                                && memory.may_alias(address.as_ref(), p_addr.as_ref())
                             {
                                 edges.push((
                                     *p,
@@ -385,6 +391,15 @@ impl Dag {
                                     if *p_store && !store { 1 } else { 0 },
                                     EdgeKind::Order,
                                 ));
+                            }
+                        }
+                        // A store to exactly the bytes of a pending access now stands for
+                        // it: whatever would depend on that access touches these bytes
+                        // too, so depends on this store, which follows it. (A run of
+                        // stores to one address keeps one pending entry, not 64.)
+                        if store {
+                            if let Some(a) = address.filter(|a| a.base.is_some() && a.offset.is_some() && a.size.is_some()) {
+                                pending.retain(|(p, _, p_addr)| *p == u || *p_addr != Some(a));
                             }
                         }
                         pending.push((u, store, address));

@@ -21,7 +21,6 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashMap as HashMap;
 use target_desc::tables::{OccupancyInfo, TargetTables};
 
 use crate::machine::pressure::{Pressure, PressureSets};
@@ -112,6 +111,8 @@ pub fn schedule_function(
     let warps_before = warps_for(sets.occupancy.as_ref(), function_peak);
     let headroom = list.headroom;
     let mut reports = Vec::new();
+    let values = f.values.len();
+    let mut scratch = Scratch { remaining: vec![0; values], read_here: vec![false; values], live_after: vec![false; values], reads: Vec::new() };
     for b in 0..f.blocks.len() {
         let range = region(&f.blocks[b], tables);
         if range.len() < 2 {
@@ -185,6 +186,7 @@ pub fn schedule_function(
             pressure_mode,
             start_pressure,
             allowance,
+            &mut scratch,
         );
         let identity: Vec<usize> = (0..dag.len()).collect();
         let mut report = BlockReport {
@@ -205,13 +207,12 @@ pub fn schedule_function(
             reports.push(report);
             continue;
         }
-        // Apply, then check with MRPA.
-        let old: Vec<Inst> = f.blocks[b].insts[range.clone()].to_vec();
-        let mut new = Vec::with_capacity(old.len());
-        for &u in &order {
-            new.extend(old[dag.units[u].clone()].iter().cloned());
-        }
-        f.blocks[b].insts.splice(range.clone(), new);
+        // Apply (moving, not cloning, the instructions), then check with MRPA.
+        // `moved[j]` is the region index of the instruction now at region position j.
+        let moved: Vec<usize> = order.iter().flat_map(|&u| dag.units[u].clone()).collect();
+        let mut taken: Vec<Option<Inst>> = f.blocks[b].insts.drain(range.clone()).map(Some).collect();
+        let new: Vec<Inst> = moved.iter().map(|&k| taken[k].take().expect("each instruction is placed once")).collect();
+        f.blocks[b].insts.splice(range.start..range.start, new);
         let after_peak = pressure.block_peak(f, b, &cfg.succs, sets, tables);
         let reason = if over {
             after_peak
@@ -245,7 +246,11 @@ pub fn schedule_function(
         report.peak_after = after_peak[0];
         match reason {
             Some(r) => {
-                f.blocks[b].insts.splice(range.clone(), old);
+                let mut back: Vec<Option<Inst>> = (0..moved.len()).map(|_| None).collect();
+                for (inst, &k) in f.blocks[b].insts.drain(range.clone()).zip(&moved) {
+                    back[k] = Some(inst);
+                }
+                f.blocks[b].insts.splice(range.start..range.start, back.into_iter().map(|i| i.expect("every instruction comes back")));
                 report.reverted = Some(r);
             }
             None => report.kept = true,
@@ -253,6 +258,15 @@ pub fn schedule_function(
         reports.push(report);
     }
     reports
+}
+
+/// Per-value arrays of the list scheduler, sized once per function and left zeroed
+/// between blocks (so a block costs its own size, not the function's).
+struct Scratch {
+    remaining: Vec<u32>,
+    read_here: Vec<bool>,
+    live_after: Vec<bool>,
+    reads: Vec<u32>,
 }
 
 /// The static part of a unit's rank, best first: deeper, higher target priority,
@@ -270,6 +284,7 @@ fn list_schedule(
     pressure_mode: bool,
     start_pressure: u32,
     allowance: u32,
+    scratch: &mut Scratch,
 ) -> Vec<usize> {
     let n = dag.len();
     let heights = dag.heights();
@@ -290,29 +305,35 @@ fn list_schedule(
             Reverse(u),
         )
     };
-    // Remaining reads of each value inside the region; values read after it never die.
-    let mut remaining: HashMap<u32, u32> = HashMap::default();
+    // Remaining reads of each value inside the region, and whether it has any; values
+    // read after it never die. Dense per value id (`scratch` is the function's, reset
+    // on the way out), so no hashing per step.
+    let Scratch { remaining, read_here, live_after: after_flag, reads } = scratch;
     for inst in insts {
         for v in inst.uses() {
-            *remaining.entry(v.0).or_default() += 1;
+            remaining[v.0 as usize] += 1;
+            read_here[v.0 as usize] = true;
         }
     }
-    let weight = |v: ValueId| {
-        sets.of(f, v)
-            .filter(|(s, _)| *s == 0)
-            .map_or(0i64, |(_, w)| i64::from(w))
-    };
+    for &v in live_after {
+        after_flag[v as usize] = true;
+    }
+    let weight = |v: ValueId| sets.of(f, v).filter(|(s, _)| *s == 0).map_or(0i64, |(_, w)| i64::from(w));
     // Pressure change of the general set if `u` went next.
-    let delta = |u: usize, remaining: &HashMap<u32, u32>| -> i64 {
+    let delta = |u: usize, remaining: &[u32], reads: &mut Vec<u32>| -> i64 {
         let mut d = 0i64;
-        let mut reads: Vec<ValueId> = Vec::new();
+        reads.clear();
         for inst in &insts[dag.units[u].clone()] {
             for def in &inst.defs {
                 d += weight(*def);
+                // A result nobody reads is freed right away.
+                if !read_here[def.0 as usize] && !after_flag[def.0 as usize] {
+                    d -= weight(*def);
+                }
             }
-            reads.extend(inst.uses());
+            reads.extend(inst.uses().map(|v| v.0));
         }
-        reads.sort_unstable_by_key(|v| v.0);
+        reads.sort_unstable();
         let mut i = 0;
         while i < reads.len() {
             let v = reads[i];
@@ -321,16 +342,8 @@ fn list_schedule(
                 count += 1;
                 i += 1;
             }
-            if !live_after.contains(&v.0) && remaining.get(&v.0).copied() == Some(count) {
-                d -= weight(v);
-            }
-        }
-        // A result nobody reads is freed right away.
-        for inst in &insts[dag.units[u].clone()] {
-            for def in &inst.defs {
-                if !remaining.contains_key(&def.0) && !live_after.contains(&def.0) {
-                    d -= weight(*def);
-                }
+            if !after_flag[v as usize] && remaining[v as usize] == count {
+                d -= weight(ValueId(v));
             }
         }
         d
@@ -352,23 +365,37 @@ fn list_schedule(
     let mut order = Vec::with_capacity(n);
     let mut cycle = 0u32;
     let mut current = i64::from(start_pressure);
+    // The window: the best (up to) LOOK_AHEAD available units, kept across steps; the
+    // heap holds the rest, none of them better than the window's worst.
     let mut held: Vec<(Rank, usize)> = Vec::with_capacity(LOOK_AHEAD);
+    let admit = |x: (Rank, usize), held: &mut Vec<(Rank, usize)>, available: &mut BinaryHeap<(Rank, usize)>| {
+        let worst = (0..held.len()).min_by_key(|&i| held[i].0);
+        match worst {
+            Some(w) if x.0 > held[w].0 => {
+                if held.len() == LOOK_AHEAD {
+                    available.push(held.swap_remove(w));
+                }
+                held.push(x);
+            }
+            _ => available.push(x),
+        }
+    };
+    let mut deltas: Vec<i64> = Vec::with_capacity(LOOK_AHEAD);
     while order.len() < n {
         // Pressure mode ignores latency: every unit whose operands are computed is a
         // candidate. Latency mode takes what is ready at this cycle, waiting when
         // nothing is.
         while let Some(&Reverse((c, u))) = pending.peek() {
-            if c > cycle && !available.is_empty() && !pressure_mode {
+            if c > cycle && !(available.is_empty() && held.is_empty()) && !pressure_mode {
                 break;
             }
             pending.pop();
             cycle = cycle.max(c);
-            available.push((rank(u), u));
+            admit((rank(u), u), &mut held, &mut available);
         }
         // Among the best few: in pressure mode the largest drop; otherwise the best
         // rank that stays within the allowance, waiting for later units (stalling
         // rather than lifting pressure) when none does.
-        held.clear();
         let pick = loop {
             while held.len() < LOOK_AHEAD {
                 match available.pop() {
@@ -376,26 +403,22 @@ fn list_schedule(
                     None => break,
                 }
             }
-            let deltas: Vec<i64> = held.iter().map(|(_, u)| delta(*u, &remaining)).collect();
+            deltas.clear();
+            deltas.extend(held.iter().map(|(_, u)| delta(*u, remaining, reads)));
             if pressure_mode {
-                let i = (0..held.len())
-                    .min_by_key(|&i| (deltas[i], Reverse(held[i].0)))
-                    .unwrap_or(0);
+                let i = (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0);
                 break (i, deltas[i]);
             }
-            if let Some(i) = (0..held.len()).find(|&i| current + deltas[i] <= i64::from(allowance))
-            {
+            if let Some(i) = (0..held.len()).filter(|&i| current + deltas[i] <= i64::from(allowance)).max_by_key(|&i| held[i].0) {
                 break (i, deltas[i]);
             }
             match (held.len() < LOOK_AHEAD).then(|| pending.pop()).flatten() {
                 Some(Reverse((c, u))) => {
                     cycle = cycle.max(c);
-                    available.push((rank(u), u));
+                    admit((rank(u), u), &mut held, &mut available);
                 }
                 None => {
-                    let i = (0..held.len())
-                        .min_by_key(|&i| (deltas[i], Reverse(held[i].0)))
-                        .unwrap_or(0);
+                    let i = (0..held.len()).min_by_key(|&i| (deltas[i], Reverse(held[i].0))).unwrap_or(0);
                     break (i, deltas[i]);
                 }
             }
@@ -403,14 +426,9 @@ fn list_schedule(
         let (pick, pick_delta) = pick;
         let (_, u) = held.swap_remove(pick);
         current += pick_delta;
-        for x in held.drain(..) {
-            available.push(x);
-        }
         for inst in &insts[dag.units[u].clone()] {
             for v in inst.uses() {
-                if let Some(r) = remaining.get_mut(&v.0) {
-                    *r -= 1;
-                }
+                remaining[v.0 as usize] = remaining[v.0 as usize].saturating_sub(1);
             }
         }
         order.push(u);
@@ -427,6 +445,16 @@ fn list_schedule(
                 pending.push(Reverse((earliest[s], s)));
             }
         }
+    }
+    // Leave the scratch arrays clean for the next block.
+    for inst in insts {
+        for v in inst.uses() {
+            remaining[v.0 as usize] = 0;
+            read_here[v.0 as usize] = false;
+        }
+    }
+    for &v in live_after {
+        after_flag[v as usize] = false;
     }
     order
 }

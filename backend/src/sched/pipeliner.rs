@@ -662,7 +662,7 @@ fn pipeline_loop(
         for b in &mem[i..] {
             if (a.1 || b.1)
                 && (!knobs.prune_loop_carried
-                    || memory.may_alias(a.2.as_ref(), b.2.as_ref(), tables))
+                    || memory.may_alias(a.2.as_ref(), b.2.as_ref()))
             {
                 edges.push(LoopEdge {
                     from: b.0,
