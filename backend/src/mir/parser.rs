@@ -343,10 +343,11 @@ fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, Mir
     };
     let param_lines = yaml_lines::item_lines(&doc.text, &["params"]);
     let mut params = Vec::new();
+    let mut param_names = rustc_hash::FxHashSet::default();
     for (i, p) in parsed.params.iter().enumerate() {
         let line = param_lines.get(i).copied().unwrap_or(1);
         let ty = lookup_type(tables, &p.ty).map_err(|m| doc.error_at_value(line, "type", &p.ty, m))?;
-        if params.iter().any(|q: &Param| q.name == p.name) {
+        if !param_names.insert(p.name.as_str()) {
             return Err(doc.error_at(line, &p.name, format!("parameter `{}` is declared twice", p.name)));
         }
         params.push(Param { name: p.name.clone(), ty });
