@@ -383,6 +383,15 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// One or more decimal digits; whether there were any.
+    fn digits(&mut self) -> bool {
+        let from = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        self.pos > from
+    }
+
     /// `hex | float | integer`, in the grammar's order.
     fn number(&mut self, at: usize) -> Option<OperandSyntax<'a>> {
         self.eat(b'-');
@@ -390,21 +399,13 @@ impl<'a> Scanner<'a> {
             self.pos += 2;
             return self.run(at, 1, |c| c.is_ascii_hexdigit()).map(OperandSyntax::Hex);
         }
-        let digits = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.pos += 1;
-        }
-        if self.pos == digits {
+        // DIGIT+ ("." DIGIT+ exponent? | exponent)?, exponent = (e|E) (+|-)? DIGIT+
+        if !self.digits() {
             return None;
         }
         let mut float = false;
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            let frac = self.pos;
-            while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                self.pos += 1;
-            }
-            if self.pos == frac {
+        if self.eat(b'.') {
+            if !self.digits() {
                 return None;
             }
             float = true;
@@ -414,11 +415,7 @@ impl<'a> Scanner<'a> {
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.pos += 1;
             }
-            let exp = self.pos;
-            while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                self.pos += 1;
-            }
-            if self.pos == exp {
+            if !self.digits() {
                 return None;
             }
             float = true;
