@@ -1151,6 +1151,25 @@ struct Expander<'a> {
 }
 
 impl Expander<'_> {
+    /// Body instruction `inst` copied for absolute iteration `iter` of straight-line
+    /// code (a prologue step, an early exit's epilogue) whose values are `env`; its
+    /// results join `env`.
+    fn copy_straight(
+        &self,
+        f: &mut Function,
+        names: &mut Names,
+        env: &mut HashMap<(u32, i64), ValueId>,
+        inst: &Inst,
+        iter: i64,
+    ) -> Result<Inst, String> {
+        let mut defs = Vec::new();
+        let copy = copy_inst(f, names, inst, |_, _, v| self.absolute(env, v, iter), |old, new| defs.push((old, new)))?;
+        for (old, new) in defs {
+            env.insert((old.0, iter), new);
+        }
+        Ok(copy)
+    }
+
     /// `v` in absolute iteration `i`, in straight-line code whose values are `env`.
     fn absolute(
         &self,
@@ -1399,19 +1418,7 @@ fn expand(
             if s > t {
                 continue;
             }
-            let iter = t - s;
-            let mut defs = Vec::new();
-            let copy = copy_inst(
-                f,
-                names,
-                &body[i],
-                |_, _, v| x.absolute(&env, v, iter),
-                |old, new| defs.push((old, new)),
-            )?;
-            for (old, new) in defs {
-                env.insert((old.0, iter), new);
-            }
-            insts.push(copy);
+            insts.push(x.copy_straight(f, names, &mut env, &body[i], t - s)?);
         }
         let mut branch = term.clone();
         for o in &mut branch.operands {
@@ -1527,18 +1534,7 @@ fn expand(
                 if s < step - p || iter < 0 || iter > p {
                     continue;
                 }
-                let mut defs = Vec::new();
-                let copy = copy_inst(
-                    f,
-                    names,
-                    &body[i],
-                    |_, _, v| x.absolute(&penv, v, iter),
-                    |old, new| defs.push((old, new)),
-                )?;
-                for (old, new) in defs {
-                    penv.insert((old.0, iter), new);
-                }
-                insts.push(copy);
+                insts.push(x.copy_straight(f, names, &mut penv, &body[i], iter)?);
             }
         }
         let mut values = Vec::new();
