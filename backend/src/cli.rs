@@ -613,7 +613,7 @@ fn compile(args: CompileArgs) -> Output {
     let enabled: Vec<&'static crate::passes::PassInfo> = crate::passes::PASSES.iter().filter(|p| p.enabled(&cx.options)).collect();
     let mut threads = None;
     for pass in crate::passes::PASSES {
-        if pass.scope == crate::passes::Scope::Function && !per_pass_output && crate::passes::parallel(&module, &cx) {
+        if pass.scope == crate::passes::Scope::Function && pass.enabled(&cx.options) && !per_pass_output && crate::passes::parallel(&module, &cx) {
             let rest: Vec<&'static crate::passes::PassInfo> = enabled.iter().copied().skip_while(|p| p.name != pass.name).collect();
             threads = Some(cx.options.jobs.min(module.functions.len()));
             match crate::passes::run_per_function(&mut module, &cx, &rest) {

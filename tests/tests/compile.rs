@@ -45,22 +45,25 @@ fn parallel_compiles_are_byte_identical_to_sequential_ones() {
     assert!(files.len() > 10, "only {} multi-function files", files.len());
     let mut compiled = 0;
     for (file, sm) in &files {
-        let sequential = ptxc(&["compile", file, "--sm", sm, "-j", "1"]);
-        if sequential.code != 0 {
-            continue; // kernels blocked on sm_80 (their tests say why)
-        }
-        compiled += 1;
-        for jobs in ["2", "4"] {
-            for _ in 0..2 {
-                let parallel = ptxc(&["compile", file, "--sm", sm, "-j", jobs, "--time-passes"]);
-                assert_eq!(parallel.code, 0, "{file} -j {jobs}: {}", parallel.stderr);
-                // The parallel path really ran: the timing report says on how many threads.
-                assert!(parallel.stderr.contains("wall time on"), "{file} -j {jobs} ran sequentially:\n{}", parallel.stderr);
-                assert!(parallel.stdout == sequential.stdout, "{file}: -j {jobs} differs from -j 1");
+        // -O0 too: there the first function-scoped pass (combine) is off.
+        for level in ["-O3", "-O0"] {
+            let sequential = ptxc(&["compile", file, "--sm", sm, level, "-j", "1"]);
+            if sequential.code != 0 {
+                continue; // kernels blocked on sm_80 (their tests say why)
+            }
+            compiled += 1;
+            for jobs in ["2", "4"] {
+                for _ in 0..2 {
+                    let parallel = ptxc(&["compile", file, "--sm", sm, level, "-j", jobs, "--time-passes"]);
+                    assert_eq!(parallel.code, 0, "{file} -j {jobs}: {}", parallel.stderr);
+                    // The parallel path really ran: the timing report says on how many threads.
+                    assert!(parallel.stderr.contains("wall time on"), "{file} -j {jobs} ran sequentially:\n{}", parallel.stderr);
+                    assert!(parallel.stdout == sequential.stdout, "{file} {level}: -j {jobs} differs from -j 1");
+                }
             }
         }
     }
-    assert!(compiled > 10, "only {compiled} files compiled");
+    assert!(compiled > 20, "only {compiled} file-level pairs compiled");
 }
 
 /// Every compile-time benchmark shape (`backend::synth::SHAPES`) is a real kernel: at
