@@ -44,18 +44,105 @@ pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, 
     for list in &mut by_opcode {
         list.sort_by_key(|&i| (std::cmp::Reverse(tables.patterns[i].nodes.len()), std::cmp::Reverse(tables.patterns[i].priority), i));
     }
+    let candidates = Candidates::new(tables, &by_opcode);
     let mut errors = Vec::new();
     for f in &mut module.functions {
         // `.contract` permits the combiner to fuse; no machine instruction depends on it.
         for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
             inst.flags.retain(|fl| fl != crate::combine::CONTRACT);
         }
-        select_function(f, tables, sm, &by_opcode, source, &mut errors);
+        select_function(f, tables, sm, &by_opcode, &candidates, source, &mut errors);
     }
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// The candidate patterns of an instruction, by its opcode and its key type: the type
+/// of the operand that selects its legality row (or of its first result). Patterns are
+/// written once per type, so a store of f32 would otherwise try every store of every
+/// type and space; here it tries the f32 stores and the patterns whose key position
+/// takes any type (flags, variadic leaves), in the same best-first order.
+struct Candidates {
+    keyed: HashMap<(u16, u8), Vec<usize>>,
+    /// Per opcode, the patterns without a key type: all an instruction whose key
+    /// position holds no register can match.
+    unkeyed: Vec<Vec<usize>>,
+}
+
+impl Candidates {
+    fn new(tables: &TargetTables, by_opcode: &[Vec<usize>]) -> Candidates {
+        let mut keyed: HashMap<(u16, u8), Vec<usize>> = HashMap::default();
+        let mut unkeyed = vec![Vec::new(); by_opcode.len()];
+        for (op, list) in by_opcode.iter().enumerate() {
+            let keys: Vec<Option<u8>> = list.iter().map(|&i| pattern_key(tables, &tables.patterns[i])).collect();
+            let mut types: Vec<u8> = keys.iter().flatten().copied().collect();
+            types.sort_unstable();
+            types.dedup();
+            for t in types {
+                let fits = list.iter().zip(&keys).filter(|(_, k)| k.is_none_or(|k| k == t)).map(|(&i, _)| i).collect();
+                keyed.insert((op as u16, t), fits);
+            }
+            unkeyed[op] = list.iter().zip(&keys).filter(|(_, k)| k.is_none()).map(|(&i, _)| i).collect();
+        }
+        Candidates { keyed, unkeyed }
+    }
+
+    fn of(&self, f: &Function, inst: &crate::mir::Inst, op: OpcodeId, tables: &TargetTables) -> &[usize] {
+        match inst_key(f, inst, tables).and_then(|t| self.keyed.get(&(op.0, t))) {
+            Some(list) => list,
+            None => &self.unkeyed[op.0 as usize],
+        }
+    }
+}
+
+/// The type a pattern requires at its opcode's key position, when it requires one
+/// (see [`Candidates`]). Must never name a type an instruction the pattern matches
+/// could lack: the matcher checks exactly these types.
+fn pattern_key(tables: &TargetTables, p: &PatternInfo) -> Option<u8> {
+    let info = tables.opcode_info(OpcodeId(p.opcode))?;
+    let root = p.nodes.first()?;
+    let arg_type = |k: usize| -> Option<u8> {
+        match *root.args.get(k)? {
+            NodeArg::Leaf(l) => match p.operands.get(l as usize)?.1 {
+                PatternOperand::Reg(t) | PatternOperand::Imm(t) | PatternOperand::ImmIs(t, _) | PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t) => Some(t),
+                _ => None,
+            },
+            NodeArg::Node(m) => p.nodes.get(m as usize)?.ty,
+        }
+    };
+    match info.type_operand {
+        Some(i) => {
+            let i = i as usize;
+            let t = arg_type(i)?;
+            // A commutative root also matches with its first two operands swapped.
+            let commutative = info.has(props::COMMUTATIVE) && i < 2 && root.args.len() >= 2;
+            if commutative && arg_type(1 - i) != Some(t) {
+                return None;
+            }
+            // A trailing `values` leaf at the key position takes any registers.
+            Some(t)
+        }
+        None if p.any_results => None,
+        None => match p.results.first()? {
+            PatternResult::Reg(t) => Some(*t),
+            PatternResult::Flag => None,
+        },
+    }
+}
+
+/// An instruction's key type (see [`Candidates`]); `None` when its key position holds
+/// no register, which only patterns without a key type can match.
+fn inst_key(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> Option<u8> {
+    let info = tables.opcode_info(inst.opcode.generic()?)?;
+    match info.type_operand {
+        Some(i) => match value_operands(&inst.operands).get(i as usize)? {
+            Operand::Value(v) => Some(f.value(*v).ty.0),
+            _ => None,
+        },
+        None => inst.defs.first().map(|d| f.value(*d).ty.0),
     }
 }
 
@@ -133,13 +220,7 @@ impl<'a> Matcher<'a> {
     /// Pattern `p` at the root instruction `(b, i)`, whose flags already fit.
     fn match_root(&self, p: &PatternInfo, b: usize, i: usize) -> Option<Match> {
         let inst = &self.f.blocks[b].insts[i];
-        let mut leaves: Vec<Option<Operand>> = vec![None; p.operands.len()];
-        let mut absorbed = Vec::new();
-        let mut rest: Vec<Operand> = Vec::new();
-        let operands = value_operands(&inst.operands);
-        if !self.match_node(p, 0, &operands, (b, i), &mut leaves, &mut absorbed, &mut rest) {
-            return None;
-        }
+        // Results first: patterns come one per type, so this rejects most candidates.
         if !p.any_results {
             let results_match = inst.defs.len() == p.results.len()
                 && inst.defs.iter().zip(p.results).all(|(d, r)| match r {
@@ -149,6 +230,13 @@ impl<'a> Matcher<'a> {
             if !results_match {
                 return None;
             }
+        }
+        let mut leaves: Vec<Option<Operand>> = vec![None; p.operands.len()];
+        let mut absorbed = Vec::new();
+        let mut rest: Vec<Operand> = Vec::new();
+        let operands = value_operands(&inst.operands);
+        if !self.match_node(p, 0, &operands, (b, i), &mut leaves, &mut absorbed, &mut rest) {
+            return None;
         }
         // `values` is the last leaf: the remaining registers follow the others.
         let mut out: Vec<Operand> = leaves.into_iter().flatten().collect();
@@ -282,7 +370,7 @@ fn float_bits(tables: &TargetTables, t: u8, x: f64) -> Option<i64> {
     }
 }
 
-fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_opcode: &[Vec<usize>], source: Source<'_>, errors: &mut Vec<MirError>) {
+fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_opcode: &[Vec<usize>], candidates: &Candidates, source: Source<'_>, errors: &mut Vec<MirError>) {
     let sm_index = tables.sm_index(sm);
     let mut selected: Vec<(usize, usize, u16, Vec<String>, Vec<Operand>)> = Vec::new();
     let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
@@ -302,7 +390,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_op
                 }
                 let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
                 flags.sort();
-                let best = by_opcode[op.0 as usize].iter().find_map(|&index| {
+                let best = candidates.of(f, inst, op, tables).iter().find_map(|&index| {
                     let p = &tables.patterns[index];
                     let kept = tables.match_flags(p, &flags, sm_index)?;
                     let m = matcher.match_root(p, b, i)?;
