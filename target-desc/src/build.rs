@@ -360,6 +360,15 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         if item.writable.is_some() && kind != TypeKind::Pointer {
             return Err(b.err_at(DescErrorKind::Invalid("`writable` applies to pointer types only".into()), file, line, "writable"));
         }
+        if item.generic.is_some() && kind != TypeKind::Pointer {
+            return Err(b.err_at(DescErrorKind::Invalid("`generic` applies to pointer types only".into()), file, line, "generic"));
+        }
+        if item.generic == Some(true) {
+            if let Some(first) = b.types.iter().find(|t| t.generic) {
+                let message = format!("only one pointer type may be `generic`; {} ({}) already is", first.name, first.source);
+                return Err(b.err_at(DescErrorKind::Invalid(message), file, line, "generic"));
+            }
+        }
         if item.mantissa.is_some() && kind != TypeKind::Float {
             return Err(b.err_at(DescErrorKind::Invalid("`mantissa` applies to float types only".into()), file, line, "mantissa"));
         }
@@ -395,6 +404,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             lanes: lanes as u16,
             addrspace: addrspace as u16,
             writable: item.writable.unwrap_or(true),
+            generic: item.generic.unwrap_or(false),
             mantissa: mantissa as u8,
             source: b.source(file, line),
         };

@@ -74,6 +74,9 @@ pub struct ValueType {
     pub addrspace: Option<u32>,
     /// Pointers: `false` for read-only memory (no stores, no atomics). Default `true`.
     pub writable: Option<bool>,
+    /// Pointers: `true` for the generic (flat) address space, whose pointers may
+    /// address every other space (LLVM's flat address space). At most one type.
+    pub generic: Option<bool>,
     /// Floats: the stored mantissa (fraction) bits, where they differ from the IEEE 754
     /// binary format of the width (bf16: 7).
     pub mantissa: Option<u32>,

@@ -114,6 +114,8 @@ pub struct TypeInfo {
     pub addrspace: u16,
     /// Pointers: whether the memory may be written (stores, atomics); `true` otherwise.
     pub writable: bool,
+    /// Pointers: the generic (flat) address space, which reaches every other space.
+    pub generic: bool,
     /// Floats: stored mantissa bits (f16 10, bf16 7, f32 23); 0 otherwise.
     pub mantissa: u8,
     pub source: SourceLoc,

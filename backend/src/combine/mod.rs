@@ -33,7 +33,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use target_desc::tables::{props, OpcodeId, SmTables, TargetTables, TypeKind, VtId};
+use target_desc::tables::{props, NodeArg, OpcodeId, PatternOperand, PatternResult, SmTables, TargetTables, TypeKind, VtId};
 
 use crate::interp::fold::{self, Evaluation};
 use crate::machine::cfg::Cfg;
@@ -50,13 +50,16 @@ pub struct Stats {
     pub contracted: usize,
     /// Instructions equal to a dominating one (early CSE).
     pub cse: usize,
+    /// Memory accesses and casts that use a specific address space instead of the
+    /// generic one (address-space inference).
+    pub address_spaces: usize,
     /// One per rewrite: function, position, what happened.
     pub remarks: Vec<(String, Loc, String)>,
 }
 
 impl Stats {
     pub fn total(&self) -> usize {
-        self.folded + self.simplified + self.strength_reduced + self.reassociated + self.vector_chains + self.contracted + self.cse
+        self.folded + self.simplified + self.strength_reduced + self.reassociated + self.vector_chains + self.contracted + self.cse + self.address_spaces
     }
 }
 
@@ -95,6 +98,7 @@ struct Ops {
     fsub: OpcodeId,
     fmul: OpcodeId,
     fma: OpcodeId,
+    addrspacecast: OpcodeId,
 }
 
 impl Ops {
@@ -134,6 +138,7 @@ impl Ops {
             fsub: op("FSUB")?,
             fmul: op("FMUL")?,
             fma: op("FMA")?,
+            addrspacecast: op("ADDRSPACECAST")?,
         })
     }
 }
@@ -159,6 +164,7 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables) -> Result<
         stats.vector_chains += cx.stats.vector_chains;
         stats.contracted += cx.stats.contracted;
         stats.cse += cx.stats.cse;
+        stats.address_spaces += cx.stats.address_spaces;
         stats.remarks.append(&mut cx.stats.remarks);
     }
     crate::machine::dce::remove_dead_code(module, tables);
@@ -201,6 +207,8 @@ struct Combiner<'a> {
     expressions: HashMap<u64, Vec<(usize, usize, ValueId)>>,
     cfg: Option<Cfg>,
     stats: Stats,
+    /// [`Combiner::selectable`]'s answers by (opcode, flags, result and operand types).
+    selectable_shapes: HashMap<(u16, String, Vec<i32>), bool>,
 }
 
 impl<'a> Combiner<'a> {
@@ -234,6 +242,7 @@ impl<'a> Combiner<'a> {
             expressions: HashMap::default(),
             cfg: None,
             stats: Stats::default(),
+            selectable_shapes: HashMap::default(),
         }
     }
 
@@ -249,6 +258,7 @@ impl<'a> Combiner<'a> {
         for b in order {
             for i in 0..f.blocks[b].insts.len() {
                 self.resolve_operands(&mut f.blocks[b].insts[i]);
+                self.access_specific_space(f, b, i);
                 // A rewrite may enable another on the same instruction (an extract
                 // of an insert of an insert): a few rounds, each looking one step up.
                 for _ in 0..4 {
@@ -499,6 +509,98 @@ impl<'a> Combiner<'a> {
         true
     }
 
+    /// `x` when `p` is `ADDRSPACECAST x` from a specific address space to the generic
+    /// one (the description's `generic: true` pointer type).
+    fn specific_source(&self, f: &Function, p: ValueId) -> Option<ValueId> {
+        let cast = self.def(f, p).filter(|d| self.is(d, self.ops.addrspacecast))?;
+        let x = cast.uses().next()?;
+        let info = |v: ValueId| self.tables.type_info(self.ty(f, v));
+        let (to, from) = (info(p)?, info(x)?);
+        (to.generic && !from.generic && from.kind == TypeKind::Pointer).then_some(x)
+    }
+
+    /// Address-space inference (LLVM's InferAddressSpaces, one cast deep): a load or
+    /// store through a generic pointer cast from a specific space accesses that space
+    /// directly, `ld [cvta.shared(p)]` becoming `ld.shared [p]`, when the description
+    /// has a pattern for the access in that space on this SM (never a store to
+    /// read-only memory). Exact: the generic address of a byte and its specific
+    /// address name the same byte.
+    fn access_specific_space(&mut self, f: &mut Function, b: usize, i: usize) {
+        let inst = &f.blocks[b].insts[i];
+        let Opcode::Generic(op) = inst.opcode else { return };
+        let Some((slot, ..)) = self.tables.opcode_info(op).and_then(|o| crate::mir::address_slots(o.name)) else { return };
+        let Some(&Operand::Value(p)) = inst.operands.get(slot) else { return };
+        let Some(x) = self.specific_source(f, p) else { return };
+        let xt = self.ty(f, x);
+        let writes = self.tables.opcode_info(op).is_some_and(|o| o.props & props::MAY_STORE != 0);
+        if writes && !self.tables.type_info(xt).is_some_and(|t| t.writable) {
+            return;
+        }
+        let mut changed = inst.clone();
+        changed.operands[slot] = Operand::Value(x);
+        if !self.selectable(f, &changed, op) {
+            return;
+        }
+        let loc = changed.loc;
+        let name = changed.opcode.name(self.tables);
+        self.uses[x.0 as usize] += 1;
+        f.blocks[b].insts[i] = changed;
+        self.count("address space");
+        let space = self.tables.type_info(xt).map_or("?", |t| t.name);
+        self.remark(loc, format!("address space: {name} through %{} accesses {space} directly", f.value(p).name));
+    }
+
+    /// Whether some pattern of the SM could select `inst` (root opcode, flags, and the
+    /// types of its results and register operands; nested trees are not looked at).
+    /// Answers are kept per shape, so a kernel of many such accesses scans the
+    /// patterns once per shape.
+    fn selectable(&mut self, f: &Function, inst: &Inst, op: OpcodeId) -> bool {
+        let operands: Vec<&Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect();
+        let shape = |o: &Operand| match o {
+            Operand::Value(v) => i32::from(self.ty(f, *v).0),
+            _ => -1,
+        };
+        let key = (op.0, inst.flags.join("."), inst.defs.iter().map(|d| i32::from(self.ty(f, *d).0)).chain(operands.iter().map(|o| shape(o))).collect::<Vec<i32>>());
+        if let Some(&known) = self.selectable_shapes.get(&key) {
+            return known;
+        }
+        let answer = self.any_pattern_selects(f, inst, op, &operands);
+        self.selectable_shapes.insert(key, answer);
+        answer
+    }
+
+    fn any_pattern_selects(&self, f: &Function, inst: &Inst, op: OpcodeId, operands: &[&Operand]) -> bool {
+        let sm_index = self.tables.sm_index(self.sm);
+        let flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
+        self.tables.patterns.iter().filter(|p| p.opcode == op.0 && p.sms >> sm_index & 1 == 1).any(|p| {
+            let Some(root) = p.nodes.first() else { return false };
+            let flags_fit = p.flags.iter().all(|fl| flags.contains(fl))
+                && flags.iter().all(|fl| p.flags.contains(fl) || p.flag_groups.iter().any(|&g| self.tables.flag_groups[g as usize].has_flag(fl)));
+            let results_fit = p.any_results
+                || (p.results.len() == inst.defs.len()
+                    && p.results.iter().zip(&inst.defs).all(|(r, d)| match r {
+                        PatternResult::Reg(t) => self.ty(f, *d).0 == *t,
+                        PatternResult::Flag => true,
+                    }));
+            let args_fit = root.args.len() <= operands.len()
+                && root.args.iter().zip(operands).all(|(arg, actual)| {
+                    let want = match *arg {
+                        NodeArg::Leaf(l) => match p.operands.get(l as usize).map(|o| o.1) {
+                            Some(PatternOperand::Reg(t) | PatternOperand::Imm(t) | PatternOperand::ImmIs(t, _) | PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t)) => Some(t),
+                            _ => None,
+                        },
+                        NodeArg::Node(m) => p.nodes.get(m as usize).and_then(|n| n.ty),
+                    };
+                    match (want, actual) {
+                        (Some(t), Operand::Value(v)) => self.ty(f, *v).0 == t,
+                        (Some(_), _) => false,
+                        (None, _) => true,
+                    }
+                });
+            flags_fit && results_fit && args_fit
+        })
+    }
+
     fn count(&mut self, kind: &str) {
         match kind {
             "identity" => self.stats.simplified += 1,
@@ -506,6 +608,7 @@ impl<'a> Combiner<'a> {
             "reassociation" => self.stats.reassociated += 1,
             "vector chain" => self.stats.vector_chains += 1,
             "contraction" => self.stats.contracted += 1,
+            "address space" => self.stats.address_spaces += 1,
             _ => self.stats.simplified += 1,
         }
     }
@@ -606,6 +709,29 @@ impl<'a> Combiner<'a> {
                 }
             }
             return None;
+        }
+        if op == ops.addrspacecast && vals.len() == 1 {
+            // A round trip through the generic space: cvta.to.shared(cvta.shared(x)) = x.
+            let inner = self.def(f, vals[0]).filter(|d| self.is(d, ops.addrspacecast))?;
+            let x = inner.uses().next()?;
+            return (self.ty(f, x) == vt).then_some((Rewrite::Value(x), "address space"));
+        }
+        if op == ops.ptr_add && vals.len() == 2 {
+            // An offset from a pointer cast to the generic space is taken in the
+            // specific space first: the cast then reaches the accesses, which use the
+            // specific space directly (see `access_specific_space`). When the cast has
+            // other users it stays for them, so only a constant offset (which the
+            // accesses fold into their address) is moved.
+            let movable = self.uses[vals[0].0 as usize] == 1 || self.scalar(vals[1]).is_some();
+            if let Some(x) = self.specific_source(f, vals[0]).filter(|_| movable) {
+                let xt = self.ty(f, x);
+                let same_width = self.tables.type_info(xt).map(|t| t.bits) == self.tables.type_info(vt).map(|t| t.bits);
+                if same_width && self.legal(ops.ptr_add, xt) && self.legal(ops.addrspacecast, vt) {
+                    let base = format!("{}.sp", f.value(d).name);
+                    let specific = self.insert(f, b, i, ops.ptr_add, vec![Operand::Value(x), Operand::Value(vals[1])], xt, &base);
+                    return Some((Rewrite::Inst(ops.addrspacecast, Vec::new(), vec![Operand::Value(specific)]), "address space"));
+                }
+            }
         }
         if op == ops.ptr_add && vals.len() == 2 {
             let (p, off) = (vals[0], vals[1]);

@@ -389,6 +389,20 @@ pub fn opcode_info(op: Opcode, tables: &target_desc::tables::TargetTables) -> Op
 
 /// The action-table row type of an instruction: its `type_operand`'s type, else its
 /// first result's; `None` for instructions outside the table (branches, calls).
+/// The pointer and offset operand slots of the generic memory opcodes, and their lane
+/// count (MIR spec §3.3: `LOAD (P, imm?)`, `STORE (T, P, imm?)`, ...).
+pub fn address_slots(name: &str) -> Option<(usize, usize, u64)> {
+    Some(match name {
+        "LOAD" => (0, 1, 1),
+        "LOADV2" => (0, 1, 2),
+        "LOADV4" => (0, 1, 4),
+        "STORE" => (1, 2, 1),
+        "STOREV2" => (2, 3, 2),
+        "STOREV4" => (4, 5, 4),
+        _ => return None,
+    })
+}
+
 pub fn row_type(f: &Function, inst: &Inst, tables: &target_desc::tables::TargetTables) -> Option<VtId> {
     let info = tables.opcode_info(inst.opcode.generic()?)?;
     match info.type_operand {

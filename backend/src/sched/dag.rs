@@ -29,7 +29,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use target_desc::tables::{NodeArg, TargetTables, TypeKind, VtId};
 
-use crate::mir::{opcode_info, Block, Function, Inst, Opcode, Operand, ValueId};
+use crate::mir::{address_slots, opcode_info, Block, Function, Inst, Opcode, Operand, ValueId};
 
 use super::model::{ordering, read_only_pointer, Ordering, SchedModel};
 
@@ -58,20 +58,6 @@ pub struct Access {
     /// here rather than for every pair the graph compares.
     pub pointer_space: Option<u16>,
     pub read_only: bool,
-}
-
-/// The pointer and offset operand slots of the generic memory opcodes (MIR spec §3.3:
-/// `LOAD (P, imm?)`, `STORE (T, P, imm?)`, ...).
-fn address_slots(name: &str) -> Option<(usize, usize, u64)> {
-    Some(match name {
-        "LOAD" => (0, 1, 1),
-        "LOADV2" => (0, 1, 2),
-        "LOADV4" => (0, 1, 4),
-        "STORE" => (1, 2, 1),
-        "STOREV2" => (2, 3, 2),
-        "STOREV4" => (4, 5, 4),
-        _ => return None,
-    })
 }
 
 /// The machine operand index of pattern operand `k` (operands that are not `align`).
@@ -201,6 +187,9 @@ fn pattern_has_flag(inst: &Inst, tables: &TargetTables, flag: &str) -> bool {
 pub struct MemoryModel {
     /// Address space of frame objects (the pointer types `FRAME_INDEX` is legal for).
     pub frame_space: Option<u16>,
+    /// The generic (flat) address space, which reaches every other (the description's
+    /// `generic: true` pointer type).
+    pub generic_space: Option<u16>,
 }
 
 impl MemoryModel {
@@ -213,7 +202,8 @@ impl MemoryModel {
                 .find(|t| t.kind == TypeKind::Pointer && model.sm.is_legal(fi, VtId(t.id)))
                 .map(|t| t.addrspace)
         });
-        MemoryModel { frame_space }
+        let generic_space = model.tables.types.iter().find(|t| t.kind == TypeKind::Pointer && t.generic).map(|t| t.addrspace);
+        MemoryModel { frame_space, generic_space }
     }
 
     fn space(&self, a: &Access) -> Option<u16> {
@@ -233,8 +223,7 @@ impl MemoryModel {
         }
         let (sa, sb) = (self.space(a), self.space(b));
         if let (Some(sa), Some(sb)) = (sa, sb) {
-            // Address space 0 is generic: it reaches every other space.
-            if sa != sb && sa != 0 && sb != 0 {
+            if sa != sb && Some(sa) != self.generic_space && Some(sb) != self.generic_space {
                 return false;
             }
         }

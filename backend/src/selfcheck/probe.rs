@@ -651,7 +651,18 @@ fn build_tree(tables: &TargetTables, sm: &SmTables, p: &target_desc::tables::Pat
                 format!("%bb.{blocks}")
             }
             PatternOperand::SymbolIs(s) => format!("@{s}"),
-            PatternOperand::Symbol | PatternOperand::Flag | PatternOperand::Values => {
+            // A module global in the space of the node that names it (`GLOBAL_ADDR(g) : p3`).
+            PatternOperand::Symbol => {
+                let ty = p.leaf_slot(index).and_then(|(n, _)| p.nodes[n].ty).ok_or_else(|| format!("{}: symbol `{name}` in a node without a type", p.name))?;
+                let ptr = tables.type_info(VtId(ty)).ok_or("a symbol of an unknown type")?;
+                let space = crate::mir::AddressSpace::ALL.iter().find(|s| s.number() == ptr.addrspace).ok_or_else(|| {
+                    format!("no MIR global lives in address space {} (globals are global, shared or const)", ptr.addrspace)
+                })?;
+                let g = format!("g_{kernel}_{index}");
+                k.globals.push(format!("{{ name: {g}, space: {}, type: i32 }}", space.name()));
+                format!("@{g}")
+            }
+            PatternOperand::Flag | PatternOperand::Values => {
                 return Err(format!("{}: operand `{name}` ({kind:?}) is not probed in a tree", p.name));
             }
         };
