@@ -38,9 +38,9 @@ enum Command {
     Audit(AuditArgs),
     /// Run one pass on a MIR file and print the resulting MIR.
     ///
-    /// Passes: verify, legalize, combine, isel, machine-cse, machine-licm, dce,
-    /// nvptx-remat-block, phi-elim (all but verify need --sm). A pass that -O or a
-    /// --knob switches off prints its input unchanged.
+    /// Passes: every stage of `compile`'s pipeline, by the names `compile
+    /// --time-passes` prints (an unknown name gets the list); all but verify need
+    /// --sm. A pass that -O or a --knob switches off prints its input unchanged.
     RunPass(RunPassArgs),
     /// Compile a MIR file to PTX.
     Compile(CompileArgs),
@@ -536,6 +536,7 @@ fn time_report(times: &[(&str, std::time::Duration)], threads: Option<(usize, st
 const REMARK_PASSES: &[&str] = &[
     "legalize",
     "combine",
+    "loop-reduce",
     "nvptx-mem2reg",
     "machine-cse",
     "machine-licm",

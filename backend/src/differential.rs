@@ -80,7 +80,8 @@ fn check_generic(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTabl
         let mut stage = "legalization";
         if combine {
             crate::combine::run(&mut legal, tables, sm)?;
-            stage = "legalization and combining";
+            crate::loop_reduce::run(&mut legal, tables, sm)?;
+            stage = "legalization, combining and loop-reduce";
         }
         let errors = crate::mir::verifier::verify_module(&legal, tables, source);
         if !errors.is_empty() {

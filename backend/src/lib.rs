@@ -30,6 +30,7 @@ pub mod emit;
 pub mod interp;
 pub mod isel;
 pub mod legalize;
+pub mod loop_reduce;
 pub mod machine;
 pub mod mir;
 pub mod options;

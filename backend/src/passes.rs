@@ -124,6 +124,13 @@ fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError
     Ok(())
 }
 
+fn loop_reduce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::loop_reduce::run(module, cx.tables, cx.sm("loop-reduce")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    let summary = format!("addresses reduced {}, pointers made {}", stats.reduced, stats.pointers);
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
 fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     crate::isel::select_module(module, cx.tables, cx.sm("isel")?, cx.source)
 }
@@ -283,6 +290,14 @@ pub const PASSES: &[PassInfo] = &[
         switches: &[Switch::DisabledBy("disable-combine")],
         scope: Scope::Function,
         run: combine,
+    },
+    PassInfo {
+        name: "loop-reduce",
+        description: "loop strength reduction: an address base + ext(i) * S in a loop becomes a pointer stepped by S each iteration",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-lsr")],
+        scope: Scope::Function,
+        run: loop_reduce,
     },
     PassInfo { name: "isel", description: "select machine instructions from the description's patterns", min_opt: OptLevel::O0, switches: &[], scope: Scope::Function, run: isel },
     PassInfo {

@@ -1,10 +1,11 @@
-//! The combiner checked by execution (issue: "the MIR interpreter agrees before and
-//! after the combine pass"): every kernel of `tests/corpus`, `tests/legalize`,
-//! `tests/machine` and `tests/combine` is legalized for several SMs and run by the MIR
-//! interpreter before and after `combine` on the same random inputs; the final memory
-//! must be bit-identical (NaNs canonicalized). Then random kernels over every type are
-//! checked the same way against their input. The combiner must also rewrite something
-//! in most files, so a combiner turned into a no-op fails.
+//! The generic-MIR optimizations checked by execution (issue: "the MIR interpreter
+//! agrees before and after the combine pass"): every kernel of `tests/corpus`,
+//! `tests/legalize`, `tests/machine`, `tests/combine` and `tests/sched` is legalized for
+//! several SMs and run by the MIR interpreter before and after `combine`, and after
+//! `combine` then `loop-reduce`, on the same random inputs; the final memory must be
+//! bit-identical (NaNs canonicalized). Then random kernels over every type are checked
+//! the same way against their input. The combiner must also rewrite something in most
+//! files and loop-reduce some address, so a pass turned into a no-op fails.
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +21,7 @@ const FUEL: u64 = 4_000_000;
 fn kernel_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine"] {
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched"] {
         for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "mir") {
                 files.push(e.path());
@@ -39,6 +40,8 @@ fn canonical(module: &Module, entry: &str, result: RunResult) -> Vec<Vec<u8>> {
 struct Outcome {
     compared: u64,
     rewrites: usize,
+    /// Addresses loop-reduce rewrote.
+    reduced: usize,
     failures: Vec<String>,
 }
 
@@ -74,28 +77,59 @@ fn check_file(path: &Path) -> Outcome {
             outcome.failures.push(format!("{file} on {sm_name}: the combined MIR does not parse back:\n{}", e.render()));
             continue;
         }
-        for f in legal.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
-            let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(32).clamp(1, 64);
-            let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
-            for seed in 0..RUNS {
-                let args: Vec<ArgValue> = interp::random_args(f, tables, seed);
-                let Ok(before) = interp::run_kernel(&legal, tables, &f.name, &launch, &args, FUEL) else { continue };
-                let before = canonical(&legal, &f.name, before);
-                match interp::run_kernel(&combined, tables, &f.name, &launch, &args, FUEL).map(|r| canonical(&legal, &f.name, r)) {
-                    Ok(after) if after == before => outcome.compared += 1,
-                    Ok(_) => {
-                        outcome.failures.push(format!("{file} @{} on {sm_name} seed {seed}: combining changes the result\n--- before ---\n{}\n--- after ---\n{printed}", f.name, backend::mir::printer::print_module(&legal, tables)));
-                        break;
-                    }
-                    Err(e) => {
-                        outcome.failures.push(format!("{file} @{} on {sm_name} seed {seed}: the combined kernel fails where the legalized one ran: {e}", f.name));
-                        break;
-                    }
+        compare(&legal, &combined, "combining", &printed, &file, sm_name, &mut outcome);
+        // Then loop strength reduction on the combined MIR, checked where it did something.
+        let mut reduced = combined.clone();
+        let lsr = match backend::loop_reduce::run(&mut reduced, tables, sm) {
+            Ok(s) => s,
+            Err(e) => {
+                outcome.failures.push(format!("{file} on {sm_name}: {e}"));
+                continue;
+            }
+        };
+        if lsr.reduced == 0 {
+            continue;
+        }
+        outcome.reduced += lsr.reduced;
+        let errors = backend::mir::verifier::verify_module(&reduced, tables, source);
+        if !errors.is_empty() {
+            outcome.failures.push(format!("{file} on {sm_name}: the MIR after loop-reduce does not verify:\n{}", errors.iter().map(|e| e.render()).collect::<String>()));
+            continue;
+        }
+        let printed = backend::mir::printer::print_module(&reduced, tables);
+        if let Err(e) = backend::mir::parser::parse_module(&printed, "reduced.mir", tables) {
+            outcome.failures.push(format!("{file} on {sm_name}: the MIR after loop-reduce does not parse back:\n{}", e.render()));
+            continue;
+        }
+        compare(&legal, &reduced, "loop-reduce after combining", &printed, &file, sm_name, &mut outcome);
+    }
+    outcome
+}
+
+/// Runs every kernel of `before` and `after` on the same random inputs; records a
+/// failure when their final memory differs or `after` fails where `before` ran.
+fn compare(before_module: &Module, after_module: &Module, what: &str, printed: &str, file: &str, sm_name: &str, outcome: &mut Outcome) {
+    let tables = tables::nvptx();
+    for f in before_module.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
+        let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(32).clamp(1, 64);
+        let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
+        for seed in 0..RUNS {
+            let args: Vec<ArgValue> = interp::random_args(f, tables, seed);
+            let Ok(before) = interp::run_kernel(before_module, tables, &f.name, &launch, &args, FUEL) else { continue };
+            let before = canonical(before_module, &f.name, before);
+            match interp::run_kernel(after_module, tables, &f.name, &launch, &args, FUEL).map(|r| canonical(before_module, &f.name, r)) {
+                Ok(after) if after == before => outcome.compared += 1,
+                Ok(_) => {
+                    outcome.failures.push(format!("{file} @{} on {sm_name} seed {seed}: {what} changes the result\n--- before ---\n{}\n--- after ---\n{printed}", f.name, backend::mir::printer::print_module(before_module, tables)));
+                    break;
+                }
+                Err(e) => {
+                    outcome.failures.push(format!("{file} @{} on {sm_name} seed {seed}: after {what} the kernel fails where the legalized one ran: {e}", f.name));
+                    break;
                 }
             }
         }
     }
-    outcome
 }
 
 #[test]
@@ -106,17 +140,19 @@ fn combining_preserves_results_of_every_test_kernel() {
         let handles: Vec<_> = chunks.into_iter().map(|chunk| s.spawn(move || chunk.into_iter().map(|p| (p.clone(), check_file(&p))).collect::<Vec<_>>())).collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
-    let (mut compared, mut rewrites, mut rewritten_files) = (0, 0, 0);
+    let (mut compared, mut rewrites, mut rewritten_files, mut reduced) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for (_, o) in &outcomes {
         compared += o.compared;
         rewrites += o.rewrites;
         rewritten_files += usize::from(o.rewrites > 0);
+        reduced += o.reduced;
         failures.extend(o.failures.iter().cloned());
     }
-    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files", outcomes.len(), SMS.len());
+    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files, {reduced} addresses strength-reduced", outcomes.len(), SMS.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
     assert!(rewritten_files * 3 >= outcomes.len(), "the combiner rewrote only {rewritten_files} of {} files", outcomes.len());
+    assert!(reduced >= 10, "loop-reduce rewrote only {reduced} addresses in the test kernels");
 }
 
 #[test]

@@ -1,0 +1,426 @@
+//! Loop strength reduction of addresses (`loop-reduce`, the common case of LLVM's
+//! LoopStrengthReduce; off with `disable-lsr`, llc's flag of the same name).
+//!
+//! Where it sits: `combine` -> `loop-reduce` -> `isel`, on generic SSA MIR, so the MIR
+//! interpreter checks it (`backend/tests/combine_differential.rs` runs every kernel
+//! before and after it).
+//!
+//! What it does: in a loop whose header has a counter `i = PHI [c, preheader],
+//! [i + s, latch]`, an address `PTR_ADD base, ext(i) * S` (or `ext(i) << k`, or
+//! `ext(i)`) with `base` defined outside the loop becomes a pointer of its own:
+//! `p = PHI [base + ext(c) * S, preheader], [p + s * S, latch]`. One add per iteration
+//! replaces a widening multiply and an add, and ptxas can fold the offsets of the
+//! copies it unrolls into `[R.64+0x4]` (loop_two_phis: four registers fewer than
+//! with the index on sm_60 and sm_90). Addresses with the same base, counter,
+//! extension and scale share one pointer. Uses outside the loop keep the old address.
+//!
+//! Exactness: pointer arithmetic wraps at 64 bits, so a 64-bit counter (no extension)
+//! needs nothing, whatever its start and step. A narrower counter is extended, and
+//! `ext(i + 1) = ext(i) + 1` only when `i + 1` does not wrap in the extension's sense;
+//! the pass proves it from the loop's shape (there is no `nsw` flag in MIR): step 1,
+//! a constant start, one latch whose branch stays in the loop only while `i` or
+//! `i + 1` is below a bound (`lt` for a sign extension, or for a zero extension from
+//! a non-negative start; `ult` for a zero extension). Every value the counter takes
+//! in the loop is then the previous one plus 1 with no wrap. Anything else is left.
+//!
+//! Linear: each loop's blocks are scanned once per pass over its candidates, and the
+//! loops (natural loops, [`Cfg::loops`]) together are no larger than the function
+//! times its nesting depth.
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use target_desc::tables::{OpcodeId, SmTables, TargetTables};
+
+use crate::machine::cfg::{Cfg, Loop};
+use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId};
+
+/// What the pass did, for remarks and tests.
+#[derive(Clone, Debug, Default)]
+pub struct LsrStats {
+    /// Addresses now read from a pointer PHI.
+    pub reduced: usize,
+    /// Pointer PHIs made.
+    pub pointers: usize,
+    pub remarks: Vec<(String, Loc, String)>,
+}
+
+struct Ops {
+    phi: OpcodeId,
+    add: OpcodeId,
+    mul: OpcodeId,
+    shl: OpcodeId,
+    ptr_add: OpcodeId,
+    constant: OpcodeId,
+    zext: OpcodeId,
+    sext: OpcodeId,
+    setcc: OpcodeId,
+    brcond: OpcodeId,
+}
+
+/// How the counter reaches the offset.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum Ext {
+    None,
+    Zero,
+    Sign,
+}
+
+/// A counter of a loop: `i = PHI [start, preheader], [i + step, latch]`.
+struct Counter {
+    value: ValueId,
+    start: Operand,
+    step: i128,
+    bits: u32,
+    /// Which extensions of it step without wrapping (see the module comment).
+    zext_ok: bool,
+    sext_ok: bool,
+}
+
+pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables) -> Result<LsrStats, String> {
+    let op = |name: &str| tables.opcode(name).ok_or_else(|| format!("the description has no generic opcode {name}, which loop-reduce needs"));
+    let ops = Ops {
+        phi: op("PHI")?,
+        add: op("ADD")?,
+        mul: op("MUL")?,
+        shl: op("SHL")?,
+        ptr_add: op("PTR_ADD")?,
+        constant: op("CONSTANT")?,
+        zext: op("ZERO_EXTEND")?,
+        sext: op("SIGN_EXTEND")?,
+        setcc: op("SETCC")?,
+        brcond: op("BRCOND")?,
+    };
+    let mut stats = LsrStats::default();
+    let mut touched = false;
+    for f in &mut module.functions {
+        if f.ssa && reduce_function(f, tables, sm, &ops, &mut stats) {
+            touched = true;
+        }
+    }
+    if touched {
+        crate::machine::dce::remove_dead_code(module, tables);
+    }
+    Ok(stats)
+}
+
+/// One address to rewrite: its value, and the pointer it shares.
+struct Candidate {
+    old: ValueId,
+    offset_ty: target_desc::tables::VtId,
+    loc: Loc,
+    key: (ValueId, ValueId, Ext, i128),
+}
+
+fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: &Ops, stats: &mut LsrStats) -> bool {
+    let cfg = Cfg::new(f, tables);
+    let loops = cfg.loops();
+    if loops.is_empty() {
+        return false;
+    }
+    let mut site: Vec<Option<(usize, usize)>> = vec![None; f.values.len()];
+    for (b, block) in f.blocks.iter().enumerate() {
+        for (i, inst) in block.insts.iter().enumerate() {
+            for d in &inst.defs {
+                site[d.0 as usize] = Some((b, i));
+            }
+        }
+    }
+    let mut names: Option<HashSet<String>> = None;
+    let mut changed = false;
+    for l in &loops {
+        let Some((preheader, latch)) = entry_and_latch(l, &cfg) else { continue };
+        let counters = counters(f, tables, ops, &site, l, preheader, latch);
+        if counters.is_empty() {
+            continue;
+        }
+        let by_value: HashMap<ValueId, &Counter> = counters.iter().map(|c| (c.value, c)).collect();
+        let mut candidates: Vec<Candidate> = Vec::new();
+        for &b in &l.blocks {
+            for inst in &f.blocks[b].insts {
+                if let Some(key) = address(f, tables, sm, ops, &site, l, &by_value, inst) {
+                    let offset_ty = f.value(offset_of(ops, inst).unwrap_or(inst.defs[0])).ty;
+                    candidates.push(Candidate { old: inst.defs[0], offset_ty, loc: inst.loc, key });
+                }
+            }
+        }
+        if candidates.is_empty() {
+            continue;
+        }
+        let names = names.get_or_insert_with(|| f.values.iter().map(|v| v.name.clone()).collect());
+        // One pointer per key, in the order of first appearance.
+        let mut pointers: HashMap<(ValueId, ValueId, Ext, i128), ValueId> = HashMap::default();
+        let mut replace: HashMap<ValueId, ValueId> = HashMap::default();
+        let header_label = f.blocks[l.header].number;
+        let (pre_label, latch_label) = (f.blocks[preheader].number, f.blocks[latch].number);
+        for c in &candidates {
+            let (old, loc, i64_ty) = (c.old, c.loc, c.offset_ty);
+            let ty = f.value(old).ty;
+            let p = match pointers.get(&c.key) {
+                Some(&p) => p,
+                None => {
+                    let (base, counter, ext, scale) = c.key;
+                    let counter = by_value[&counter];
+                    let Operand::Int(start) = counter.start else { continue };
+                    let start_offset = wrap64(extend(start, counter.bits, ext).wrapping_mul(scale));
+                    let step_offset = wrap64(counter.step.wrapping_mul(scale));
+                    let stem = format!("{}.lsr", f.value(old).name);
+                    // Preheader: the start address (the base itself at offset 0).
+                    let mut pre_insts = Vec::new();
+                    let start_value = if start_offset == 0 {
+                        base
+                    } else {
+                        let k = f.fresh_value(names, &format!("{stem}.start.off"), i64_ty);
+                        pre_insts.push(inst_of(ops.constant, vec![k], vec![Operand::Int(start_offset)], loc));
+                        let s = f.fresh_value(names, &format!("{stem}.start"), ty);
+                        pre_insts.push(inst_of(ops.ptr_add, vec![s], vec![Operand::Value(base), Operand::Value(k)], loc));
+                        s
+                    };
+                    let p = f.fresh_value(names, &stem, ty);
+                    let k = f.fresh_value(names, &format!("{stem}.step"), i64_ty);
+                    let next = f.fresh_value(names, &format!("{stem}.next"), ty);
+                    let latch_insts = vec![
+                        inst_of(ops.constant, vec![k], vec![Operand::Int(step_offset)], loc),
+                        inst_of(ops.ptr_add, vec![next], vec![Operand::Value(p), Operand::Value(k)], loc),
+                    ];
+                    insert_before_terminators(f, tables, preheader, pre_insts);
+                    insert_before_terminators(f, tables, latch, latch_insts);
+                    let mut phi_operands = Vec::new();
+                    for &pred in &cfg.preds[l.header] {
+                        let (v, label) = if pred == preheader { (start_value, pre_label) } else { (next, latch_label) };
+                        phi_operands.push(Operand::Value(v));
+                        phi_operands.push(Operand::Block(label));
+                    }
+                    // New PHIs lead the header, in the order they were made.
+                    f.blocks[l.header].insts.insert(pointers.len(), inst_of(ops.phi, vec![p], phi_operands, loc));
+                    pointers.insert(c.key, p);
+                    stats.pointers += 1;
+                    stats.remarks.push((f.name.clone(), loc, format!("%{} steps by {step_offset} bytes per iteration of the loop at bb.{header_label}", f.value(p).name)));
+                    p
+                }
+            };
+            replace.insert(old, p);
+            stats.reduced += 1;
+            changed = true;
+        }
+        // Uses inside the loop read the pointer; those after it keep the address.
+        for &b in &l.blocks {
+            for inst in &mut f.blocks[b].insts {
+                for o in &mut inst.operands {
+                    if let Operand::Value(v) = o {
+                        if let Some(&p) = replace.get(v) {
+                            if !inst.defs.contains(&p) {
+                                *o = Operand::Value(p);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Later loops see the new layout: positions moved in the blocks touched.
+        site.resize(f.values.len(), None);
+        for (b, block) in [l.header, preheader, latch].into_iter().map(|b| (b, &f.blocks[b])) {
+            for (i, inst) in block.insts.iter().enumerate() {
+                for d in &inst.defs {
+                    site[d.0 as usize] = Some((b, i));
+                }
+            }
+        }
+    }
+    changed
+}
+
+fn inst_of(op: OpcodeId, defs: Vec<ValueId>, operands: Vec<Operand>, loc: Loc) -> Inst {
+    Inst { defs, opcode: Opcode::Generic(op), flags: Vec::new(), operands, loc }
+}
+
+fn insert_before_terminators(f: &mut Function, tables: &TargetTables, b: usize, insts: Vec<Inst>) {
+    let block = &mut f.blocks[b];
+    let at = block
+        .insts
+        .iter()
+        .position(|i| crate::mir::opcode_info(i.opcode, tables).is_some_and(|o| o.props & target_desc::tables::props::TERMINATOR != 0))
+        .unwrap_or(block.insts.len());
+    block.insts.splice(at..at, insts);
+}
+
+/// The loop's one entering block and its one latch, when it has exactly those.
+fn entry_and_latch(l: &Loop, cfg: &Cfg) -> Option<(usize, usize)> {
+    let (mut outside, mut inside) = (Vec::new(), Vec::new());
+    for &p in &cfg.preds[l.header] {
+        if l.contains(p) {
+            inside.push(p);
+        } else if cfg.reachable(p) {
+            outside.push(p);
+        }
+    }
+    match (outside.as_slice(), inside.as_slice()) {
+        ([pre], [latch]) if cfg.preds[l.header].len() == 2 => Some((*pre, *latch)),
+        _ => None,
+    }
+}
+
+fn def<'f>(f: &'f Function, site: &[Option<(usize, usize)>], v: ValueId) -> Option<&'f Inst> {
+    let (b, i) = site.get(v.0 as usize).copied().flatten()?;
+    f.blocks.get(b)?.insts.get(i)
+}
+
+fn constant(f: &Function, ops: &Ops, site: &[Option<(usize, usize)>], v: ValueId) -> Option<i128> {
+    let d = def(f, site, v)?;
+    match (d.opcode, d.operands.first()) {
+        (Opcode::Generic(op), Some(Operand::Int(k))) if op == ops.constant => Some(*k),
+        _ => None,
+    }
+}
+
+fn int_bits(f: &Function, tables: &TargetTables, v: ValueId) -> Option<u32> {
+    tables.type_info(f.value(v).ty).filter(|t| t.kind == target_desc::tables::TypeKind::Int).map(|t| u32::from(t.bits))
+}
+
+/// Whether `v` is defined outside loop `l` (or is a constant anywhere).
+fn invariant(site: &[Option<(usize, usize)>], l: &Loop, v: ValueId) -> bool {
+    site.get(v.0 as usize).copied().flatten().is_none_or(|(b, _)| !l.contains(b))
+}
+
+fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, preheader: usize, latch: usize) -> Vec<Counter> {
+    let (pre_label, latch_label) = (f.blocks[preheader].number, f.blocks[latch].number);
+    // The latch's test: stays in the loop while `a cc bound`.
+    let stay = latch_test(f, tables, ops, site, l, latch);
+    let mut out = Vec::new();
+    for inst in &f.blocks[l.header].insts {
+        if inst.opcode != Opcode::Generic(ops.phi) {
+            break;
+        }
+        let (Some(&phi), [Operand::Value(a), Operand::Block(la), Operand::Value(b), Operand::Block(lb)]) = (inst.defs.first(), inst.operands.as_slice()) else { continue };
+        let (start, next) = match (*la, *lb) {
+            (x, y) if x == pre_label && y == latch_label => (*a, *b),
+            (x, y) if x == latch_label && y == pre_label => (*b, *a),
+            _ => continue,
+        };
+        let Some(bits) = int_bits(f, tables, phi) else { continue };
+        let Some(inc) = def(f, site, next).filter(|d| d.opcode == Opcode::Generic(ops.add) && d.defs.len() == 1) else { continue };
+        let step = match inc.operands.as_slice() {
+            [Operand::Value(x), Operand::Value(k)] | [Operand::Value(k), Operand::Value(x)] if *x == phi => constant(f, ops, site, *k),
+            _ => None,
+        };
+        let Some(step) = step else { continue };
+        let start_k = constant(f, ops, site, start);
+        let (mut zext_ok, mut sext_ok) = (bits == 64, bits == 64);
+        if bits < 64 {
+            if let (Some(c), Some((a, cc))) = (start_k, stay.as_ref()) {
+                let tested = *a == phi || *a == next;
+                let max_s = (1i128 << (bits - 1)) - 1;
+                let max_u = (1i128 << bits) - 1;
+                let unsigned_c = c & max_u;
+                if step == 1 && tested {
+                    match *cc {
+                        "lt" => {
+                            sext_ok = c < max_s;
+                            zext_ok = (0..max_s).contains(&c);
+                        }
+                        "ult" => zext_ok = unsigned_c < max_u,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if !zext_ok && !sext_ok {
+            continue;
+        }
+        let start = match start_k {
+            Some(k) => Operand::Int(k),
+            None => continue, // the start address would need a multiply in the preheader
+        };
+        out.push(Counter { value: phi, start, step, bits, zext_ok, sext_ok });
+    }
+    out
+}
+
+/// The latch's exit test as `(a, cc)`: the loop continues exactly while `a cc bound`
+/// holds for a loop-invariant `bound`.
+fn latch_test(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, latch: usize) -> Option<(ValueId, &'static str)> {
+    let term = f.blocks[latch].insts.iter().rev().find(|i| i.opcode == Opcode::Generic(ops.brcond))?;
+    let [Operand::Value(c), Operand::Block(t), Operand::Block(e)] = term.operands.as_slice() else { return None };
+    let header = f.blocks[l.header].number;
+    let setcc = def(f, site, *c).filter(|d| d.opcode == Opcode::Generic(ops.setcc))?;
+    let [Operand::CondCode(cc), Operand::Value(a), Operand::Value(bound)] = setcc.operands.as_slice() else { return None };
+    if !invariant(site, l, *bound) {
+        return None;
+    }
+    // Only `BRCOND cond, header, exit` (the loop continues when the test holds).
+    let cc = tables.cond_code_info(*cc)?.name;
+    (*t == header && *e != header).then_some((*a, cc))
+}
+
+/// The rewrite key of `inst` when it is a reducible address: (base, counter, extension,
+/// scale in bytes).
+#[allow(clippy::too_many_arguments)]
+fn address(f: &Function, tables: &TargetTables, sm: &SmTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, counters: &HashMap<ValueId, &Counter>, inst: &Inst) -> Option<(ValueId, ValueId, Ext, i128)> {
+    if inst.opcode != Opcode::Generic(ops.ptr_add) || inst.defs.len() != 1 {
+        return None;
+    }
+    let [Operand::Value(base), Operand::Value(off)] = inst.operands.as_slice() else { return None };
+    if !invariant(site, l, *base) || int_bits(f, tables, *off) != Some(64) {
+        return None;
+    }
+    let pointer_ty = f.value(inst.defs[0]).ty;
+    if !sm.is_legal(ops.phi, pointer_ty) || !sm.is_legal(ops.ptr_add, pointer_ty) || !sm.is_legal(ops.constant, f.value(*off).ty) {
+        return None;
+    }
+    // off = x * S, x << k, or x; x = ext(i) or i.
+    let off_def = def(f, site, *off)?;
+    let (x, scale) = match (off_def.opcode, off_def.operands.as_slice()) {
+        (Opcode::Generic(op), [Operand::Value(a), Operand::Value(b)]) if op == ops.mul => match (constant(f, ops, site, *a), constant(f, ops, site, *b)) {
+            (_, Some(k)) => (*a, k),
+            (Some(k), None) => (*b, k),
+            _ => return None,
+        },
+        (Opcode::Generic(op), [Operand::Value(a), Operand::Value(b)]) if op == ops.shl => {
+            let k = constant(f, ops, site, *b)?;
+            if !(0..64).contains(&k) {
+                return None;
+            }
+            (*a, 1i128 << k)
+        }
+        _ => (*off, 1),
+    };
+    let (counter, ext) = match def(f, site, x).map(|d| (d.opcode, d.operands.as_slice())) {
+        Some((Opcode::Generic(op), [Operand::Value(i)])) if op == ops.zext => (*i, Ext::Zero),
+        Some((Opcode::Generic(op), [Operand::Value(i)])) if op == ops.sext => (*i, Ext::Sign),
+        _ => (x, Ext::None),
+    };
+    let c = counters.get(&counter)?;
+    let fits = match ext {
+        Ext::None => c.bits == 64,
+        Ext::Zero => c.zext_ok,
+        Ext::Sign => c.sext_ok,
+    };
+    fits.then_some((*base, counter, ext, scale))
+}
+
+/// The offset operand of a `PTR_ADD` (for its type).
+fn offset_of(ops: &Ops, inst: &Inst) -> Option<ValueId> {
+    match (inst.opcode, inst.operands.as_slice()) {
+        (Opcode::Generic(op), [_, Operand::Value(o)]) if op == ops.ptr_add => Some(*o),
+        _ => None,
+    }
+}
+
+/// `k` (a literal of a `bits`-wide counter) extended to 64 bits.
+fn extend(k: i128, bits: u32, ext: Ext) -> i128 {
+    if bits >= 64 {
+        return k;
+    }
+    let mask = (1i128 << bits) - 1;
+    let low = k & mask;
+    match ext {
+        Ext::Zero => low,
+        Ext::Sign | Ext::None => {
+            let shift = 128 - bits;
+            (low << shift) >> shift
+        }
+    }
+}
+
+/// `k` as the literal of an i64 constant (wrapped to 64 bits, sign-extended).
+fn wrap64(k: i128) -> i128 {
+    i128::from(k as i64)
+}
