@@ -28,12 +28,15 @@ pub struct PassContext<'a> {
     pub remarks: Option<&'a std::cell::RefCell<Vec<crate::legalize::Remark>>>,
     /// The optimization level and knob values the passes read.
     pub options: Options,
+    /// The selector's pattern index for `sm`, built by the first `isel` and shared by
+    /// the per-function workers of `-j`.
+    pub isel_index: std::sync::Arc<std::sync::OnceLock<crate::isel::Index>>,
 }
 
 impl<'a> PassContext<'a> {
     /// A context with checks on, no remarks, at -O3 with every knob at its default.
     pub fn new(tables: &'a TargetTables, sm: Option<&'a SmTables>, source: Source<'a>) -> PassContext<'a> {
-        PassContext { tables, sm, source, checks: true, remarks: None, options: Options::new(tables, OptLevel::O3) }
+        PassContext { tables, sm, source, checks: true, remarks: None, options: Options::new(tables, OptLevel::O3), isel_index: Default::default() }
     }
 }
 
@@ -132,7 +135,9 @@ fn loop_reduce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirE
 }
 
 fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    crate::isel::select_module(module, cx.tables, cx.sm("isel")?, cx.source)
+    let sm = cx.sm("isel")?;
+    let index = cx.isel_index.get_or_init(|| crate::isel::Index::new(cx.tables, sm));
+    crate::isel::select_module_with(module, cx.tables, sm, cx.source, index)
 }
 
 fn machine_cse(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
@@ -434,10 +439,10 @@ pub fn run_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &[&'s
     let (name, globals) = (module.name.clone(), &module.globals);
     // The remark sink is not shared across threads; `parallel` keeps remark runs
     // sequential, so the workers have none.
-    let (tables, sm, source, checks, options) = (cx.tables, cx.sm, cx.source, cx.checks, &cx.options);
+    let (tables, sm, source, checks, options, isel_index) = (cx.tables, cx.sm, cx.source, cx.checks, &cx.options, &cx.isel_index);
     let threads = options.jobs.clamp(1, count.max(1));
     let worker = || {
-        let local = PassContext { tables, sm, source, checks, remarks: None, options: options.clone() };
+        let local = PassContext { tables, sm, source, checks, remarks: None, options: options.clone(), isel_index: isel_index.clone() };
         loop {
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if i >= count {

@@ -29,29 +29,50 @@ use crate::diagnostics::MirError;
 use crate::mir::verifier::{in_class, Source};
 use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
 
-pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
-    let sm_index = tables.sm_index(sm);
-    // Candidate patterns per root opcode, enabled on this SM, best first: larger trees,
-    // then higher priority, then description order.
-    let mut by_opcode: Vec<Vec<usize>> = vec![Vec::new(); target_desc::tables::OPCODE_STRIDE];
-    for (index, p) in tables.patterns.iter().enumerate() {
-        if p.sms >> sm_index & 1 == 1 {
-            if let Some(list) = by_opcode.get_mut(p.opcode as usize) {
-                list.push(index);
+/// The selector's view of the description for one SM: its patterns by root opcode and
+/// by key type. Building it scans every pattern, so a compile builds it once and
+/// shares it between the functions (`PassContext::isel_index`), which `-j` selects
+/// one module at a time.
+pub struct Index {
+    /// Candidate patterns per root opcode, enabled on this SM, best first: larger
+    /// trees, then higher priority, then description order.
+    by_opcode: Vec<Vec<usize>>,
+    candidates: Candidates,
+}
+
+impl Index {
+    pub fn new(tables: &TargetTables, sm: &SmTables) -> Index {
+        let sm_index = tables.sm_index(sm);
+        let mut by_opcode: Vec<Vec<usize>> = vec![Vec::new(); target_desc::tables::OPCODE_STRIDE];
+        for (index, p) in tables.patterns.iter().enumerate() {
+            if p.sms >> sm_index & 1 == 1 {
+                if let Some(list) = by_opcode.get_mut(p.opcode as usize) {
+                    list.push(index);
+                }
             }
         }
+        for list in &mut by_opcode {
+            list.sort_by_key(|&i| (std::cmp::Reverse(tables.patterns[i].nodes.len()), std::cmp::Reverse(tables.patterns[i].priority), i));
+        }
+        let candidates = Candidates::new(tables, &by_opcode);
+        Index { by_opcode, candidates }
     }
-    for list in &mut by_opcode {
-        list.sort_by_key(|&i| (std::cmp::Reverse(tables.patterns[i].nodes.len()), std::cmp::Reverse(tables.patterns[i].priority), i));
-    }
-    let candidates = Candidates::new(tables, &by_opcode);
+}
+
+pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>) -> Result<(), Vec<MirError>> {
+    select_module_with(module, tables, sm, source, &Index::new(tables, sm))
+}
+
+/// [`select_module`] with an index built beforehand for `sm`.
+pub fn select_module_with(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, index: &Index) -> Result<(), Vec<MirError>> {
+    let (by_opcode, candidates) = (&index.by_opcode, &index.candidates);
     let mut errors = Vec::new();
     for f in &mut module.functions {
         // `.contract` permits the combiner to fuse; no machine instruction depends on it.
         for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
             inst.flags.retain(|fl| fl != crate::combine::CONTRACT);
         }
-        select_function(f, tables, sm, &by_opcode, &candidates, source, &mut errors);
+        select_function(f, tables, sm, by_opcode, candidates, source, &mut errors);
     }
     if errors.is_empty() {
         Ok(())
