@@ -233,6 +233,7 @@ fn lookup_type(tables: &TargetTables, name: &str) -> Result<VtId, String> {
 pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Module, MirError> {
     let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
     let docs = documents(text, file);
+    let mut defined: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
     for (index, doc) in docs.iter().enumerate() {
         let value: serde_yaml::Value = doc.parse("document")?;
         let keys: Vec<String> = match &value {
@@ -244,13 +245,14 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
         let is_function = keys.iter().any(|k| k == "name" || k == "body" || k == "kind");
         if is_function {
             let function = parse_function(doc, tables)?;
-            if let Some(other) = module.functions.iter().find(|f| f.name == function.name) {
+            if let Some(other) = defined.get(&function.name).map(|&i| &module.functions[i]) {
                 return Err(doc.error_at(
                     yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1),
                     &function.name,
                     format!("function `{}` is defined twice (first at line {})", function.name, other.loc.line),
                 ));
             }
+            defined.insert(function.name.clone(), module.functions.len());
             module.functions.push(function);
         } else if keys.iter().any(|k| k == "module" || k == "globals") {
             if index != 0 {

@@ -22,14 +22,17 @@ pub struct Source<'a> {
 
 pub fn verify_module(module: &Module, tables: &TargetTables, source: Source<'_>) -> Vec<MirError> {
     let mut errors = Vec::new();
+    // Callees by name: a module of many functions each calling others stays linear.
+    let by_name: HashMap<&str, usize> = module.functions.iter().enumerate().rev().map(|(i, f)| (f.name.as_str(), i)).collect();
     for f in &module.functions {
-        Verifier { module, tables, source, function: f, errors: &mut errors }.run();
+        Verifier { module, by_name: &by_name, tables, source, function: f, errors: &mut errors }.run();
     }
     errors
 }
 
 struct Verifier<'a> {
     module: &'a Module,
+    by_name: &'a HashMap<&'a str, usize>,
     tables: &'a TargetTables,
     source: Source<'a>,
     function: &'a Function,
@@ -734,7 +737,7 @@ impl Verifier<'_> {
         let Some(Operand::Symbol(callee)) = inst.operands.first() else {
             return self.error(inst.loc, Some(b), Some(i), "CALL: expected the callee `@name` as the first operand".into());
         };
-        let Some(target) = self.module.functions.iter().find(|g| &g.name == callee) else {
+        let Some(target) = self.by_name.get(callee.as_str()).map(|&i| &self.module.functions[i]) else {
             let hint = did_you_mean(callee, self.module.functions.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
             return self.error(inst.loc, Some(b), Some(i), format!("CALL: unknown function @{callee}{hint}"));
         };
