@@ -6,13 +6,17 @@
 //! before and after it).
 //!
 //! What it does: in a loop whose header has a counter `i = PHI [c, preheader],
-//! [i + s, latch]`, an address `PTR_ADD base, ext(i) * S` (or `ext(i) << k`, or
+//! [i + s, latch]` (c and s literals), an address `PTR_ADD base, ext(i) * S` (or `ext(i) << k`, or
 //! `ext(i)`) with `base` defined outside the loop becomes a pointer of its own:
 //! `p = PHI [base + ext(c) * S, preheader], [p + s * S, latch]`. One add per iteration
 //! replaces a widening multiply and an add, and ptxas can fold the offsets of the
 //! copies it unrolls into `[R.64+0x4]` (loop_two_phis: four registers fewer than
 //! with the index on sm_60 and sm_90). Addresses with the same base, counter,
 //! extension and scale share one pointer. Uses outside the loop keep the old address.
+//!
+//! A 64-bit counter may also start and step by loop-invariant registers (a
+//! grid-stride loop: `i = tid + ctaid * ntid; i += ntid * nctaid`): the start and step
+//! in bytes are then one multiply each in the preheader.
 //!
 //! Exactness: pointer arithmetic wraps at 64 bits, so a 64-bit counter (no extension)
 //! needs nothing, whatever its start and step. A narrower counter is extended, and
@@ -64,11 +68,13 @@ enum Ext {
     Sign,
 }
 
-/// A counter of a loop: `i = PHI [start, preheader], [i + step, latch]`.
+/// A counter of a loop: `i = PHI [start, preheader], [i + step, latch]`. Start and
+/// step are literals (`Operand::Int`) or, for a 64-bit counter, loop-invariant values
+/// (`Operand::Value`: a grid-stride loop's `tid` and `ntid * nctaid`).
 struct Counter {
     value: ValueId,
     start: Operand,
-    step: i128,
+    step: Operand,
     bits: u32,
     /// Which extensions of it step without wrapping (see the module comment).
     zext_ok: bool,
@@ -159,28 +165,63 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
                 None => {
                     let (base, counter, ext, scale) = c.key;
                     let counter = by_value[&counter];
-                    let Operand::Int(start) = counter.start else { continue };
-                    let start_offset = wrap64(extend(start, counter.bits, ext).wrapping_mul(scale));
-                    let step_offset = wrap64(counter.step.wrapping_mul(scale));
                     let stem = format!("{}.lsr", f.value(old).name);
-                    // Preheader: the start address (the base itself at offset 0).
                     let mut pre_insts = Vec::new();
-                    let start_value = if start_offset == 0 {
-                        base
-                    } else {
-                        let k = f.fresh_value(names, &format!("{stem}.start.off"), i64_ty);
-                        pre_insts.push(inst_of(ops.constant, vec![k], vec![Operand::Int(start_offset)], loc));
-                        let s = f.fresh_value(names, &format!("{stem}.start"), ty);
-                        pre_insts.push(inst_of(ops.ptr_add, vec![s], vec![Operand::Value(base), Operand::Value(k)], loc));
-                        s
+                    let mut latch_insts = Vec::new();
+                    // `v * scale` as a value: a literal's product is folded, a register's
+                    // is one multiply in the preheader (none for a scale of 1).
+                    #[allow(clippy::too_many_arguments)]
+                    let scaled = |f: &mut Function, names: &mut HashSet<String>, v: &Operand, what: &str, ext: Ext, into_latch: bool, pre: &mut Vec<Inst>, latch: &mut Vec<Inst>| -> Option<ValueId> {
+                        let name = format!("{stem}.{what}");
+                        match *v {
+                            Operand::Int(k) => {
+                                let product = wrap64(extend(k, counter.bits, ext).wrapping_mul(scale));
+                                if product == 0 {
+                                    return None;
+                                }
+                                let c = f.fresh_value(names, &name, i64_ty);
+                                let at = if into_latch { latch } else { pre };
+                                at.push(inst_of(ops.constant, vec![c], vec![Operand::Int(product)], loc));
+                                Some(c)
+                            }
+                            Operand::Value(x) if scale == 1 => Some(x),
+                            Operand::Value(x) => {
+                                let c = f.fresh_value(names, &format!("{name}.scale"), i64_ty);
+                                pre.push(inst_of(ops.constant, vec![c], vec![Operand::Int(scale)], loc));
+                                let m = f.fresh_value(names, &name, i64_ty);
+                                pre.push(inst_of(ops.mul, vec![m], vec![Operand::Value(x), Operand::Value(c)], loc));
+                                Some(m)
+                            }
+                            _ => None,
+                        }
+                    };
+                    // Preheader: the start address (the base itself at offset 0).
+                    let start_value = match scaled(f, names, &counter.start, "start.off", ext, false, &mut pre_insts, &mut latch_insts) {
+                        None => base,
+                        Some(off) => {
+                            let s = f.fresh_value(names, &format!("{stem}.start"), ty);
+                            pre_insts.push(inst_of(ops.ptr_add, vec![s], vec![Operand::Value(base), Operand::Value(off)], loc));
+                            s
+                        }
                     };
                     let p = f.fresh_value(names, &stem, ty);
-                    let k = f.fresh_value(names, &format!("{stem}.step"), i64_ty);
                     let next = f.fresh_value(names, &format!("{stem}.next"), ty);
-                    let latch_insts = vec![
-                        inst_of(ops.constant, vec![k], vec![Operand::Int(step_offset)], loc),
-                        inst_of(ops.ptr_add, vec![next], vec![Operand::Value(p), Operand::Value(k)], loc),
-                    ];
+                    // A step is never 0 here (the counter would not count), but a
+                    // product that wraps to 0 still gets its add.
+                    let step = match scaled(f, names, &counter.step, "step", Ext::Sign, true, &mut pre_insts, &mut latch_insts) {
+                        Some(step) => step,
+                        None => {
+                            let z = f.fresh_value(names, &format!("{stem}.step"), i64_ty);
+                            latch_insts.push(inst_of(ops.constant, vec![z], vec![Operand::Int(0)], loc));
+                            z
+                        }
+                    };
+                    latch_insts.push(inst_of(ops.ptr_add, vec![next], vec![Operand::Value(p), Operand::Value(step)], loc));
+                    let step_text = match counter.step {
+                        Operand::Int(k) => format!("{} bytes", wrap64(k.wrapping_mul(scale))),
+                        Operand::Value(v) => format!("%{} * {scale} bytes", f.value(v).name),
+                        _ => String::new(),
+                    };
                     insert_before_terminators(f, tables, preheader, pre_insts);
                     insert_before_terminators(f, tables, latch, latch_insts);
                     let mut phi_operands = Vec::new();
@@ -193,7 +234,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
                     f.blocks[l.header].insts.insert(pointers.len(), inst_of(ops.phi, vec![p], phi_operands, loc));
                     pointers.insert(c.key, p);
                     stats.pointers += 1;
-                    stats.remarks.push((f.name.clone(), loc, format!("%{} steps by {step_offset} bytes per iteration of the loop at bb.{header_label}", f.value(p).name)));
+                    stats.remarks.push((f.name.clone(), loc, format!("%{} steps by {step_text} per iteration of the loop at bb.{header_label}", f.value(p).name)));
                     p
                 }
             };
@@ -297,11 +338,12 @@ fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usiz
         };
         let Some(bits) = int_bits(f, tables, phi) else { continue };
         let Some(inc) = def(f, site, next).filter(|d| d.opcode == Opcode::Generic(ops.add) && d.defs.len() == 1) else { continue };
-        let step = match inc.operands.as_slice() {
-            [Operand::Value(x), Operand::Value(k)] | [Operand::Value(k), Operand::Value(x)] if *x == phi => constant(f, ops, site, *k),
+        let step_value = match inc.operands.as_slice() {
+            [Operand::Value(x), Operand::Value(k)] | [Operand::Value(k), Operand::Value(x)] if *x == phi => Some(*k),
             _ => None,
         };
-        let Some(step) = step else { continue };
+        let Some(step_value) = step_value else { continue };
+        let step_k = constant(f, ops, site, step_value);
         let start_k = constant(f, ops, site, start);
         let (mut zext_ok, mut sext_ok) = (bits == 64, bits == 64);
         if bits < 64 {
@@ -310,7 +352,7 @@ fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usiz
                 let max_s = (1i128 << (bits - 1)) - 1;
                 let max_u = (1i128 << bits) - 1;
                 let unsigned_c = c & max_u;
-                if step == 1 && tested {
+                if step_k == Some(1) && tested {
                     match *cc {
                         "lt" => {
                             sext_ok = c < max_s;
@@ -325,10 +367,17 @@ fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usiz
         if !zext_ok && !sext_ok {
             continue;
         }
-        let start = match start_k {
+        // A 64-bit counter may start and step by loop-invariant registers; a narrower
+        // one got here only with literals.
+        let start = start_k.map_or(Operand::Value(start), Operand::Int);
+        let step = match step_k {
             Some(k) => Operand::Int(k),
-            None => continue, // the start address would need a multiply in the preheader
+            None if invariant(site, l, step_value) => Operand::Value(step_value),
+            None => continue,
         };
+        if bits < 64 && (matches!(start, Operand::Value(_)) || matches!(step, Operand::Value(_))) {
+            continue;
+        }
         out.push(Counter { value: phi, start, step, bits, zext_ok, sext_ok });
     }
     out

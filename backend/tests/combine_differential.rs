@@ -170,6 +170,6 @@ fn combining_preserves_results_of_random_kernels() {
             Err(e) => failures.push(format!("seed {seed}: {e}")),
         }
     }
-    println!("{programs} random kernels x {} SMs: {compared} runs compared after legalize + combine", sms.len());
+    println!("{programs} random kernels x {} SMs: {compared} runs compared after legalize + combine + loop-reduce", sms.len());
     assert!(failures.is_empty(), "{} failures; first:\n{}", failures.len(), failures.first().unwrap());
 }
