@@ -67,16 +67,7 @@ fn check_file(path: &Path) -> Outcome {
             }
         };
         outcome.rewrites += stats.total();
-        let errors = backend::mir::verifier::verify_module(&combined, tables, source);
-        if !errors.is_empty() {
-            outcome.failures.push(format!("{file} on {sm_name}: the combined MIR does not verify:\n{}", errors.iter().map(|e| e.render()).collect::<String>()));
-            continue;
-        }
-        let printed = backend::mir::printer::print_module(&combined, tables);
-        if let Err(e) = backend::mir::parser::parse_module(&printed, "combined.mir", tables) {
-            outcome.failures.push(format!("{file} on {sm_name}: the combined MIR does not parse back:\n{}", e.render()));
-            continue;
-        }
+        let Some(printed) = verified_text(&combined, "combine", source, sm_name, &mut outcome) else { continue };
         compare(&legal, &combined, "combining", &printed, &file, sm_name, &mut outcome);
         // Then loop strength reduction on the combined MIR, checked where it did something.
         let mut reduced = combined.clone();
@@ -91,19 +82,28 @@ fn check_file(path: &Path) -> Outcome {
             continue;
         }
         outcome.reduced += lsr.reduced;
-        let errors = backend::mir::verifier::verify_module(&reduced, tables, source);
-        if !errors.is_empty() {
-            outcome.failures.push(format!("{file} on {sm_name}: the MIR after loop-reduce does not verify:\n{}", errors.iter().map(|e| e.render()).collect::<String>()));
-            continue;
-        }
-        let printed = backend::mir::printer::print_module(&reduced, tables);
-        if let Err(e) = backend::mir::parser::parse_module(&printed, "reduced.mir", tables) {
-            outcome.failures.push(format!("{file} on {sm_name}: the MIR after loop-reduce does not parse back:\n{}", e.render()));
-            continue;
-        }
+        let Some(printed) = verified_text(&reduced, "loop-reduce", source, sm_name, &mut outcome) else { continue };
         compare(&legal, &reduced, "loop-reduce after combining", &printed, &file, sm_name, &mut outcome);
     }
     outcome
+}
+
+/// The printed MIR of `module` after pass `pass`, when it verifies and parses back;
+/// otherwise a failure is recorded.
+fn verified_text(module: &Module, pass: &str, source: Source<'_>, sm_name: &str, outcome: &mut Outcome) -> Option<String> {
+    let tables = tables::nvptx();
+    let file = source.file;
+    let errors = backend::mir::verifier::verify_module(module, tables, source);
+    if !errors.is_empty() {
+        outcome.failures.push(format!("{file} on {sm_name}: the MIR after {pass} does not verify:\n{}", errors.iter().map(|e| e.render()).collect::<String>()));
+        return None;
+    }
+    let printed = backend::mir::printer::print_module(module, tables);
+    if let Err(e) = backend::mir::parser::parse_module(&printed, "printed.mir", tables) {
+        outcome.failures.push(format!("{file} on {sm_name}: the MIR after {pass} does not parse back:\n{}", e.render()));
+        return None;
+    }
+    Some(printed)
 }
 
 /// Runs every kernel of `before` and `after` on the same random inputs; records a
