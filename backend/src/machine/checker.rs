@@ -8,6 +8,9 @@
 //! opcode, flags and immediates, reading registers that hold the same values as the
 //! input's operands), pure ones only. PHIs may stay (in SSA output, matched in order)
 //! or go (their values then arrive in whatever registers hold the incoming values).
+//! An output instruction without register operands whose twin is among the pure input
+//! instructions ahead is a clone of the twin's value (the spiller recomputes a `TID_X`
+//! or a parameter load at its use and drops the original).
 //!
 //! The abstract state maps each output register to the set of input values it surely
 //! holds. An input `COPY` makes its result another name of its source's value; an
@@ -224,6 +227,20 @@ impl Checker<'_> {
             let mut target = (fi < input.len() && matches(fi)).then_some(fi);
             if target.is_none() && !from_nothing {
                 target = window.clone().find(|&j| matches(j));
+            }
+            // An instruction without operands that the window holds too, after pure
+            // input instructions the output dropped or moved (the spiller recomputes
+            // a `TID_X` at its use and drops the original): a clone of that window
+            // instruction's value, which does not depend on where it is computed.
+            // The window instruction stays unmatched; later output may still match it.
+            if target.is_none() && from_nothing {
+                let value = |j: usize| input[j].defs.first().filter(|d| self.ssa_input || self.def_count.get(d.0 as usize) == Some(&1));
+                if let (Some(j), Some(r)) = (window.clone().find(|&j| self.pure(input[j]) && matches(j) && value(j).is_some()), g.defs.first()) {
+                    if let Some(d) = value(j) {
+                        state.insert(r.0, BTreeSet::from([self.c(*d)]));
+                        continue;
+                    }
+                }
             }
             if target.is_none() {
                 if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
