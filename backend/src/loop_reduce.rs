@@ -142,8 +142,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
         let mut candidates: Vec<Candidate> = Vec::new();
         for &b in &l.blocks {
             for inst in &f.blocks[b].insts {
-                if let Some(key) = address(f, tables, sm, ops, &site, l, &by_value, inst) {
-                    let offset_ty = f.value(offset_of(ops, inst).unwrap_or(inst.defs[0])).ty;
+                if let Some((key, offset_ty)) = address(f, tables, sm, ops, &site, l, &by_value, inst) {
                     candidates.push(Candidate { old: inst.defs[0], offset_ty, loc: inst.loc, key });
                 }
             }
@@ -400,9 +399,9 @@ fn latch_test(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(us
 }
 
 /// The rewrite key of `inst` when it is a reducible address: (base, counter, extension,
-/// scale in bytes).
+/// scale in bytes), and the type of its offset.
 #[allow(clippy::too_many_arguments)]
-fn address(f: &Function, tables: &TargetTables, sm: &SmTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, counters: &HashMap<ValueId, &Counter>, inst: &Inst) -> Option<(ValueId, ValueId, Ext, i128)> {
+fn address(f: &Function, tables: &TargetTables, sm: &SmTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, counters: &HashMap<ValueId, &Counter>, inst: &Inst) -> Option<((ValueId, ValueId, Ext, i128), target_desc::tables::VtId)> {
     if inst.opcode != Opcode::Generic(ops.ptr_add) || inst.defs.len() != 1 {
         return None;
     }
@@ -442,15 +441,7 @@ fn address(f: &Function, tables: &TargetTables, sm: &SmTables, ops: &Ops, site: 
         Ext::Zero => c.zext_ok,
         Ext::Sign => c.sext_ok,
     };
-    fits.then_some((*base, counter, ext, scale))
-}
-
-/// The offset operand of a `PTR_ADD` (for its type).
-fn offset_of(ops: &Ops, inst: &Inst) -> Option<ValueId> {
-    match (inst.opcode, inst.operands.as_slice()) {
-        (Opcode::Generic(op), [_, Operand::Value(o)]) if op == ops.ptr_add => Some(*o),
-        _ => None,
-    }
+    fits.then_some(((*base, counter, ext, scale), f.value(*off).ty))
 }
 
 /// `k` (a literal of a `bits`-wide counter) extended to 64 bits.

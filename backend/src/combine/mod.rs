@@ -23,7 +23,11 @@
 //! - early CSE: a pure instruction equal to a dominating one is replaced by it;
 //! - FMA contraction of `FADD`/`FSUB` of an `FMUL`, only when both carry the `.contract`
 //!   flag (LLVM's `contract` fast-math flag) and the product has no other user: never by
-//!   default, since a fused result is rounded once.
+//!   default, since a fused result is rounded once;
+//! - address-space inference (LLVM's InferAddressSpaces, one cast deep): a load or store
+//!   through a cast to the description's `generic` pointer type uses the specific space
+//!   when a pattern of the SM takes it, an offset is added before such a cast, and a
+//!   round trip through the generic space is the pointer itself.
 //!
 //! Every rewrite produces only instructions the SM's action table marks Legal (a new
 //! constant or shift is checked), so selection can take them. Dead instructions are
@@ -201,8 +205,7 @@ struct Combiner<'a> {
     made: HashMap<(usize, u16, i128), ValueId>,
     /// Divisions seen, by (opcode, dividend, divisor): where, and their result.
     divisions: HashMap<(OpcodeId, ValueId, ValueId), Vec<(usize, usize, ValueId)>>,
-    /// Pure instructions seen, by their text (opcode, flags, operands, type).
-    /// Expression hash (with the result type) -> earlier instructions computing it;
+    /// Pure instructions seen: expression hash (with the result type) -> earlier instructions computing it;
     /// a candidate is confirmed with `Inst::same_expression`.
     expressions: HashMap<u64, Vec<(usize, usize, ValueId)>>,
     cfg: Option<Cfg>,
