@@ -534,12 +534,14 @@ fn time_report(times: &[(&str, std::time::Duration)], threads: Option<(usize, st
 /// `sched` names both list schedulers and `pipeliner` the modulo scheduler, as the
 /// reference's remarks do.
 const REMARK_PASSES: &[&str] = &[
+    "sroa",
     "legalize",
     "combine",
     "loop-reduce",
     "nvptx-mem2reg",
     "machine-cse",
     "machine-licm",
+    "machine-sink",
     "machine-pipeliner",
     "pipeliner",
     "nvptx-remat-block",

@@ -53,8 +53,9 @@ pub fn check_kernel(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmT
     check_generic(kernel, tables, sms, inputs, seed, false)
 }
 
-/// As [`check_kernel`], with the combiner ([`crate::combine`]) run after legalization:
-/// the interpreter on the combined MIR must agree with it on the input.
+/// As [`check_kernel`], with [`crate::sroa`] before legalization and the combiner
+/// ([`crate::combine`]) and loop-reduce after it: the interpreter on the result must
+/// agree with it on the input.
 pub fn check_kernel_combined(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
     check_generic(kernel, tables, sms, inputs, seed, true)
 }
@@ -75,13 +76,16 @@ fn check_generic(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTabl
     let source = crate::mir::verifier::Source { file: &file, text: &kernel.text };
     for sm in sms {
         let mut legal = module.clone();
+        if combine {
+            crate::sroa::run(&mut legal, tables)?;
+        }
         crate::legalize::legalize_module(&mut legal, tables, sm, source, true)
             .map_err(|errors| format!("legalizing for {} failed:\n{}\n{}", sm.name, errors.iter().map(|e| e.render()).collect::<String>(), kernel.text))?;
         let mut stage = "legalization";
         if combine {
             crate::combine::run(&mut legal, tables, sm)?;
             crate::loop_reduce::run(&mut legal, tables, sm)?;
-            stage = "legalization, combining and loop-reduce";
+            stage = "sroa, legalization, combining and loop-reduce";
         }
         let errors = crate::mir::verifier::verify_module(&legal, tables, source);
         if !errors.is_empty() {
@@ -118,8 +122,9 @@ pub fn low_limit_options(tables: &TargetTables) -> crate::options::Options {
 /// the outputs must agree ([`GeneratedKernel::compare_outputs`]: approximate results
 /// within a tolerance, NaNs equal). Odd seeds compile under a low register limit
 /// ([`low_limit_options`]), so rematerialization, spilling (with stack slot coloring)
-/// and the allocation checker run on random code too. Returns the runs compared and the inputs discarded (undefined in
-/// the interpreter).
+/// and the allocation checker run on random code too; seeds 2 mod 4 compile with
+/// `sroa` off, so frame cells reach the machine passes. Returns the runs compared and
+/// the inputs discarded (undefined in the interpreter).
 pub fn check_kernel_end_to_end(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTables], inputs: u64, seed: u64) -> Result<Tally, String> {
     let file = format!("<random kernel {}>", kernel.name);
     let module = crate::mir::parser::parse_module(&kernel.text, &file, tables).map_err(|e| e.render())?;
@@ -136,7 +141,17 @@ pub fn check_kernel_end_to_end(kernel: &GeneratedKernel, tables: &TargetTables, 
     }
     let options = crate::sim::Options { fuel: FUEL * 64, ..crate::sim::Options::default() };
     for sm in sms {
-        let compile_options = if seed % 2 == 1 { low_limit_options(tables) } else { crate::options::Options::new(tables, crate::options::OptLevel::O3) };
+        let compile_options = match seed % 4 {
+            1 | 3 => low_limit_options(tables),
+            // sroa takes every frame round trip the generator writes; with it off, the
+            // cells reach selection, nvptx-mem2reg and `.local` memory.
+            2 => {
+                let mut o = crate::options::Options::new(tables, crate::options::OptLevel::O3);
+                o.set("disable-sroa=true").expect("a knob of the registry");
+                o
+            }
+            _ => crate::options::Options::new(tables, crate::options::OptLevel::O3),
+        };
         let ptx = end_to_end::compile_with(&module, &kernel.text, &file, tables, sm, compile_options).map_err(|e| format!("compiling for {} failed (seed {seed}):\n{e}\n{}", sm.name, kernel.text))?;
         let ptx_file = format!("{}.{}.ptx", kernel.name, sm.name);
         let simulator = crate::sim::Simulator::new(&ptx, &ptx_file, tables, None)

@@ -39,6 +39,7 @@ pub mod random_mir;
 pub mod sched;
 pub mod selfcheck;
 pub mod sim;
+pub mod sroa;
 pub mod synth;
 
 use std::path::Path;

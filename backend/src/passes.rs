@@ -2,8 +2,8 @@
 //! (`ptxc run-pass NAME IN.mir`, like `llc -run-pass`), each printing MIR that parses
 //! back.
 //!
-//! Pipeline: verify, legalize (types and operations the SM cannot do, see
-//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), nvptx-mem2reg (frame slots back to registers), machine-cse, machine-licm (loop-invariant code motion), dce (dead-code removal),
+//! Pipeline: verify, sroa (frame cells to values, -O1 and up), legalize (types and operations the SM cannot do, see
+//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), nvptx-mem2reg (frame slots back to registers), machine-cse, machine-licm (loop-invariant code motion), machine-sink (off by default), dce (dead-code removal),
 //! machine-pipeliner (swing modulo scheduling), nvptx-remat-block (block
 //! rematerialization), phi-elim (PHI elimination),
 //! machine-scheduler (list scheduling), spill (spilling to `.local` slots under a hard register
@@ -108,6 +108,16 @@ fn verify(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>
     }
 }
 
+fn sroa(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::sroa::run(module, cx.tables).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    let summary = format!(
+        "promoted cells {}, loads removed {}, stores removed {}, frame objects removed {}",
+        stats.promoted_cells, stats.loads_removed, stats.stores_removed, stats.objects_removed
+    );
+    cx.report(stats.remarks, summary);
+    Ok(())
+}
+
 fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let checks = cx.checks || cx.options.flag("enable-legalize-types-checking") == Some(true);
     let remarks = crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, checks)?;
@@ -157,6 +167,12 @@ fn machine_licm(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<Mir
         stats.hoisted, stats.suppressed_by_pressure, stats.preheaders_made, stats.no_preheader
     );
     cx.report(stats.remarks, summary);
+    Ok(())
+}
+
+fn machine_sink(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::machine::sink::run(module, cx.tables);
+    cx.report(stats.remarks, format!("sunk {}", stats.sunk));
     Ok(())
 }
 
@@ -281,6 +297,14 @@ pub const PASSES: &[PassInfo] = &[
         run: verify,
     },
     PassInfo {
+        name: "sroa",
+        description: "scalar replacement of frame cells: a cell of a non-escaping frame object stored once before its loads (or within one block) becomes the stored value",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-sroa")],
+        scope: Scope::Module,
+        run: sroa,
+    },
+    PassInfo {
         name: "legalize",
         description: "rewrite the types and operations the SM cannot do into ones it can (the description's action tables)",
         min_opt: OptLevel::O0,
@@ -328,6 +352,14 @@ pub const PASSES: &[PassInfo] = &[
         switches: &[Switch::DisabledBy("disable-machine-licm")],
         scope: Scope::Function,
         run: machine_licm,
+    },
+    PassInfo {
+        name: "machine-sink",
+        description: "move an instruction whose results are read on one side of a branch only into that side (MachineSink; off unless nvptx-enable-machine-sink, as on NVPTX)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::EnabledBy("nvptx-enable-machine-sink"), Switch::DisabledBy("disable-machine-sink")],
+        scope: Scope::Function,
+        run: machine_sink,
     },
     PassInfo {
         name: "dce",

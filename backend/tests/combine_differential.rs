@@ -1,5 +1,5 @@
 //! The generic-MIR optimizations checked by execution (issue: "the MIR interpreter
-//! agrees before and after the combine pass"): every kernel of `tests/corpus`,
+//! agrees before and after the combine pass"): `sroa` on each input as written, then every kernel of `tests/corpus`,
 //! `tests/legalize`, `tests/machine`, `tests/combine` and `tests/sched` is legalized for
 //! several SMs and run by the MIR interpreter before and after `combine`, and after
 //! `combine` then `loop-reduce`, on the same random inputs; the final memory must be
@@ -28,6 +28,10 @@ fn kernel_files() -> Vec<PathBuf> {
             }
         }
     }
+    // The frame kernels of the FileCheck tests, for sroa.
+    for extra in ["tests/filecheck/sroa.mir", "tests/filecheck/frame.mir"] {
+        files.push(root.join(extra));
+    }
     files.sort();
     files
 }
@@ -42,6 +46,8 @@ struct Outcome {
     rewrites: usize,
     /// Addresses loop-reduce rewrote.
     reduced: usize,
+    /// Frame cells sroa promoted.
+    promoted: usize,
     failures: Vec<String>,
 }
 
@@ -52,6 +58,18 @@ fn check_file(path: &Path) -> Outcome {
     let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
     let source = Source { file: &file, text: &text };
     let mut outcome = Outcome::default();
+    // sroa runs before legalization, on the input as written.
+    let mut promoted = module.clone();
+    match backend::sroa::run(&mut promoted, tables) {
+        Ok(stats) if stats.promoted_cells + stats.stores_removed > 0 => {
+            outcome.promoted += stats.promoted_cells;
+            if let Some(printed) = verified_text(&promoted, "sroa", source, "generic MIR", &mut outcome) {
+                compare(&module, &promoted, "sroa", &printed, &file, "generic MIR", &mut outcome);
+            }
+        }
+        Ok(_) => {}
+        Err(e) => outcome.failures.push(format!("{file}: {e}")),
+    }
     for sm_name in SMS {
         let sm = tables.find_sm(sm_name).unwrap();
         let mut legal = module.clone();
@@ -140,19 +158,21 @@ fn combining_preserves_results_of_every_test_kernel() {
         let handles: Vec<_> = chunks.into_iter().map(|chunk| s.spawn(move || chunk.into_iter().map(|p| (p.clone(), check_file(&p))).collect::<Vec<_>>())).collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
-    let (mut compared, mut rewrites, mut rewritten_files, mut reduced) = (0, 0, 0, 0);
+    let (mut compared, mut rewrites, mut rewritten_files, mut reduced, mut promoted) = (0, 0, 0, 0, 0);
     let mut failures = Vec::new();
     for (_, o) in &outcomes {
         compared += o.compared;
         rewrites += o.rewrites;
         rewritten_files += usize::from(o.rewrites > 0);
         reduced += o.reduced;
+        promoted += o.promoted;
         failures.extend(o.failures.iter().cloned());
     }
-    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files, {reduced} addresses strength-reduced", outcomes.len(), SMS.len());
+    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files, {reduced} addresses strength-reduced, {promoted} frame cells promoted", outcomes.len(), SMS.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
     assert!(rewritten_files * 3 >= outcomes.len(), "the combiner rewrote only {rewritten_files} of {} files", outcomes.len());
     assert!(reduced >= 10, "loop-reduce rewrote only {reduced} addresses in the test kernels");
+    assert!(promoted >= 8, "sroa promoted only {promoted} frame cells in the test kernels");
 }
 
 #[test]
@@ -161,15 +181,20 @@ fn combining_preserves_results_of_random_kernels() {
     let sms: Vec<_> = ["50", "70", "90", "100"].iter().map(|s| tables.find_sm(s).unwrap()).collect();
     let config = GeneratorConfig::default();
     let programs = 400u64;
-    let mut compared = 0;
+    let (mut compared, mut promoted) = (0, 0);
     let mut failures = Vec::new();
     for seed in 0..programs {
         let kernel = generate(seed, &config, tables).unwrap();
+        // How much of the kernel's frame traffic sroa takes (checked inside
+        // check_kernel_combined, which runs it before legalization).
+        let mut module = backend::mir::parser::parse_module(&kernel.text, "random.mir", tables).unwrap();
+        promoted += backend::sroa::run(&mut module, tables).unwrap().promoted_cells;
         match backend::differential::check_kernel_combined(&kernel, tables, &sms, 3, seed) {
             Ok(t) => compared += t.compared,
             Err(e) => failures.push(format!("seed {seed}: {e}")),
         }
     }
-    println!("{programs} random kernels x {} SMs: {compared} runs compared after legalize + combine + loop-reduce", sms.len());
+    println!("{programs} random kernels x {} SMs: {compared} runs compared after sroa + legalize + combine + loop-reduce; sroa promoted {promoted} frame cells", sms.len());
     assert!(failures.is_empty(), "{} failures; first:\n{}", failures.len(), failures.first().unwrap());
+    assert!(promoted >= 50, "sroa promoted only {promoted} frame cells of the random kernels");
 }

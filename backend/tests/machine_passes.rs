@@ -52,11 +52,16 @@ fn configurations() -> Vec<(String, Options)> {
         match *pass {
             "post-RA-sched" => o.set("misched-postra=true").unwrap(),
             "machine-pipeliner" => o.set("pipeliner-max-stages=100").unwrap(),
+            // MachineSink is off by default, as on NVPTX.
+            "machine-sink" => o.set("nvptx-enable-machine-sink=true").unwrap(),
             _ => {}
         }
         out.push((format!("-O0 + {pass}"), o));
     }
     out.push(("-O3".to_string(), Options::new(tables, OptLevel::O3)));
+    let mut sink = Options::new(tables, OptLevel::O3);
+    sink.set("nvptx-enable-machine-sink=true").unwrap();
+    out.push(("-O3 machine-sink".to_string(), sink));
     // Out-of-SSA coalescing of every copy, not only the PHIs' (-O0 runs it with none).
     let mut all_copies = Options::new(tables, OptLevel::O3);
     all_copies.set("cssa-coalesce=2").unwrap();

@@ -7,10 +7,11 @@
 //! not a fixed template. It follows the layout LLVM's NVPTX backend uses: each argument
 //! in its own scalar `.param`, all results in one byte-array `.param` (PTX allows a
 //! single return parameter) at offsets aligned to each value's size. A global pointer
-//! (`p1`) travels as a generic address, the form a kernel receives it in, so callees
-//! convert parameters the same way kernels do.
+//! (`p1`) travels as the global address it is, as llc passes an `addrspace(1)` pointer:
+//! the callee uses it with `ld.global`/`st.global` directly, so a `cvta.global` at the
+//! call would only cost an instruction.
 
-use target_desc::tables::{TargetTables, TypeKind, VtId};
+use target_desc::tables::{TargetTables, VtId};
 
 /// A register operand of the call or return: its PTX name and type.
 pub struct Value {
@@ -70,10 +71,6 @@ pub fn return_parameter(tables: &TargetTables, returns: &[VtId]) -> String {
     format!("(.param .align {align} .b8 func_retval0[{size}]) ")
 }
 
-fn is_global_pointer(tables: &TargetTables, ty: VtId) -> bool {
-    tables.type_info(ty).is_some_and(|t| t.kind == TypeKind::Pointer && t.addrspace == 1)
-}
-
 /// Expands a hook into PTX lines (without trailing `;`).
 pub fn expand(hook: &str, mut input: HookInput<'_>) -> Result<Vec<String>, String> {
     match hook {
@@ -95,13 +92,7 @@ pub fn expand(hook: &str, mut input: HookInput<'_>) -> Result<Vec<String>, Strin
             for (k, v) in input.operands.iter().enumerate() {
                 let ty = param_type(input.tables, input.sm, v.ty)?;
                 lines.push(format!(".param {ty} param{k}"));
-                let mut register = v.register.clone();
-                if is_global_pointer(input.tables, v.ty) {
-                    let generic = (input.scratch)(v.ty)?;
-                    lines.push(format!("cvta.global.u64 {generic}, {register}"));
-                    register = generic;
-                }
-                lines.push(format!("st.param{ty} [param{k}], {register}"));
+                lines.push(format!("st.param{ty} [param{k}], {}", v.register));
                 params.push(format!("param{k}"));
             }
             let types: Vec<VtId> = input.results.iter().map(|v| v.ty).collect();

@@ -93,3 +93,29 @@ pub fn renumber(inst: &mut Inst, tables: &TargetTables, map: &[usize]) {
         }
     }
 }
+
+/// Removes the frame objects of `f` that `used` marks unused and renumbers the
+/// `FRAME_INDEX` operands of the rest; returns how many left.
+pub fn remove_unused_objects(f: &mut crate::mir::Function, tables: &TargetTables, used: &[bool]) -> usize {
+    let objects = f.frame.len();
+    if used.len() != objects || used.iter().all(|&u| u) {
+        return 0;
+    }
+    let mut map = vec![0; objects];
+    let mut next = 0;
+    for k in 0..objects {
+        map[k] = next;
+        if used[k] {
+            next += 1;
+        }
+    }
+    let mut k = 0;
+    f.frame.retain(|_| {
+        k += 1;
+        used[k - 1]
+    });
+    for inst in f.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
+        renumber(inst, tables, &map);
+    }
+    objects - next
+}

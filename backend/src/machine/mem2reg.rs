@@ -154,24 +154,5 @@ fn promote(f: &mut Function, tables: &TargetTables, stats: &mut Mem2RegStats) {
             }
         }
     }
-    if used.iter().all(|&u| u) {
-        return;
-    }
-    let mut map = vec![0; objects];
-    let mut next = 0;
-    for k in 0..objects {
-        map[k] = next;
-        if used[k] {
-            next += 1;
-        }
-    }
-    stats.objects_removed += objects - next;
-    let mut k = 0;
-    f.frame.retain(|_| {
-        k += 1;
-        used[k - 1]
-    });
-    for inst in f.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
-        frame::renumber(inst, tables, &map);
-    }
+    stats.objects_removed += frame::remove_unused_objects(f, tables, &used);
 }

@@ -1,5 +1,5 @@
 //! Machine-level passes after instruction selection, on SSA machine code until PHI
-//! elimination: MachineCSE (pressure-aware), MachineLICM, dead-code removal, block rematerialization ([`remat`]), PHI elimination, and
+//! elimination: MachineCSE (pressure-aware), MachineLICM, MachineSink ([`sink`], off by default), dead-code removal, block rematerialization ([`remat`]), PHI elimination, and
 //! the analyses they share (control flow and dominators in [`cfg`], register pressure
 //! in [`pressure`]), and the `--stats` report ([`stats`]).
 
@@ -13,5 +13,6 @@ pub mod mem2reg;
 pub mod phi_elimination;
 pub mod pressure;
 pub mod remat;
+pub mod sink;
 pub mod spill;
 pub mod stats;
