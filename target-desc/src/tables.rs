@@ -859,7 +859,13 @@ pub struct TargetTables {
 fn by_id<T>(table: &[T], id: usize, id_of: impl Fn(&T) -> usize) -> Option<&T> {
     match id.checked_sub(1).and_then(|i| table.get(i)) {
         Some(entry) if id_of(entry) == id => Some(entry),
-        _ => table.iter().find(|e| id_of(e) == id),
+        // Ids have gaps (the opcode table's follow LLVM's ISD numbering), and tables
+        // list them in increasing order: a binary search, with a scan for a table
+        // that is not sorted.
+        _ => match table.binary_search_by_key(&id, &id_of) {
+            Ok(i) => Some(&table[i]),
+            Err(_) => table.iter().find(|e| id_of(e) == id),
+        },
     }
 }
 

@@ -383,7 +383,11 @@ pub fn opcode_info(op: Opcode, tables: &target_desc::tables::TargetTables) -> Op
     let table: &'static [target_desc::tables::OpcodeInfo] = tables.opcodes;
     match (generic.0 as usize).checked_sub(1).and_then(|i| table.get(i)) {
         Some(o) if o.id == generic.0 => Some(o),
-        _ => table.iter().find(|o| o.id == generic.0),
+        // Ids have gaps and increase in table order (see `TargetTables::opcode_info`).
+        _ => match table.binary_search_by_key(&generic.0, |o| o.id) {
+            Ok(i) => Some(&table[i]),
+            Err(_) => table.iter().find(|o| o.id == generic.0),
+        },
     }
 }
 
