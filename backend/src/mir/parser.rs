@@ -140,6 +140,16 @@ impl Document<'_> {
             self.error(line, column, format!("{kind}: {message}"))
         })
     }
+
+    /// The document as `T`, from its YAML `value` already read: YAML is read once per
+    /// document. A value that does not fit `T` is read again from the text, which
+    /// fails the same way and gives the error its line and column.
+    fn convert<T: for<'de> Deserialize<'de>>(&self, value: serde_yaml::Value, what: &str) -> Result<T, MirError> {
+        match serde_yaml::from_value(value) {
+            Ok(parsed) => Ok(parsed),
+            Err(_) => self.parse(what),
+        }
+    }
 }
 
 /// Splits a YAML stream at `---` and `...` lines, remembering where each starts.
@@ -244,7 +254,7 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
         };
         let is_function = keys.iter().any(|k| k == "name" || k == "body" || k == "kind");
         if is_function {
-            let function = parse_function(doc, tables)?;
+            let function = parse_function(doc, value, tables)?;
             if let Some(other) = defined.get(&function.name).map(|&i| &module.functions[i]) {
                 return Err(doc.error_at(
                     yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1),
@@ -258,7 +268,7 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
             if index != 0 {
                 return Err(doc.error(1, 1, "the module document must be the first document of the file"));
             }
-            let parsed: ModuleDoc = doc.parse("module document")?;
+            let parsed: ModuleDoc = doc.convert(value, "module document")?;
             module.name = parsed.module;
             let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
             for (i, g) in parsed.globals.into_iter().enumerate() {
@@ -329,8 +339,8 @@ fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables
     Ok(Global { name: g.name, space, ty, count, align: g.align, init, loc: Loc { line: (doc.first_line + line - 1) as u32, column: 1 } })
 }
 
-fn parse_function(doc: &Document, tables: &TargetTables) -> Result<Function, MirError> {
-    let mut parsed: FunctionDoc = doc.parse("function document")?;
+fn parse_function(doc: &Document, value: serde_yaml::Value, tables: &TargetTables) -> Result<Function, MirError> {
+    let mut parsed: FunctionDoc = doc.convert(value, "function document")?;
     if let Some((body, _)) = &doc.body {
         parsed.body = body.clone();
     }
