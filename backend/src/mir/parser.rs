@@ -497,14 +497,36 @@ impl<'a> BodyReader<'a> {
     fn read(mut self, body: &'a str) -> Result<(), MirError> {
         // The scanner is the fast path; the grammar decides whenever the scanner is not
         // sure, so syntax errors always come from the grammar.
-        let items = match syntax::lex_body(body) {
-            Some(items) => items,
-            None => syntax::pest_items(body).map_err(|e| self.syntax_error(*e, body))?,
-        };
-        for item in items {
-            match item {
-                Item::Label { at, number, name } => self.block(at, number, name)?,
-                Item::Inst(inst) => self.instruction(inst)?,
+        // Each scanned line is read at once, so a large body's items are never all held.
+        // The answer is what reading the grammar's items in order gives: a syntax error
+        // anywhere comes before the first error of meaning.
+        let mut done = 0;
+        let mut complete = false;
+        if let Some(lines) = syntax::body_lines(body) {
+            complete = true;
+            for line in lines {
+                match line {
+                    None => {
+                        complete = false;
+                        break;
+                    }
+                    Some(None) => {}
+                    Some(Some(item)) => {
+                        if let Err(e) = self.item(item) {
+                            return Err(match syntax::lex_body(body) {
+                                Some(_) => e,
+                                None => syntax::pest_items(body).err().map_or(e, |s| self.syntax_error(*s, body)),
+                            });
+                        }
+                        done += 1;
+                    }
+                }
+            }
+        }
+        if !complete {
+            let items = syntax::pest_items(body).map_err(|e| self.syntax_error(*e, body))?;
+            for item in items.into_iter().skip(done) {
+                self.item(item)?;
             }
         }
         if self.function.blocks.is_empty() {
@@ -521,6 +543,13 @@ impl<'a> BodyReader<'a> {
             }
         }
         Ok(())
+    }
+
+    fn item(&mut self, item: Item<'a>) -> Result<(), MirError> {
+        match item {
+            Item::Label { at, number, name } => self.block(at, number, name),
+            Item::Inst(inst) => self.instruction(inst),
+        }
     }
 
     fn block(&mut self, at: usize, number: syntax::Tok<'_>, name: Option<syntax::Tok<'_>>) -> Result<(), MirError> {
@@ -754,5 +783,32 @@ mod tests {
             let lines: Vec<&str> = doc.lines().collect();
             assert!(literal_body(&lines).is_none(), "{doc:?}");
         }
+    }
+
+    /// The body is read line by line as the scanner goes; a syntax error on a later
+    /// line still comes before an error of meaning on an earlier one, as when every
+    /// item was scanned first.
+    #[test]
+    fn a_later_syntax_error_wins_over_an_earlier_undefined_value() {
+        let text = "---\nname: k\nkind: kernel\nbody: |\n  bb.0:\n    %a:i32 = ADD %b, %b\n    %c:i32 = ADD %a, @@@\n    RET\n...\n";
+        let e = super::parse_module(text, "t.mir", tables::nvptx()).unwrap_err().render();
+        assert!(e.contains("t.mir:7:22") && e.contains("syntax error"), "{e}");
+        let text = text.replace(", @@@", ", %a");
+        let e = super::parse_module(&text, "t.mir", tables::nvptx()).unwrap_err().render();
+        assert!(e.contains("t.mir:6:") && e.contains("undefined value %b"), "{e}");
+    }
+
+    /// When the scanner gives up part-way (`align4`, which only the grammar reads as
+    /// `align 4`), the grammar's items take over after those already read, so no
+    /// line is read twice (which would define `%p` twice).
+    #[test]
+    fn the_grammar_takes_over_where_the_scanner_gives_up() {
+        let text = "---\nname: k\nkind: kernel\nparams:\n  - { name: p, type: p1 }\nbody: |\n  bb.0:\n    %p:p1 = ARG 0\n    %a:i32 = LOAD %p, align4\n    STORE %a, %p\n    RET\n...\n";
+        let body = "bb.0:\n  %p:p1 = ARG 0\n  %a:i32 = LOAD %p, align4\n";
+        assert!(crate::mir::syntax::lex_body(body).is_none(), "the scanner must give up on `align4` for this test to mean anything");
+        let module = super::parse_module(text, "t.mir", tables::nvptx()).unwrap_or_else(|e| panic!("{}", e.render()));
+        let insts: Vec<usize> = module.functions[0].blocks.iter().map(|b| b.insts.len()).collect();
+        assert_eq!(insts, vec![4]);
+        assert_eq!(module.functions[0].values.len(), 2);
     }
 }

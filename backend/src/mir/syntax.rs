@@ -159,26 +159,34 @@ fn pest_instruction(pair: Pair<'_, Rule>) -> InstSyntax<'_> {
 /// grammar would derive exactly these items (including every syntax error): the caller
 /// then asks [`pest_items`].
 pub fn lex_body(body: &str) -> Option<Vec<Item<'_>>> {
-    // pest's NEWLINE also takes a lone `\r`; leave such files to the grammar.
+    let mut items = Vec::new();
+    for line in body_lines(body)? {
+        items.extend(line?);
+    }
+    Some(items)
+}
+
+/// The scanner one line at a time, so that a reader can take each item as it comes
+/// instead of holding every item of a large body at once: per line, `Some(item)`, or
+/// `None` for a blank or comment line; `None` from the iterator's item when the scanner
+/// gives up on that line. `None` for the whole body when it has a lone `\r`, which
+/// pest's NEWLINE takes. The items so far are those [`lex_body`] would give.
+pub fn body_lines(body: &str) -> Option<impl Iterator<Item = Option<Option<Item<'_>>>>> {
     if body.contains('\r') {
         return None;
     }
-    let mut items = Vec::with_capacity(body.len() / 24 + 1);
     let mut start = 0;
-    for line in body.split('\n') {
+    Some(body.split('\n').map(move |line| {
         let mut s = Scanner { b: body.as_bytes(), text: body, pos: start, end: start + line.len() };
         start += line.len() + 1;
         s.skip();
         if s.pos == s.end {
-            continue;
+            return Some(None);
         }
-        items.push(s.item()?);
+        let item = s.item()?;
         s.skip();
-        if s.pos != s.end {
-            return None;
-        }
-    }
-    Some(items)
+        (s.pos == s.end).then_some(Some(item))
+    }))
 }
 
 struct Scanner<'a> {
