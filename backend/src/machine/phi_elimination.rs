@@ -195,10 +195,11 @@ impl OutOfSsa<'_, '_> {
             let count = f.blocks[b].insts.iter().take_while(|i| self.is_phi(i)).count();
             phi_counts[b] = count;
             for k in 0..count {
-                let phi = f.blocks[b].insts[k].clone();
-                let x = phi.defs[0];
+                let (x, loc) = (f.blocks[b].insts[k].defs[0], f.blocks[b].insts[k].loc);
                 let ty = f.value(x).ty;
-                let copy = (self.copy_of)(ty.0).ok_or((phi.loc, ty))?;
+                let copy = (self.copy_of)(ty.0).ok_or((loc, ty))?;
+                // Taken, not cloned: its slot gets the rewritten PHI below.
+                let phi = std::mem::replace(&mut f.blocks[b].insts[k], Inst { defs: Vec::new(), opcode: Opcode::Machine(0), flags: Vec::new(), operands: Vec::new(), loc });
                 self.stats.phis += 1;
                 let base = f.value(x).name.clone();
                 let x_in = f.fresh_value(names, &format!("{base}.phi"), ty);
@@ -223,13 +224,18 @@ impl OutOfSsa<'_, '_> {
             let phis = phi_counts[b];
             let terminator = block.insts.iter().position(|i| opcode_info(i.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR))).unwrap_or(block.insts.len()).max(phis);
             let (start_len, end_len) = (start.len(), end.len());
-            let tail = block.insts.split_off(terminator);
-            let body = block.insts.split_off(phis);
-            block.insts.extend(start);
-            block.insts.extend(body);
-            let end_at = block.insts.len();
-            block.insts.extend(end);
-            block.insts.extend(tail);
+            // Rebuilt at its final size: growing the list in place would double a
+            // large block's capacity (issue 15's peak memory).
+            let old = std::mem::take(&mut block.insts);
+            let mut insts = Vec::with_capacity(old.len() + start_len + end_len);
+            let mut old = old.into_iter();
+            insts.extend(old.by_ref().take(phis));
+            insts.extend(start);
+            insts.extend(old.by_ref().take(terminator - phis));
+            let end_at = insts.len();
+            insts.extend(end);
+            insts.extend(old);
+            block.insts = insts;
             groups[b] = Groups { phis, start: phis..phis + start_len, end: end_at..end_at + end_len };
         }
         Ok(groups)

@@ -71,6 +71,28 @@ pub fn warps_for(occupancy: Option<&OccupancyInfo>, regs: u32) -> u32 {
 
 /// Cycles to run `order` (unit indices) with one unit issued per cycle, each waiting
 /// for its operands.
+/// Reorders `slice` in place so that position `j` holds what was at `from[j]` (`from`
+/// a permutation), by following its cycles: no second copy of a large block, whose
+/// instructions are the schedulers' biggest allocation (issue 15's peak memory).
+fn permute<T>(slice: &mut [T], from: &[usize]) {
+    debug_assert_eq!(slice.len(), from.len());
+    let mut placed = vec![false; from.len()];
+    for start in 0..from.len() {
+        let mut j = start;
+        while !placed[j] {
+            placed[j] = true;
+            let k = from[j];
+            if k == start {
+                break;
+            }
+            // Position j takes what was at k; what j held (the value that started
+            // this cycle) moves on to k.
+            slice.swap(j, k);
+            j = k;
+        }
+    }
+}
+
 fn schedule_length(dag: &Dag, order: &[usize]) -> u32 {
     let mut start = vec![0u32; dag.len()];
     let mut cycle = 0u32;
@@ -210,9 +232,7 @@ pub fn schedule_function(
         // Apply (moving, not cloning, the instructions), then check with MRPA.
         // `moved[j]` is the region index of the instruction now at region position j.
         let moved: Vec<usize> = order.iter().flat_map(|&u| dag.units[u].clone()).collect();
-        let mut taken: Vec<Option<Inst>> = f.blocks[b].insts.drain(range.clone()).map(Some).collect();
-        let new: Vec<Inst> = moved.iter().map(|&k| taken[k].take().expect("each instruction is placed once")).collect();
-        f.blocks[b].insts.splice(range.start..range.start, new);
+        permute(&mut f.blocks[b].insts[range.clone()], &moved);
         let after_peak = pressure.block_peak(f, b, &cfg.succs, sets, tables);
         let reason = if over {
             after_peak
@@ -246,11 +266,11 @@ pub fn schedule_function(
         report.peak_after = after_peak[0];
         match reason {
             Some(r) => {
-                let mut back: Vec<Option<Inst>> = (0..moved.len()).map(|_| None).collect();
-                for (inst, &k) in f.blocks[b].insts.drain(range.clone()).zip(&moved) {
-                    back[k] = Some(inst);
+                let mut inverse = vec![0; moved.len()];
+                for (j, &k) in moved.iter().enumerate() {
+                    inverse[k] = j;
                 }
-                f.blocks[b].insts.splice(range.start..range.start, back.into_iter().map(|i| i.expect("every instruction comes back")));
+                permute(&mut f.blocks[b].insts[range.clone()], &inverse);
                 report.reverted = Some(r);
             }
             None => report.kept = true,
@@ -457,4 +477,25 @@ fn list_schedule(
         after_flag[v as usize] = false;
     }
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn permute_places_each_element_and_its_inverse_restores_the_order() {
+        // Several cycles, a fixed point and a long cycle.
+        let from = [3, 0, 1, 2, 4, 7, 5, 6, 9, 8];
+        let mut v: Vec<u32> = (0..10).map(|i| i * 10).collect();
+        permute(&mut v, &from);
+        let expected: Vec<u32> = from.iter().map(|&k| k as u32 * 10).collect();
+        assert_eq!(v, expected);
+        let mut inverse = vec![0; from.len()];
+        for (j, &k) in from.iter().enumerate() {
+            inverse[k] = j;
+        }
+        permute(&mut v, &inverse);
+        assert_eq!(v, (0..10).map(|i| i * 10).collect::<Vec<u32>>());
+    }
 }
