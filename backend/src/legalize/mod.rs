@@ -130,11 +130,16 @@ pub(crate) struct Cx<'a> {
     pub ops: &'a Ops,
     pub function: String,
     pub values: Vec<ValueInfo>,
-    names: HashSet<String>,
-    /// Per name hint, the suffix to try next: without it every `%t` would probe
-    /// `t.1`, `t.2`, ... from the start, quadratic in the temporaries made (a 1000-line
-    /// kernel of i128/v8f16/bf16 arithmetic took 0.8 s).
-    next_suffix: HashMap<String, u32>,
+    /// The names taken, by their hash: a name whose hash is taken is not used, so two
+    /// values never share a name, and a collision only skips a free name. Keeping
+    /// hashes instead of strings saves two strings per value made; legalization makes
+    /// most of a function's values (about a million on a 100k-line kernel of
+    /// i128/v8f16/bf16 arithmetic).
+    names: HashSet<u64>,
+    /// Per name hint (by hash), the suffix to try next: without it every `%t` would
+    /// probe `t.1`, `t.2`, ... from the start, quadratic in the temporaries made (a
+    /// 1000-line kernel of i128/v8f16/bf16 arithmetic took 0.8 s).
+    next_suffix: HashMap<u64, u32>,
     /// Instructions emitted for the instruction being rewritten (and those before it).
     pub out: Vec<Inst>,
     /// Where the instruction being rewritten came from; new instructions inherit it.
@@ -161,6 +166,12 @@ pub(crate) struct Cx<'a> {
     pub library_calls: HashSet<String>,
 }
 
+/// A value name's key in [`Cx`]'s set of names taken.
+fn name_key(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(name)
+}
+
 impl<'a> Cx<'a> {
     fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function) -> Cx<'a> {
         Cx {
@@ -169,7 +180,7 @@ impl<'a> Cx<'a> {
             ops,
             function: f.name.clone(),
             values: Vec::new(),
-            names: f.values.iter().map(|v| v.name.clone()).collect(),
+            names: f.values.iter().map(|v| name_key(&v.name)).collect(),
             next_suffix: HashMap::default(),
             out: Vec::new(),
             loc: f.loc,
@@ -254,13 +265,16 @@ impl<'a> Cx<'a> {
     /// A fresh value named after `hint` (`%x.lo`, `%x.lo.1` if taken).
     pub fn new_value(&mut self, hint: &str, ty: VtId) -> ValueId {
         let mut name = hint.to_string();
-        let mut n = self.next_suffix.get(hint).copied().unwrap_or(1);
-        while self.names.contains(&name) {
+        let hint_key = name_key(hint);
+        let mut n = self.next_suffix.get(&hint_key).copied().unwrap_or(1);
+        let mut key = hint_key;
+        while self.names.contains(&key) {
             name = format!("{hint}.{n}");
+            key = name_key(&name);
             n += 1;
         }
-        self.next_suffix.insert(hint.to_string(), n);
-        self.names.insert(name.clone());
+        self.next_suffix.insert(hint_key, n);
+        self.names.insert(key);
         self.values.push(ValueInfo { name, ty });
         ValueId(self.values.len() as u32 - 1)
     }
