@@ -19,7 +19,8 @@
 //!   extensions, truncations of extensions, bitcasts of bitcasts;
 //! - vector chains: a lane extracted from `BUILD_VECTOR`/`INSERT_VECTOR_ELT`, a vector
 //!   rebuilt from all its own lanes, a pair's half from `BUILD_PAIR`;
-//! - `SETCC` of a value with itself, `SELECT` of a known condition;
+//! - `SETCC` of a value with itself, `SELECT` of a known condition, `SELECT` of a
+//!   compare of its own integer operands as `SMIN`/`SMAX`/`UMIN`/`UMAX`;
 //! - early CSE: a pure instruction equal to a dominating one is replaced by it;
 //! - FMA contraction of `FADD`/`FSUB` of an `FMUL`, only when both carry the `.contract`
 //!   flag (LLVM's `contract` fast-math flag) and the product has no other user: never by
@@ -103,6 +104,10 @@ struct Ops {
     fmul: OpcodeId,
     fma: OpcodeId,
     addrspacecast: OpcodeId,
+    smin: OpcodeId,
+    smax: OpcodeId,
+    umin: OpcodeId,
+    umax: OpcodeId,
 }
 
 impl Ops {
@@ -143,6 +148,10 @@ impl Ops {
             fmul: op("FMUL")?,
             fma: op("FMA")?,
             addrspacecast: op("ADDRSPACECAST")?,
+            smin: op("SMIN")?,
+            smax: op("SMAX")?,
+            umin: op("UMIN")?,
+            umax: op("UMAX")?,
         })
     }
 }
@@ -338,6 +347,39 @@ impl<'a> Combiner<'a> {
 
     fn is(&self, inst: &Inst, op: OpcodeId) -> bool {
         inst.opcode == Opcode::Generic(op)
+    }
+
+    /// `select (setcc x, y, <), x, y` is `min x, y` for integers (LLVM's DAG combine of
+    /// a select of a compare of its own operands), `>` gives `max`, swapped operands
+    /// the other one; `<=`/`>=` pick the same value when the two are equal. The
+    /// signedness is the condition code's. The compare stays for its other users.
+    fn min_max(&self, f: &Function, cond: ValueId, x: ValueId, y: ValueId, vt: VtId) -> Option<Rewrite> {
+        use crate::interp::{EQUAL, GREATER, LESS};
+        if self.tables.type_info(vt)?.kind != TypeKind::Int {
+            return None;
+        }
+        let compare = self.def(f, cond).filter(|d| self.is(d, self.ops.setcc))?;
+        let operands: Vec<ValueId> = compare.uses().collect();
+        let cc = compare.operands.iter().find_map(|o| if let Operand::CondCode(cc) = o { Some(*cc) } else { None })?;
+        let meaning = crate::interp::Cond::from_name(self.tables.cond_code_info(cc)?.name)?;
+        let signed = meaning.int_signed?;
+        let x_when_less = match meaning.relations & !EQUAL {
+            LESS => true,
+            GREATER => false,
+            _ => return None,
+        };
+        let min = match operands.as_slice() {
+            [a, b] if (*a, *b) == (x, y) => x_when_less,
+            [a, b] if (*a, *b) == (y, x) => !x_when_less,
+            _ => return None,
+        };
+        let op = match (signed, min) {
+            (true, true) => self.ops.smin,
+            (true, false) => self.ops.smax,
+            (false, true) => self.ops.umin,
+            (false, false) => self.ops.umax,
+        };
+        self.legal(op, vt).then(|| Rewrite::Inst(op, Vec::new(), vec![Operand::Value(x), Operand::Value(y)]))
     }
 
     fn legal(&self, op: OpcodeId, vt: VtId) -> bool {
@@ -761,7 +803,7 @@ impl<'a> Combiner<'a> {
             if self.ty(f, cond) == vt && self.scalar(x) == Some(1) && self.scalar(y) == Some(0) {
                 return identity(Rewrite::Value(cond));
             }
-            return None;
+            return self.min_max(f, cond, x, y, vt).map(|r| (r, "min/max"));
         }
         if op == ops.setcc && vals.len() == 2 && vals[0] == vals[1] {
             let cc = inst.operands.iter().find_map(|o| if let Operand::CondCode(cc) = o { Some(*cc) } else { None })?;
