@@ -1057,7 +1057,7 @@ impl TargetTables {
     // The three lookups below are on every pass's hot path. Ids are numbered from 1 in
     // table order by the loader (0 is never an id), so the entry at `id - 1` is the
     // answer; the scan only serves tables numbered otherwise.
-    pub fn opcode_info(&self, op: OpcodeId) -> Option<&OpcodeInfo> {
+    pub fn opcode_info(&self, op: OpcodeId) -> Option<&'static OpcodeInfo> {
         by_id(self.opcodes, op.0 as usize, |o| o.id as usize)
     }
 

@@ -360,7 +360,7 @@ impl<'a> Combiner<'a> {
         }
         let compare = self.def(f, cond).filter(|d| self.is(d, self.ops.setcc))?;
         let operands: Vec<ValueId> = compare.uses().collect();
-        let cc = compare.operands.iter().find_map(|o| if let Operand::CondCode(cc) = o { Some(*cc) } else { None })?;
+        let cc = compare.cond_code()?;
         let meaning = crate::interp::Cond::from_name(self.tables.cond_code_info(cc)?.name)?;
         let signed = meaning.int_signed?;
         let x_when_less = match meaning.relations & !EQUAL {
@@ -806,7 +806,7 @@ impl<'a> Combiner<'a> {
             return self.min_max(f, cond, x, y, vt).map(|r| (r, "min/max"));
         }
         if op == ops.setcc && vals.len() == 2 && vals[0] == vals[1] {
-            let cc = inst.operands.iter().find_map(|o| if let Operand::CondCode(cc) = o { Some(*cc) } else { None })?;
+            let cc = inst.cond_code()?;
             // Only integers and pointers: a float compared with itself is unordered
             // when it is NaN.
             let operand_kind = self.tables.type_info(self.ty(f, vals[0]))?.kind;

@@ -235,6 +235,12 @@ impl Inst {
         self.flags.iter().any(|f| f == flag)
     }
 
+    /// The condition code among the operands (of a `SETCC`, or a machine instruction
+    /// selected from one).
+    pub fn cond_code(&self) -> Option<target_desc::tables::CondCodeId> {
+        self.operands.iter().find_map(|o| if let Operand::CondCode(cc) = o { Some(*cc) } else { None })
+    }
+
     /// Whether this is a `PHI`.
     pub fn is_phi(&self, tables: &target_desc::tables::TargetTables) -> bool {
         matches!(self.opcode, Opcode::Generic(g) if tables.opcode_info(g).is_some_and(|o| o.name == "PHI"))
@@ -378,17 +384,7 @@ pub fn opcode_info(op: Opcode, tables: &target_desc::tables::TargetTables) -> Op
         Opcode::Generic(g) => g,
         Opcode::Machine(m) => OpcodeId(tables.patterns.get(m as usize)?.opcode),
     };
-    // The tables are 'static in every use (compiled in, or leaked when loaded). Ids
-    // count from 1 in table order (`TargetTables::opcode_info`).
-    let table: &'static [target_desc::tables::OpcodeInfo] = tables.opcodes;
-    match (generic.0 as usize).checked_sub(1).and_then(|i| table.get(i)) {
-        Some(o) if o.id == generic.0 => Some(o),
-        // Ids have gaps and increase in table order (see `TargetTables::opcode_info`).
-        _ => match table.binary_search_by_key(&generic.0, |o| o.id) {
-            Ok(i) => Some(&table[i]),
-            Err(_) => table.iter().find(|o| o.id == generic.0),
-        },
-    }
+    tables.opcode_info(generic)
 }
 
 /// The action-table row type of an instruction: its `type_operand`'s type, else its

@@ -69,8 +69,6 @@ pub fn warps_for(occupancy: Option<&OccupancyInfo>, regs: u32) -> u32 {
     (o.regs_per_sm / per_warp).min(o.max_warps_per_sm)
 }
 
-/// Cycles to run `order` (unit indices) with one unit issued per cycle, each waiting
-/// for its operands.
 /// Reorders `slice` in place so that position `j` holds what was at `from[j]` (`from`
 /// a permutation), by following its cycles: no second copy of a large block, whose
 /// instructions are the schedulers' biggest allocation (issue 15's peak memory).
@@ -93,6 +91,8 @@ fn permute<T>(slice: &mut [T], from: &[usize]) {
     }
 }
 
+/// Cycles to run `order` (unit indices) with one unit issued per cycle, each waiting
+/// for its operands.
 fn schedule_length(dag: &Dag, order: &[usize]) -> u32 {
     let mut start = vec![0u32; dag.len()];
     let mut cycle = 0u32;
