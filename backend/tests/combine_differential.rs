@@ -28,8 +28,9 @@ fn kernel_files() -> Vec<PathBuf> {
             }
         }
     }
-    // The frame kernels of the FileCheck tests, for sroa.
-    for extra in ["tests/filecheck/sroa.mir", "tests/filecheck/frame.mir"] {
+    // The frame kernels of the FileCheck tests, for sroa, and the min/max kernel (every
+    // signedness, width and operand order of that rule).
+    for extra in ["tests/filecheck/sroa.mir", "tests/filecheck/frame.mir", "tests/filecheck/min-max.mir"] {
         files.push(root.join(extra));
     }
     files.sort();
