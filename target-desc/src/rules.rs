@@ -23,7 +23,7 @@ pub struct Name {
 
 impl Name {
     fn from_pair(pair: &Pair<'_, Rule>) -> Name {
-        let (line, column) = pair.as_span().start_pos().line_col();
+        let (line, column) = pair.line_col();
         Name { text: pair.as_str().to_string(), line, column }
     }
 
@@ -166,7 +166,7 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<Statement>, DescError> {
     let file_pair = pairs.next().expect("the file rule always produces one pair");
     let mut out = Vec::new();
     for pair in file_pair.into_inner() {
-        let (line, column) = pair.as_span().start_pos().line_col();
+        let (line, column) = pair.line_col();
         let text = collapse(pair.as_str());
         match pair.as_rule() {
             Rule::set_stmt => {
@@ -256,7 +256,7 @@ fn parse_pattern(pair: Pair<'_, Rule>, line: usize, column: usize, text: String)
                 condition = Some(parse_expr(expr));
             }
             Rule::template => {
-                let (l, c) = p.as_span().start_pos().line_col();
+                let (l, c) = p.line_col();
                 template_line = l;
                 template_column = c + 1;
                 let raw = p.as_str();
@@ -327,7 +327,7 @@ fn parse_flags(pair: Pair<'_, Rule>, line: usize, column: usize, text: String) -
                         Rule::ident => flag = Some(Name::from_pair(&m)),
                         Rule::flag_texts => {
                             for t in m.into_inner().filter(|t| t.as_rule() == Rule::template) {
-                                let (l, c) = t.as_span().start_pos().line_col();
+                                let (l, c) = t.line_col();
                                 let raw = t.as_str();
                                 texts.push((raw[1..raw.len() - 1].to_string(), l, c + 1));
                             }
