@@ -1,0 +1,3 @@
+// `generic` on a type that is not a pointer.
+codegen_macros::target_tables!("tests/compile-errors/ui/descs/generic_on_non_pointer");
+fn main() {}

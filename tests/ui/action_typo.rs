@@ -1,3 +1,0 @@
-// A misspelt action (`legall`) in the rule DSL is a syntax error.
-codegen_macros::target_tables!("tests/ui/descs/action_typo");
-fn main() {}

@@ -1,3 +1,0 @@
-// A register class member's `when` names an undefined feature (`f16_maht`).
-codegen_macros::target_tables!("tests/ui/descs/class_unknown_feature");
-fn main() {}

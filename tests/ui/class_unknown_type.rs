@@ -1,3 +1,0 @@
-// A register class lists a member type (`f23`) that is not defined.
-codegen_macros::target_tables!("tests/ui/descs/class_unknown_type");
-fn main() {}

@@ -1,3 +1,0 @@
-// Two rules with the same SM set (`f16_math` = `sm_60`) disagree on FADD f32.
-codegen_macros::target_tables!("tests/ui/descs/conflicting_rules");
-fn main() {}

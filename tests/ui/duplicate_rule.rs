@@ -1,3 +1,0 @@
-// Two rules with the same SM set (`!f16_math` = `!sm_60`) say the same thing.
-codegen_macros::target_tables!("tests/ui/descs/duplicate_rule");
-fn main() {}

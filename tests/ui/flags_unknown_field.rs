@@ -1,3 +1,0 @@
-// A template names a field its flag group does not have.
-codegen_macros::target_tables!("tests/ui/descs/flags_unknown_field");
-fn main() {}

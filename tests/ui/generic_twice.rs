@@ -1,3 +1,0 @@
-// Two pointer types marked `generic`: the flat address space is one.
-codegen_macros::target_tables!("tests/ui/descs/generic_twice");
-fn main() {}

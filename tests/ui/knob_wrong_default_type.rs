@@ -1,3 +1,0 @@
-// An `int` knob has a non-integer default (`ten`).
-codegen_macros::target_tables!("tests/ui/descs/knob_wrong_default_type");
-fn main() {}

@@ -1,3 +1,0 @@
-// `legal` on f16, which no register class holds on sm_50 (HalfRegs needs f16_math).
-codegen_macros::target_tables!("tests/ui/descs/legal_on_non_register_type");
-fn main() {}

@@ -1,3 +1,0 @@
-// A legality file without the `default ACTION;` statement.
-codegen_macros::target_tables!("tests/ui/descs/missing_default");
-fn main() {}

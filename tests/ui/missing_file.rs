@@ -1,3 +1,0 @@
-// The manifest lists a file (`opcode.yaml`) that does not exist.
-codegen_macros::target_tables!("tests/ui/descs/missing_file");
-fn main() {}

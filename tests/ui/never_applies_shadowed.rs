@@ -1,3 +1,0 @@
-// A rule every cell of which is decided on every SM by a more specific rule.
-codegen_macros::target_tables!("tests/ui/descs/never_applies_shadowed");
-fn main() {}

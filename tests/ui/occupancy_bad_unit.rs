@@ -1,3 +1,0 @@
-// An occupancy profile whose register allocation unit is not a whole number of warps.
-codegen_macros::target_tables!("tests/ui/descs/occupancy_bad_unit");
-fn main() {}

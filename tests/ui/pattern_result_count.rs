@@ -1,3 +1,0 @@
-// A result list longer than the opcode's results.
-codegen_macros::target_tables!("tests/ui/descs/pattern_result_count");
-fn main() {}

@@ -1,3 +1,0 @@
-// An instruction-selection template names an operand the pattern does not have.
-codegen_macros::target_tables!("tests/ui/descs/pattern_unknown_placeholder");
-fn main() {}

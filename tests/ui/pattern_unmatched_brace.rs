@@ -1,3 +1,0 @@
-// A template with a lone closing brace (a literal brace is written twice).
-codegen_macros::target_tables!("tests/ui/descs/pattern_unmatched_brace");
-fn main() {}

@@ -1,3 +1,0 @@
-// A latency class gives figures for an SM (`sm_57`) the description does not define.
-codegen_macros::target_tables!("tests/ui/descs/sched_unknown_sm");
-fn main() {}

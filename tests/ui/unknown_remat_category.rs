@@ -1,3 +1,0 @@
-// remat.non_rematerializable names a category (`memroy`) that is not defined.
-codegen_macros::target_tables!("tests/ui/descs/unknown_remat_category");
-fn main() {}

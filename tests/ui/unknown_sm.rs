@@ -1,3 +1,0 @@
-// An SM `implies` an SM (`sm_65`) that is not defined.
-codegen_macros::target_tables!("tests/ui/descs/unknown_sm");
-fn main() {}

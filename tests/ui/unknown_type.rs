@@ -1,3 +1,0 @@
-// A legality rule names a type (`i33`) that no value_types entry defines.
-codegen_macros::target_tables!("tests/ui/descs/unknown_type");
-fn main() {}

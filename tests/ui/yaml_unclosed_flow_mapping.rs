@@ -1,3 +1,0 @@
-// Malformed YAML: the last SM's `{ ... }` mapping is never closed.
-codegen_macros::target_tables!("tests/ui/descs/yaml_unclosed_flow_mapping");
-fn main() {}

@@ -1,3 +1,0 @@
-// An SM entry has an unknown field (`implied` for `implies`).
-codegen_macros::target_tables!("tests/ui/descs/yaml_unknown_key");
-fn main() {}
