@@ -254,6 +254,7 @@ impl Emitter {
                 }
             }
         });
+        let opcode_slots = target_desc::tables::opcode_slots(t.opcodes);
         let opcodes = t.opcodes.iter().map(|o| {
             let (id, name, props) = (o.id, o.name, o.props);
             let sig = signature(&o.signature);
@@ -570,6 +571,7 @@ impl Emitter {
                 vt_slots: #vt_slots,
                 types: &[#(#types),*],
                 opcodes: &[#(#opcodes),*],
+                opcode_slots: &[#(#opcode_slots),*],
                 categories: &[#(#categories),*],
                 cond_codes: &[#(#cond_codes),*],
                 intrinsics: &[#(#intrinsics),*],

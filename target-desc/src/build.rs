@@ -1117,6 +1117,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
         files: leak(files),
         vt_slots: vt_slots as u16,
         types: leak(b.types.clone()),
+        opcode_slots: leak(crate::tables::opcode_slots(&opcode_infos)),
         opcodes: leak(opcode_infos),
         categories: leak(b.categories.clone()),
         cond_codes: leak(cc_infos),

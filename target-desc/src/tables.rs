@@ -831,6 +831,9 @@ pub struct TargetTables {
     pub vt_slots: u16,
     pub types: &'static [TypeInfo],
     pub opcodes: &'static [OpcodeInfo],
+    /// For each opcode id, 1 + its index in `opcodes` (0: no opcode has the id), so
+    /// that [`TargetTables::opcode_info`], on every pass's hot path, is one index.
+    pub opcode_slots: &'static [u16],
     pub categories: &'static [CategoryInfo],
     pub cond_codes: &'static [CondCodeInfo],
     pub intrinsics: &'static [IntrinsicInfo],
@@ -852,6 +855,16 @@ pub struct TargetTables {
     /// PTX instruction forms and the SM and PTX version they need (`ptx-isa.yaml`).
     pub ptx_isa: &'static [PtxRequirementInfo],
     pub names: NameMaps,
+}
+
+/// `TargetTables::opcode_slots` for an opcode table.
+pub fn opcode_slots(opcodes: &[OpcodeInfo]) -> Vec<u16> {
+    let len = opcodes.iter().map(|o| o.id as usize + 1).max().unwrap_or(0);
+    let mut slots = vec![0u16; len];
+    for (i, o) in opcodes.iter().enumerate() {
+        slots[o.id as usize] = i as u16 + 1;
+    }
+    slots
 }
 
 /// The entry of `table` whose id is `id`: at `id - 1` when the table is numbered from 1
@@ -1054,11 +1067,13 @@ impl TargetTables {
         self.names.cond_codes.get(name).map(|v| CondCodeId(v as u8))
     }
 
-    // The three lookups below are on every pass's hot path. Ids are numbered from 1 in
-    // table order by the loader (0 is never an id), so the entry at `id - 1` is the
-    // answer; the scan only serves tables numbered otherwise.
+    // The three lookups below are on every pass's hot path. Opcode ids have gaps (they
+    // follow LLVM's ISD numbering), so they go through `opcode_slots`; type and
+    // condition-code ids are numbered from 1 in table order by the loader (0 is never
+    // an id), so the entry at `id - 1` is the answer.
     pub fn opcode_info(&self, op: OpcodeId) -> Option<&'static OpcodeInfo> {
-        by_id(self.opcodes, op.0 as usize, |o| o.id as usize)
+        let slot = *self.opcode_slots.get(op.0 as usize)?;
+        self.opcodes.get(usize::from(slot).checked_sub(1)?)
     }
 
     pub fn type_info(&self, vt: VtId) -> Option<&TypeInfo> {

@@ -250,8 +250,11 @@ impl Inst {
     /// `COPY`, one result, one register operand.
     pub fn is_copy(&self, tables: &target_desc::tables::TargetTables) -> bool {
         let Opcode::Machine(m) = self.opcode else { return false };
-        let Some(copy) = tables.opcode("COPY") else { return false };
-        tables.patterns.get(m as usize).is_some_and(|p| p.opcode == copy.0) && self.defs.len() == 1 && matches!(self.operands.as_slice(), [Operand::Value(_)])
+        // By the generic opcode's name, not `tables.opcode("COPY")`: a name-map lookup
+        // hashes the string, and this is asked of every instruction by several passes.
+        self.defs.len() == 1
+            && matches!(self.operands.as_slice(), [Operand::Value(_)])
+            && tables.patterns.get(m as usize).and_then(|p| tables.opcode_info(OpcodeId(p.opcode))).is_some_and(|o| o.name == "COPY")
     }
 
     /// The operand index of the `FRAME_INDEX` literal this instruction names: the
