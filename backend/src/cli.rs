@@ -582,8 +582,9 @@ fn compile(args: CompileArgs) -> Output {
         Ok(t) => t,
         Err(e) => return failure(e),
     };
+    let jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let started = std::time::Instant::now();
-    let mut module = match crate::mir::parser::parse_module(&text, &file, tables) {
+    let mut module = match crate::mir::parser::parse_module_jobs(&text, &file, tables, jobs) {
         Ok(m) => m,
         Err(e) => return failure(e.render()),
     };
@@ -601,7 +602,7 @@ fn compile(args: CompileArgs) -> Output {
         Err(e) => return failure(e),
     };
     cx.checks = args.verify;
-    cx.options.jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    cx.options.jobs = jobs;
     // `nv-dump-remat-block` prints the pass's decisions as its remarks.
     let remarks_pass = args.remarks.clone().or_else(|| (cx.options.flag("nv-dump-remat-block") == Some(true)).then(|| "nvptx-remat-block".to_string()));
     let verify_each = args.verify || cx.options.flag("verify-machineinstrs") == Some(true);
@@ -673,7 +674,7 @@ fn compile(args: CompileArgs) -> Output {
         }
     }
     let emit_started = std::time::Instant::now();
-    let emitted = crate::emit::emit_module(&module, tables, sm, &file);
+    let emitted = crate::emit::emit_module_jobs(&module, tables, sm, &file, cx.options.jobs);
     times.push(("emit", emit_started.elapsed()));
     if args.time_passes {
         stderr.push_str(&time_report(&times, threads.map(|n| (n, started.elapsed()))));

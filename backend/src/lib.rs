@@ -14,6 +14,7 @@
 //!   differential tests.
 //! - [`sim`]: the PTX simulator (`ptxc sim`), the oracle for everything after
 //!   instruction selection.
+//! - [`parallel`]: the order-preserving parallel map of parsing and emission (`-j`).
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`selfcheck`]: `ptxc audit --verify`, a probe kernel for every Legal cell.
 //! - [`cli`]: the `ptxc` command line.
@@ -34,6 +35,7 @@ pub mod loop_reduce;
 pub mod machine;
 pub mod mir;
 pub mod options;
+pub mod parallel;
 pub mod passes;
 pub mod random_mir;
 pub mod sched;

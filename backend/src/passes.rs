@@ -444,7 +444,7 @@ pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<Strin
             }
         }
     }
-    crate::emit::emit_module(module, cx.tables, cx.sm("emit")?, cx.source.file)
+    crate::emit::emit_module_jobs(module, cx.tables, cx.sm("emit")?, cx.source.file, cx.options.jobs)
 }
 
 /// Whether [`run_per_function`] would use threads: more than one job and function, no

@@ -66,6 +66,40 @@ fn parallel_compiles_are_byte_identical_to_sequential_ones() {
     assert!(compiled > 20, "only {compiled} file-level pairs compiled");
 }
 
+/// `-j N` reads the documents of a file on N threads too: with several broken
+/// documents the diagnostic is the one of the first in file order (a sequential
+/// read's), whichever thread reached which document first.
+#[test]
+fn parallel_parsing_reports_the_first_error_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = backend::synth::calls(200 * 24);
+    let starts: Vec<usize> = text.match_indices("---\nname: ").map(|(i, _)| i).collect();
+    assert!(starts.len() >= 200, "{} documents", starts.len());
+    // Document 150 uses an undefined value; document 60 has an unknown opcode; a later
+    // document redefines the first function.
+    let mut broken = text.clone();
+    let at = |k: usize, from: &str, text: &str| starts[k] + text[starts[k]..].find(from).unwrap();
+    let k150 = at(150, "FADD %f0, %x", &broken);
+    broken.replace_range(k150..k150 + "FADD %f0, %x".len(), "FADD %f0, %nope");
+    let k60 = at(60, "FMUL %x, %x", &broken);
+    broken.replace_range(k60..k60 + "FMUL".len(), "FMULX");
+    let k180 = at(180, "name: f180", &broken);
+    broken.replace_range(k180..k180 + "name: f180".len(), "name: f0");
+    let line60 = broken[..k60].matches('\n').count() + 1;
+    let file = dir.path().join("broken.mir");
+    std::fs::write(&file, &broken).unwrap();
+    let file = file.to_str().unwrap();
+    let sequential = ptxc(&["compile", file, "--sm", "80", "-j", "1"]);
+    assert_ne!(sequential.code, 0);
+    assert!(sequential.stderr.contains(&format!(":{line60}:")) && sequential.stderr.contains("FMULX"), "{}", sequential.stderr);
+    for jobs in ["2", "4", "16"] {
+        for _ in 0..3 {
+            let parallel = ptxc(&["compile", file, "--sm", "80", "-j", jobs]);
+            assert_eq!((parallel.code, &parallel.stderr), (sequential.code, &sequential.stderr), "-j {jobs}");
+        }
+    }
+}
+
 /// Every compile-time benchmark shape (`backend::synth::SHAPES`) is a real kernel: at
 /// a small size it compiles for its SM with the verifier after every pass, and ptxas
 /// accepts the PTX, so the benchmark measures the pipeline doing its actual work.

@@ -241,10 +241,25 @@ fn lookup_type(tables: &TargetTables, name: &str) -> Result<VtId, String> {
 
 /// Parses a whole `.mir` file. `file` is the name used in diagnostics.
 pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Module, MirError> {
+    parse_module_jobs(text, file, tables, 1)
+}
+
+/// What one document of the file is, read on its own.
+enum ParsedDocument {
+    Function(Function),
+    /// The module document, read in order with the others (its globals are checked
+    /// against each other and it must come first).
+    Module(serde_yaml::Value),
+}
+
+/// [`parse_module`] with the documents read on up to `jobs` threads. Documents are
+/// independent until the checks across them (a function defined twice, the module
+/// document's place), which run afterwards in file order, so the module and the first
+/// error are those of a sequential read.
+pub fn parse_module_jobs(text: &str, file: &str, tables: &TargetTables, jobs: usize) -> Result<Module, MirError> {
     let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
     let docs = documents(text, file);
-    let mut defined: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
-    for (index, doc) in docs.iter().enumerate() {
+    let parsed = crate::parallel::map_ordered(&docs, jobs, |doc| -> Result<ParsedDocument, MirError> {
         let value: serde_yaml::Value = doc.parse("document")?;
         let keys: Vec<String> = match &value {
             serde_yaml::Value::Mapping(m) => m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect(),
@@ -252,35 +267,44 @@ pub fn parse_module(text: &str, file: &str, tables: &TargetTables) -> Result<Mod
                 return Err(doc.error(1, 1, "expected a module document (`module`, `globals`) or a function document (`name`, `kind`, `params`, `body`), found something that is not a mapping"))
             }
         };
-        let is_function = keys.iter().any(|k| k == "name" || k == "body" || k == "kind");
-        if is_function {
-            let function = parse_function(doc, value, tables)?;
-            if let Some(other) = defined.get(&function.name).map(|&i| &module.functions[i]) {
-                return Err(doc.error_at(
-                    yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1),
-                    &function.name,
-                    format!("function `{}` is defined twice (first at line {})", function.name, other.loc.line),
-                ));
-            }
-            defined.insert(function.name.clone(), module.functions.len());
-            module.functions.push(function);
+        if keys.iter().any(|k| k == "name" || k == "body" || k == "kind") {
+            Ok(ParsedDocument::Function(parse_function(doc, value, tables)?))
         } else if keys.iter().any(|k| k == "module" || k == "globals") {
-            if index != 0 {
-                return Err(doc.error(1, 1, "the module document must be the first document of the file"));
-            }
-            let parsed: ModuleDoc = doc.convert(value, "module document")?;
-            module.name = parsed.module;
-            let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
-            for (i, g) in parsed.globals.into_iter().enumerate() {
-                let line = lines.get(i).copied().unwrap_or(1);
-                module.globals.push(parse_global(doc, line, g, tables, &module.globals)?);
-            }
+            Ok(ParsedDocument::Module(value))
         } else {
-            return Err(doc.error(
+            Err(doc.error(
                 1,
                 1,
                 format!("expected a module document (`module`, `globals`) or a function document (`name`, `kind`, `params`, `body`), found keys {}", keys.join(", ")),
-            ));
+            ))
+        }
+    });
+    let mut defined: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
+    for (index, (doc, parsed)) in docs.iter().zip(parsed).enumerate() {
+        match parsed? {
+            ParsedDocument::Function(function) => {
+                if let Some(other) = defined.get(&function.name).map(|&i| &module.functions[i]) {
+                    return Err(doc.error_at(
+                        yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1),
+                        &function.name,
+                        format!("function `{}` is defined twice (first at line {})", function.name, other.loc.line),
+                    ));
+                }
+                defined.insert(function.name.clone(), module.functions.len());
+                module.functions.push(function);
+            }
+            ParsedDocument::Module(value) => {
+                if index != 0 {
+                    return Err(doc.error(1, 1, "the module document must be the first document of the file"));
+                }
+                let parsed: ModuleDoc = doc.convert(value, "module document")?;
+                module.name = parsed.module;
+                let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
+                for (i, g) in parsed.globals.into_iter().enumerate() {
+                    let line = lines.get(i).copied().unwrap_or(1);
+                    module.globals.push(parse_global(doc, line, g, tables, &module.globals)?);
+                }
+            }
         }
     }
     if module.functions.is_empty() {
