@@ -35,8 +35,9 @@ fn main() {
         (pass.run)(&mut module, &cx).unwrap_or_else(|e| panic!("{}: {}", pass.name, e.iter().map(|e| e.render()).collect::<Vec<_>>().join("\n")));
         report(pass.name);
     }
-    let ptx = backend::emit::emit_module(&module, tables, sm, &path).expect("emits");
-    report("emit");
     let instructions: usize = module.functions.iter().flat_map(|f| &f.blocks).map(|b| b.insts.len()).sum();
+    // As `ptxc compile` emits: each function's MIR is dropped once its PTX exists.
+    let ptx = backend::emit::emit_module_owned(module, tables, sm, &path, 1).expect("emits");
+    report("emit");
     println!("{instructions} machine instructions, {} bytes of PTX", ptx.len());
 }

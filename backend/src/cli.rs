@@ -674,7 +674,7 @@ fn compile(args: CompileArgs) -> Output {
         }
     }
     let emit_started = std::time::Instant::now();
-    let emitted = crate::emit::emit_module_jobs(&module, tables, sm, &file, cx.options.jobs);
+    let emitted = crate::emit::emit_module_owned(module, tables, sm, &file, cx.options.jobs);
     times.push(("emit", emit_started.elapsed()));
     if args.time_passes {
         stderr.push_str(&time_report(&times, threads.map(|n| (n, started.elapsed()))));
