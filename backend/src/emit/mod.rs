@@ -282,19 +282,19 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
 }
 
 struct Registers {
-    /// Per value: (class index, number).
-    names: BTreeMap<ValueId, (u8, u32)>,
+    /// Per value id: (class index, number), once the value has a register.
+    names: Vec<Option<(u8, u32)>>,
     counts: BTreeMap<u8, u32>,
 }
 
 fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
     let name = sanitize(&f.name);
     let sm_index = tables.sm_index(sm);
-    let mut regs = Registers { names: BTreeMap::new(), counts: BTreeMap::new() };
+    let mut regs = Registers { names: vec![None; f.values.len()], counts: BTreeMap::new() };
     let mut register = |v: ValueId| -> Result<String, String> {
         let ty = f.value(v).ty;
-        let (class_index, number) = match regs.names.get(&v) {
-            Some(&r) => r,
+        let (class_index, number) = match regs.names.get(v.0 as usize).copied().flatten() {
+            Some(r) => r,
             None => {
                 let class = sm.type_class.get(ty.0 as usize).copied().unwrap_or(target_desc::tables::NO_CLASS);
                 if class == target_desc::tables::NO_CLASS {
@@ -303,7 +303,9 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                 }
                 let count = regs.counts.entry(class).or_insert(0);
                 *count += 1;
-                regs.names.insert(v, (class, *count));
+                if let Some(slot) = regs.names.get_mut(v.0 as usize) {
+                    *slot = Some((class, *count));
+                }
                 (class, *count)
             }
         };
