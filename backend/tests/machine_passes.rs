@@ -89,6 +89,76 @@ fn configurations() -> Vec<(String, Options)> {
     out
 }
 
+/// What one kernel file gave on every SM and configuration.
+struct FileOutcome {
+    changed: Vec<usize>,
+    agreed: u64,
+    discarded: u64,
+    failures: Vec<String>,
+}
+
+fn check_file(path: &std::path::Path, tables: &'static target_desc::tables::TargetTables, configs: &[(String, Options)]) -> FileOutcome {
+    let mut changed = vec![0usize; configs.len()];
+    let (mut agreed, mut discarded) = (0u64, 0u64);
+    let mut failures = Vec::new();
+    let text = std::fs::read_to_string(path).unwrap();
+    let file = path.display().to_string();
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
+    for sm_name in SMS {
+        if REJECTED_ON.iter().any(|(f, on)| *f == name && on.contains(sm_name)) {
+            continue;
+        }
+        let sm = tables.find_sm(sm_name).unwrap();
+        let mut baseline: Option<String> = None;
+        let mut bare: Option<String> = None;
+        for (k, (label, options)) in configs.iter().enumerate() {
+            let ptx = match end_to_end::compile_with(&module, &text, &file, tables, sm, options.clone()) {
+                Ok(p) => p,
+                Err(e) => {
+                    failures.push(format!("{name} on {sm_name} at {label}: does not compile:\n{e}"));
+                    continue;
+                }
+            };
+            if label == BARE {
+                bare = Some(ptx.clone());
+            }
+            // A pass alone is measured against the same options without it.
+            let reference = if label.starts_with("-O0 + ") { bare.as_ref() } else { baseline.as_ref() };
+            if reference.is_some_and(|r| *r != ptx) {
+                changed[k] += 1;
+            }
+            match &baseline {
+                None => baseline = Some(ptx.clone()),
+                Some(b) if *b == ptx => continue, // Same PTX as -O0: already checked.
+                Some(_) if label.starts_with("-O0 + ") && bare.as_ref() == Some(&ptx) => continue, // already checked
+                Some(_) => {}
+            }
+            let simulator = match backend::sim::Simulator::new(&ptx, &format!("{name}.{sm_name}.ptx"), tables, None) {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(format!("{name} on {sm_name} at {label}: the simulator rejects the PTX:\n{}", e.render("out.ptx", &ptx)));
+                    continue;
+                }
+            };
+            for f in module.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
+                let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(64).clamp(1, 256);
+                let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
+                let inputs: Vec<_> = (0..INPUTS).map(|seed| interp::random_args(f, tables, seed)).collect();
+                let comparison = Comparison::new(&module, f, tables);
+                match end_to_end::check_inputs(&module, tables, &simulator, &f.name, &launch, &inputs, FUEL, &comparison) {
+                    Ok(t) => {
+                        agreed += t.agreed;
+                        discarded += t.discarded;
+                    }
+                    Err(e) => failures.push(format!("{name} @{} on {sm_name} at {label}: {e}", f.name)),
+                }
+            }
+        }
+    }
+    FileOutcome { changed, agreed, discarded, failures }
+}
+
 #[test]
 fn every_machine_pass_alone_and_together_agrees_with_the_interpreter() {
     let tables = tables::nvptx();
@@ -99,63 +169,31 @@ fn every_machine_pass_alone_and_together_agrees_with_the_interpreter() {
     let mut changed = vec![0usize; configs.len()];
     let (mut agreed, mut discarded) = (0u64, 0u64);
     let mut failures = Vec::new();
-    for path in &files {
-        let text = std::fs::read_to_string(path).unwrap();
-        let file = path.display().to_string();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let module = backend::mir::parser::parse_module(&text, &file, tables).unwrap_or_else(|e| panic!("{}", e.render()));
-        for sm_name in SMS {
-            if REJECTED_ON.iter().any(|(f, on)| *f == name && on.contains(sm_name)) {
-                continue;
+    // Files are independent: two threads take them in turn (the suite runs test
+    // binaries one after another, and this test is the longest of its binary).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: Vec<FileOutcome> = std::thread::scope(|scope| {
+        let worker = || {
+            let mut done = Vec::new();
+            while let Some(path) = files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                done.push(check_file(path, tables, &configs));
             }
-            let sm = tables.find_sm(sm_name).unwrap();
-            let mut baseline: Option<String> = None;
-            let mut bare: Option<String> = None;
-            for (k, (label, options)) in configs.iter().enumerate() {
-                let ptx = match end_to_end::compile_with(&module, &text, &file, tables, sm, options.clone()) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        failures.push(format!("{name} on {sm_name} at {label}: does not compile:\n{e}"));
-                        continue;
-                    }
-                };
-                if label == BARE {
-                    bare = Some(ptx.clone());
-                }
-                // A pass alone is measured against the same options without it.
-                let reference = if label.starts_with("-O0 + ") { bare.as_ref() } else { baseline.as_ref() };
-                if reference.is_some_and(|r| *r != ptx) {
-                    changed[k] += 1;
-                }
-                match &baseline {
-                    None => baseline = Some(ptx.clone()),
-                    Some(b) if *b == ptx => continue, // Same PTX as -O0: already checked.
-                    Some(_) if label.starts_with("-O0 + ") && bare.as_ref() == Some(&ptx) => continue, // already checked
-                    Some(_) => {}
-                }
-                let simulator = match backend::sim::Simulator::new(&ptx, &format!("{name}.{sm_name}.ptx"), tables, None) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        failures.push(format!("{name} on {sm_name} at {label}: the simulator rejects the PTX:\n{}", e.render("out.ptx", &ptx)));
-                        continue;
-                    }
-                };
-                for f in module.functions.iter().filter(|f| f.kind == FunctionKind::Kernel) {
-                    let threads = f.attributes.maxntid.as_ref().map(|m| m.iter().product::<u32>()).unwrap_or(64).clamp(1, 256);
-                    let launch = Launch { grid: [2, 1, 1], block: [threads, 1, 1] };
-                    let inputs: Vec<_> = (0..INPUTS).map(|seed| interp::random_args(f, tables, seed)).collect();
-                    let comparison = Comparison::new(&module, f, tables);
-                    match end_to_end::check_inputs(&module, tables, &simulator, &f.name, &launch, &inputs, FUEL, &comparison) {
-                        Ok(t) => {
-                            agreed += t.agreed;
-                            discarded += t.discarded;
-                        }
-                        Err(e) => failures.push(format!("{name} @{} on {sm_name} at {label}: {e}", f.name)),
-                    }
-                }
-            }
+            done
+        };
+        let other = scope.spawn(worker);
+        let mut all = worker();
+        all.extend(other.join().expect("the worker does not panic"));
+        all
+    });
+    for o in outcomes {
+        for (c, n) in changed.iter_mut().zip(o.changed) {
+            *c += n;
         }
+        agreed += o.agreed;
+        discarded += o.discarded;
+        failures.extend(o.failures);
     }
+    failures.sort();
     for ((label, _), n) in configs.iter().zip(&changed) {
         println!("{label:28} changes the PTX of {n} (file, SM) pairs");
     }
