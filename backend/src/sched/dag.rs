@@ -314,7 +314,12 @@ impl Dag {
         let mut edges: Vec<(u32, u32, u32, EdgeKind)> = Vec::with_capacity(insts.len() * 2);
         // Registers.
         let mut last_def: HashMap<u32, u32> = HashMap::default();
-        let mut reads_since: HashMap<u32, Vec<u32>> = HashMap::default();
+        // The reads of each value since its last definition, as lists linked through one
+        // arena (not a vector per value): `read_head[v]` indexes the newest read in
+        // `reads`, whose entries are (unit, index of the previous read or NO_READ).
+        const NO_READ: u32 = u32::MAX;
+        let mut read_head: HashMap<u32, u32> = HashMap::default();
+        let mut reads: Vec<(u32, u32)> = Vec::with_capacity(insts.len() * 2);
         // Memory: accesses since the last barrier or flush (unit, is store, address).
         let mut pending: Vec<(u32, bool, Option<Access>)> = Vec::new();
         let mut last_barrier: Option<u32> = None;
@@ -340,7 +345,8 @@ impl Dag {
                             edges.push((d, u, latency[d as usize], EdgeKind::Data));
                         }
                     }
-                    reads_since.entry(v.0).or_default().push(u);
+                    let previous = read_head.insert(v.0, reads.len() as u32).unwrap_or(NO_READ);
+                    reads.push((u, previous));
                 }
                 for d in &inst.defs {
                     if let Some(&p) = last_def.get(&d.0) {
@@ -348,10 +354,13 @@ impl Dag {
                             edges.push((p, u, 0, EdgeKind::Output));
                         }
                     }
-                    for r in reads_since.remove(&d.0).unwrap_or_default() {
+                    let mut k = read_head.remove(&d.0).unwrap_or(NO_READ);
+                    while k != NO_READ {
+                        let (r, previous) = reads[k as usize];
                         if r != u {
                             edges.push((r, u, 0, EdgeKind::Anti));
                         }
+                        k = previous;
                     }
                     last_def.insert(d.0, u);
                 }
