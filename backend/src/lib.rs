@@ -14,7 +14,8 @@
 //!   differential tests.
 //! - [`sim`]: the PTX simulator (`ptxc sim`), the oracle for everything after
 //!   instruction selection.
-//! - [`parallel`]: the order-preserving parallel map of parsing and emission (`-j`).
+//! - [`parallel`]: the thread pool of `-j`: order-preserving maps for the per-function
+//!   passes, parsing and emission.
 //! - [`passes`]: the pass manager and the pipeline's passes.
 //! - [`selfcheck`]: `ptxc audit --verify`, a probe kernel for every Legal cell.
 //! - [`cli`]: the `ptxc` command line.

@@ -463,49 +463,29 @@ pub fn parallel(module: &Module, cx: &PassContext<'_>) -> bool {
 pub fn run_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo]) -> Result<Vec<std::time::Duration>, Vec<MirError>> {
     debug_assert!(passes.iter().all(|p| p.scope == Scope::Function));
     let functions = std::mem::take(&mut module.functions);
-    let count = functions.len();
-    let slots: Vec<std::sync::Mutex<Option<crate::mir::Function>>> = functions.into_iter().map(|f| std::sync::Mutex::new(Some(f))).collect();
-    type Outcome = (Option<crate::mir::Function>, Vec<std::time::Duration>, Option<Vec<MirError>>);
-    let results: Vec<std::sync::Mutex<Option<Outcome>>> = (0..count).map(|_| std::sync::Mutex::new(None)).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let (name, globals) = (module.name.clone(), &module.globals);
     // The remark sink is not shared across threads; `parallel` keeps remark runs
-    // sequential, so the workers have none.
+    // sequential, so the workers have none. Each thread makes its own context.
     let (tables, sm, source, checks, options, isel_index) = (cx.tables, cx.sm, cx.source, cx.checks, &cx.options, &cx.isel_index);
-    let threads = options.jobs.clamp(1, count.max(1));
-    let worker = || {
-        let local = PassContext { tables, sm, source, checks, remarks: None, options: options.clone(), isel_index: isel_index.clone() };
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if i >= count {
+    let context = || PassContext { tables, sm, source, checks, remarks: None, options: options.clone(), isel_index: isel_index.clone() };
+    let results = crate::parallel::map_owned(functions, options.jobs, context, |local, _, function| {
+        let mut alone = Module { name: name.clone(), globals: globals.clone(), functions: vec![function] };
+        let mut times = Vec::with_capacity(passes.len());
+        let mut error = None;
+        for pass in passes {
+            let started = std::time::Instant::now();
+            let result = (pass.run)(&mut alone, local);
+            times.push(started.elapsed());
+            if let Err(e) = result {
+                error = Some(e);
                 break;
             }
-            let function = slots[i].lock().expect("no worker panics holding a slot").take().expect("each function is taken once");
-            let mut alone = Module { name: name.clone(), globals: globals.clone(), functions: vec![function] };
-            let mut times = Vec::with_capacity(passes.len());
-            let mut error = None;
-            for pass in passes {
-                let started = std::time::Instant::now();
-                let result = (pass.run)(&mut alone, &local);
-                times.push(started.elapsed());
-                if let Err(e) = result {
-                    error = Some(e);
-                    break;
-                }
-            }
-            *results[i].lock().expect("no worker panics holding a result") = Some((alone.functions.pop(), times, error));
         }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(worker);
-        }
-        worker();
+        (alone.functions.pop(), times, error)
     });
     let mut totals = vec![std::time::Duration::ZERO; passes.len()];
     let mut first_error = None;
-    for slot in results {
-        let (function, times, error) = slot.into_inner().expect("no worker panicked").expect("every function ran");
+    for (function, times, error) in results {
         for (total, t) in totals.iter_mut().zip(times) {
             *total += t;
         }

@@ -156,12 +156,8 @@ pub fn emit_module_jobs(module: &Module, tables: &TargetTables, sm: &SmTables, f
 /// is its memory peak otherwise; `ptxc compile` uses this).
 pub fn emit_module_owned(mut module: Module, tables: &TargetTables, sm: &SmTables, file: &str, jobs: usize) -> Result<String, Vec<MirError>> {
     let head = module_head(&module, tables, sm, file)?;
-    let slots: Vec<std::sync::Mutex<Option<Function>>> = std::mem::take(&mut module.functions).into_iter().map(|f| std::sync::Mutex::new(Some(f))).collect();
-    let indexed: Vec<(usize, &std::sync::Mutex<Option<Function>>)> = slots.iter().enumerate().collect();
-    let texts = crate::parallel::map_ordered(&indexed, jobs, |&(index, slot)| {
-        let f = slot.lock().unwrap_or_else(|e| e.into_inner()).take().expect("each function is emitted once");
-        emit_function(&f, index, tables, sm).map_err(|e| function_error(&f, file, e))
-    });
+    let functions = std::mem::take(&mut module.functions);
+    let texts = crate::parallel::map_owned(functions, jobs, || (), |_, index, f| emit_function(&f, index, tables, sm).map_err(|e| function_error(&f, file, e)));
     assemble(head, texts)
 }
 
