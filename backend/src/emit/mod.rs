@@ -277,40 +277,147 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
     Ok(out)
 }
 
-struct Registers {
+/// Register names of one function: numbered per class by first appearance.
+struct Registers<'a> {
+    f: &'a Function,
+    tables: &'a TargetTables,
+    sm: &'a SmTables,
     /// Per value id: (class index, number), once the value has a register.
     names: Vec<Option<(u8, u32)>>,
     counts: BTreeMap<u8, u32>,
 }
 
-fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
-    let name = sanitize(&f.name);
-    let sm_index = tables.sm_index(sm);
-    let mut regs = Registers { names: vec![None; f.values.len()], counts: BTreeMap::new() };
-    let mut register = |v: ValueId| -> Result<String, String> {
-        let ty = f.value(v).ty;
-        let (class_index, number) = match regs.names.get(v.0 as usize).copied().flatten() {
+impl Registers<'_> {
+    /// Appends the register of `v` to `out`, giving it one on first use.
+    fn write(&mut self, v: ValueId, out: &mut String) -> Result<(), String> {
+        let (class, number) = match self.names.get(v.0 as usize).copied().flatten() {
             Some(r) => r,
             None => {
-                let class = sm.type_class.get(ty.0 as usize).copied().unwrap_or(target_desc::tables::NO_CLASS);
+                let ty = self.f.value(v).ty;
+                let class = self.sm.type_class.get(ty.0 as usize).copied().unwrap_or(target_desc::tables::NO_CLASS);
                 if class == target_desc::tables::NO_CLASS {
-                    let t = tables.type_info(ty).map(|t| t.name).unwrap_or("?");
-                    return Err(format!("%{} has type {t}, which is not a register type on {}", f.value(v).name, sm.name));
+                    let t = self.tables.type_info(ty).map(|t| t.name).unwrap_or("?");
+                    return Err(format!("%{} has type {t}, which is not a register type on {}", self.f.value(v).name, self.sm.name));
                 }
-                let count = regs.counts.entry(class).or_insert(0);
+                let count = self.counts.entry(class).or_insert(0);
                 *count += 1;
-                if let Some(slot) = regs.names.get_mut(v.0 as usize) {
+                if let Some(slot) = self.names.get_mut(v.0 as usize) {
                     *slot = Some((class, *count));
                 }
                 (class, *count)
             }
         };
-        Ok(format!("{}{number}", tables.register_classes[class_index as usize].prefix))
-    };
+        out.push_str(self.tables.register_classes[class as usize].prefix);
+        let _ = write!(out, "{number}");
+        Ok(())
+    }
+
+    fn name(&mut self, v: ValueId) -> Result<String, String> {
+        let mut s = String::new();
+        self.write(v, &mut s)?;
+        Ok(s)
+    }
+}
+
+/// The lines of one block, in one buffer: instructions are written here without their
+/// `;` so that the branch to the next block can be dropped or inverted before the
+/// block is written out.
+#[derive(Default)]
+struct BlockLines {
+    text: String,
+    /// Start of each line in `text` (each line runs to the next start).
+    starts: Vec<usize>,
+}
+
+impl BlockLines {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.starts.clear();
+    }
+
+    /// Adds the lines of an instruction's filled template, each trimmed and without
+    /// its `;` (an empty template, UNDEF, adds none).
+    fn push_text(&mut self, text: &str) {
+        for line in text.split('\n') {
+            let line = line.trim().trim_end_matches(';');
+            if !line.is_empty() {
+                self.starts.push(self.text.len());
+                self.text.push_str(line);
+            }
+        }
+    }
+
+    /// Adds one line as it is.
+    fn push_line(&mut self, line: &str) {
+        self.starts.push(self.text.len());
+        self.text.push_str(line);
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn line(&self, k: usize) -> &str {
+        let end = self.starts.get(k + 1).copied().unwrap_or(self.text.len());
+        &self.text[self.starts[k]..end]
+    }
+
+    fn truncate(&mut self, lines: usize) {
+        if let Some(&start) = self.starts.get(lines) {
+            self.text.truncate(start);
+            self.starts.truncate(lines);
+        }
+    }
+
+    /// Falls through instead of branching to the block that follows (`next`):
+    /// `bra NEXT` goes, and `@p bra NEXT; bra F` becomes `@!p bra F`.
+    fn fall_through_to(&mut self, next: &str) {
+        fn jump_target(line: &str) -> Option<&str> {
+            line.strip_prefix("bra.uni ").or_else(|| line.strip_prefix("bra "))
+        }
+        let n = self.len();
+        if n >= 1 && jump_target(self.line(n - 1)) == Some(next) {
+            self.truncate(n - 1);
+            return;
+        }
+        if n < 2 {
+            return;
+        }
+        let (cond, last) = (self.line(n - 2), self.line(n - 1));
+        let guarded = cond.strip_prefix('@').and_then(|c| c.split_once(' '));
+        if let (Some((predicate, branch)), Some(target)) = (guarded, jump_target(last)) {
+            if branch.strip_prefix("bra ") == Some(next) {
+                let replacement = match predicate.strip_prefix('!') {
+                    Some(p) => format!("@{p} bra {target}"),
+                    None => format!("@!{predicate} bra {target}"),
+                };
+                self.truncate(n - 2);
+                self.push_line(&replacement);
+            }
+        }
+    }
+
+    /// Writes the lines to `out`, one per line, each with its `;` (scope braces of
+    /// call sequences take none).
+    fn write_to(&self, out: &mut String) {
+        for k in 0..self.len() {
+            let line = self.line(k);
+            out.push('\t');
+            out.push_str(line);
+            out.push_str(if line == "{" || line == "}" { "\n" } else { ";\n" });
+        }
+    }
+}
+
+fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
+    let name = sanitize(&f.name);
+    let sm_index = tables.sm_index(sm);
+    let mut regs = Registers { f, tables, sm, names: vec![None; f.values.len()], counts: BTreeMap::new() };
     // Scratch registers of templates (`{tmp.i32}`): one per name and instruction.
     let mut scratch_count: BTreeMap<u8, u32> = BTreeMap::new();
-    let label = |number: u32| format!("$L__BB{index}_{number}");
-    let param = |i: usize| format!("{name}_param_{i}");
+    let write_label = |out: &mut String, number: u32| {
+        let _ = write!(out, "$L__BB{index}_{number}");
+    };
     let frame_layout = frame::layout(f);
     let depot = frame::depot_name(index);
     let frame_address = |k: i128| -> Result<String, String> {
@@ -318,32 +425,39 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
         Ok(if *offset == 0 { depot.clone() } else { format!("{depot}+{offset}") })
     };
 
+    // One instruction's text, its operands and its block's lines: buffers reused
+    // across the function (emission allocated per operand and per line before).
     let mut body = String::new();
+    let mut text = String::new();
+    let mut lines = BlockLines::default();
+    let mut operands: Vec<&Operand> = Vec::new();
+    let mut next_label = String::new();
     for (b, block) in f.blocks.iter().enumerate() {
-        let next = f.blocks.get(b + 1).map(|n| label(n.number));
         if b > 0 {
-            let _ = writeln!(body, "{}:", label(block.number));
+            write_label(&mut body, block.number);
+            body.push_str(":\n");
         }
-        let mut lines: Vec<String> = Vec::new();
+        lines.clear();
         for inst in &block.insts {
             let Opcode::Machine(m) = inst.opcode else {
                 return Err(format!("{} in {} was not selected", inst.opcode.name(tables), block.label()));
             };
             let p = &tables.patterns[m as usize];
-            let operands: Vec<&Operand> = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))).collect();
+            operands.clear();
+            operands.extend(inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_))));
             if let Some(hook) = p.hook {
                 let mut values = Vec::new();
                 let mut callee = None;
                 for o in &operands {
                     match o {
-                        Operand::Value(v) => values.push(call_abi::Value { register: register(*v)?, ty: f.value(*v).ty }),
+                        Operand::Value(v) => values.push(call_abi::Value { register: regs.name(*v)?, ty: f.value(*v).ty }),
                         Operand::Symbol(s) => callee = Some(sanitize(s)),
                         _ => return Err(format!("{}: unexpected operand for hook `{hook}`", p.name)),
                     }
                 }
                 let mut results = Vec::new();
                 for d in &inst.defs {
-                    results.push(call_abi::Value { register: register(*d)?, ty: f.value(*d).ty });
+                    results.push(call_abi::Value { register: regs.name(*d)?, ty: f.value(*d).ty });
                 }
                 let mut scratch = |ty: VtId| -> Result<String, String> {
                     let class = sm.type_class.get(ty.0 as usize).copied().unwrap_or(target_desc::tables::NO_CLASS);
@@ -355,10 +469,12 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                     Ok(format!("{}t{count}", tables.register_classes[class as usize].prefix))
                 };
                 let input = call_abi::HookInput { tables, sm, callee, operands: values, results, scratch: &mut scratch };
-                lines.extend(call_abi::expand(hook, input)?);
+                for line in call_abi::expand(hook, input)? {
+                    lines.push_line(&line);
+                }
                 continue;
             }
-            let mut text = String::new();
+            text.clear();
             let resolved: std::borrow::Cow<'static, str> = if p.flag_groups.is_empty() {
                 p.template.into()
             } else {
@@ -381,10 +497,10 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                 let key = &rest[open + 1..close];
                 rest = rest.get(close + 1..).unwrap_or("");
                 let result_index = key.strip_prefix('d').and_then(|n| n.parse::<usize>().ok()).filter(|_| !p.operands.iter().any(|(n, _)| *n == key));
-                let value = match key {
+                match key {
                     _ if key.starts_with("tmp.") => {
                         if let Some(name) = scratch.get(key) {
-                            name.clone()
+                            text.push_str(name);
                         } else {
                             let ty_name = target_desc::tables::scratch_type_name(&key[4..]);
                             let ty = tables.vt(ty_name).ok_or_else(|| format!("{}: unknown scratch type in {{{key}}}", p.name))?;
@@ -395,40 +511,41 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                             let count = scratch_count.entry(class).or_insert(0);
                             *count += 1;
                             let name = format!("{}t{count}", tables.register_classes[class as usize].prefix);
-                            scratch.insert(key, name.clone());
-                            name
+                            text.push_str(&name);
+                            scratch.insert(key, name);
                         }
                     }
-                    "d" => register(*inst.defs.first().ok_or("template uses {d} without a result")?)?,
+                    "d" => regs.write(*inst.defs.first().ok_or("template uses {d} without a result")?, &mut text)?,
                     _ if result_index.is_some() => {
                         let k = result_index.unwrap_or(0);
-                        register(*inst.defs.get(k).ok_or_else(|| format!("{}: template uses {{{key}}} but the instruction has {} results", p.name, inst.defs.len()))?)?
+                        let d = inst.defs.get(k).ok_or_else(|| format!("{}: template uses {{{key}}} but the instruction has {} results", p.name, inst.defs.len()))?;
+                        regs.write(*d, &mut text)?
                     }
-                    "T" => p.suffix.to_string(),
+                    "T" => text.push_str(p.suffix),
                     "param" => match operands.first() {
-                        Some(Operand::Int(i)) => param(*i as usize),
+                        Some(Operand::Int(i)) => {
+                            let _ = write!(text, "{name}_param_{i}");
+                        }
                         _ => return Err(format!("{}: {{param}} needs an ARG index", p.name)),
                     },
-                    "frame" => {
-                        match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
-                            Some(Operand::Int(k)) => frame_address(*k)?,
-                            _ => return Err(format!("{}: {{frame}} needs a FRAME_INDEX", p.name)),
-                        }
-                    }
+                    "frame" => match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
+                        Some(Operand::Int(k)) => text.push_str(&frame_address(*k)?),
+                        _ => return Err(format!("{}: {{frame}} needs a FRAME_INDEX", p.name)),
+                    },
                     "cc" | "ccs" => {
                         let cc = operands.iter().find_map(|o| if let Operand::CondCode(c) = o { Some(*c) } else { None });
                         let info = cc.and_then(|c| tables.cond_code_info(c)).ok_or("template uses {cc} without a condition code")?;
                         let compared = p.operands.iter().find_map(|(_, k)| if let target_desc::tables::PatternOperand::Reg(t) = k { tables.type_info(VtId(*t)) } else { None });
                         let is_float = compared.is_some_and(|t| t.kind == TypeKind::Float);
                         let form = if key == "ccs" { info.int_type } else if is_float { info.float_form } else { info.int_form };
-                        form.ok_or_else(|| format!("condition code `{}` has no {} form for {}", info.name, if is_float { "float" } else { "integer" }, p.name))?.to_string()
+                        text.push_str(form.ok_or_else(|| format!("condition code `{}` has no {} form for {}", info.name, if is_float { "float" } else { "integer" }, p.name))?);
                     }
                     operand_name => {
                         let k = p.operands.iter().position(|(n, _)| *n == operand_name).ok_or_else(|| format!("{}: unknown placeholder {{{operand_name}}}", p.name))?;
                         match operands.get(k) {
-                            Some(Operand::Value(v)) => register(*v)?,
-                            Some(Operand::Block(n)) => label(*n),
-                            Some(Operand::Symbol(s)) => sanitize(s),
+                            Some(Operand::Value(v)) => regs.write(*v, &mut text)?,
+                            Some(Operand::Block(n)) => write_label(&mut text, *n),
+                            Some(Operand::Symbol(s)) => text.push_str(&sanitize(s)),
                             Some(o @ (Operand::Int(_) | Operand::Float(_))) => {
                                 let imm_type = match p.operands[k].1 {
                                     target_desc::tables::PatternOperand::Imm(t) | target_desc::tables::PatternOperand::ImmIs(t, _) => Some(t),
@@ -443,55 +560,31 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                                     _ => None,
                                 };
                                 match (imm_type.and_then(|t| hex_float(tables, t, o)), o) {
-                                    (Some(h), _) => h,
-                                    (None, Operand::Int(i)) => i.to_string(),
-                                    (None, Operand::Float(x)) => format!("0d{:016X}", x.to_bits()),
+                                    (Some(h), _) => text.push_str(&h),
+                                    (None, Operand::Int(i)) => {
+                                        let _ = write!(text, "{i}");
+                                    }
+                                    (None, Operand::Float(x)) => {
+                                        let _ = write!(text, "0d{:016X}", x.to_bits());
+                                    }
                                     _ => unreachable!(),
                                 }
                             }
                             _ => return Err(format!("{}: operand `{operand_name}` is missing", p.name)),
                         }
                     }
-                };
-                text.push_str(&value);
-            }
-            text.push_str(rest);
-            // An empty template (UNDEF) writes nothing.
-            lines.extend(text.split('\n').map(|l| l.trim().trim_end_matches(';').to_string()).filter(|l| !l.is_empty()));
-        }
-        // Fall through instead of branching to the next block; `@p bra NEXT; bra F`
-        // becomes `@!p bra F`.
-        if let Some(next) = &next {
-            let is_jump_to = |line: &str, target: &str| line == format!("bra.uni {target}") || line == format!("bra {target}");
-            if lines.last().is_some_and(|l| is_jump_to(l, next)) {
-                lines.pop();
-            } else if lines.len() >= 2 {
-                let (cond, last) = (&lines[lines.len() - 2], &lines[lines.len() - 1]);
-                let guarded = cond.strip_prefix('@').and_then(|c| c.split_once(' '));
-                let target = last.strip_prefix("bra.uni ").or_else(|| last.strip_prefix("bra "));
-                if let (Some((predicate, branch)), Some(target)) = (guarded, target) {
-                    if branch.strip_prefix("bra ").is_some_and(|t| t == next) {
-                        let inverted = match predicate.strip_prefix('!') {
-                            Some(p) => p.to_string(),
-                            None => format!("!{predicate}"),
-                        };
-                        let replacement = format!("@{inverted} bra {target}");
-                        lines.truncate(lines.len() - 2);
-                        lines.push(replacement);
-                    }
                 }
             }
+            text.push_str(rest);
+            lines.push_text(&text);
         }
-        for line in lines {
-            // Scope braces of call sequences take no `;`.
-            if line == "{" || line == "}" {
-                let _ = writeln!(body, "\t{line}");
-            } else {
-                let _ = writeln!(body, "\t{line};");
-            }
+        if let Some(next) = f.blocks.get(b + 1) {
+            next_label.clear();
+            write_label(&mut next_label, next.number);
+            lines.fall_through_to(&next_label);
         }
+        lines.write_to(&mut body);
     }
-
     let mut out = function_header(f, tables, sm)?;
     out.push('\n');
     if let Some(m) = &f.attributes.maxntid {
