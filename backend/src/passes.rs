@@ -128,7 +128,7 @@ fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirErro
 }
 
 fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    let stats = crate::combine::run(module, cx.tables, cx.sm("combine")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    let stats = crate::combine::run_with(module, cx.tables, cx.sm("combine")?, cx.remarks.is_some()).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
     let summary = format!(
         "folded {}, simplified {}, strength-reduced {}, re-associated {}, vector chains {}, contracted {}, cse {}, address spaces {}",
         stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted, stats.cse, stats.address_spaces

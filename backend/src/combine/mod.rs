@@ -160,8 +160,15 @@ impl Ops {
 /// ignores it.
 pub const CONTRACT: &str = "contract";
 
-/// Runs the combiner on every function of `module`.
+/// Runs the combiner on every function of `module`, with a remark per rewrite.
 pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables) -> Result<Stats, String> {
+    run_with(module, tables, sm, true)
+}
+
+/// [`run`], writing the per-rewrite remarks only when `remarks` is set (a remark per
+/// rewrite is an allocation or two, a good part of the pass's time when nobody reads
+/// them; the counts are kept either way).
+pub fn run_with(module: &mut Module, tables: &TargetTables, sm: &SmTables, remarks: bool) -> Result<Stats, String> {
     let ops = Ops::resolve(tables)?;
     let mut stats = Stats::default();
     for f in &mut module.functions {
@@ -169,6 +176,7 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables) -> Result<
             continue;
         }
         let mut cx = Combiner::new(tables, sm, &ops, f);
+        cx.want_remarks = remarks;
         cx.run(f);
         stats.folded += cx.stats.folded;
         stats.simplified += cx.stats.simplified;
@@ -208,7 +216,9 @@ struct Combiner<'a> {
     uses: Vec<u32>,
     /// New instructions to insert before (block, index), applied at the end.
     inserts: Vec<(usize, usize, Inst)>,
-    names: HashSet<String>,
+    /// The function's value names, built when the first new value needs a fresh name
+    /// (most functions get none, and copying every name was a fifth of the pass).
+    names: Option<HashSet<String>>,
     /// Constants created by this pass, by (type, literal), so each is made once per
     /// block.
     made: HashMap<(usize, u16, i128), ValueId>,
@@ -221,6 +231,7 @@ struct Combiner<'a> {
     stats: Stats,
     /// [`Combiner::selectable`]'s answers by (opcode, flags, result and operand types).
     selectable_shapes: HashMap<(u16, String, Vec<i32>), bool>,
+    want_remarks: bool,
 }
 
 impl<'a> Combiner<'a> {
@@ -248,13 +259,14 @@ impl<'a> Combiner<'a> {
             repl: (0..n as u32).map(ValueId).collect(),
             uses,
             inserts: Vec::new(),
-            names: f.values.iter().map(|v| v.name.clone()).collect(),
+            names: None,
             made: HashMap::default(),
             divisions: HashMap::default(),
             expressions: HashMap::default(),
             cfg: None,
             stats: Stats::default(),
             selectable_shapes: HashMap::default(),
+            want_remarks: true,
         }
     }
 
@@ -452,8 +464,8 @@ impl<'a> Combiner<'a> {
                 self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
                 self.stats.cse += 1;
                 let loc = inst.loc;
-                let message = format!("cse: {} is %{}", inst.opcode.name(self.tables), f.value(v).name);
-                self.remark(loc, message);
+                let tables = self.tables;
+                self.remark(loc, || format!("cse: {} is %{}", inst.opcode.name(tables), f.value(v).name));
             }
             None if list.len() < 8 => list.push((b, i, d)),
             None => {}
@@ -464,8 +476,10 @@ impl<'a> Combiner<'a> {
         self.cfg.as_ref().is_some_and(|c| c.dominates(a, b))
     }
 
-    fn remark(&mut self, loc: Loc, message: String) {
-        self.stats.remarks.push((self.function.clone(), loc, message));
+    fn remark(&mut self, loc: Loc, message: impl FnOnce() -> String) {
+        if self.want_remarks {
+            self.stats.remarks.push((self.function.clone(), loc, message()));
+        }
     }
 
     /// Tries one rewrite of the instruction at (b, i); true when it changed.
@@ -494,7 +508,7 @@ impl<'a> Combiner<'a> {
                     inst.flags.clear();
                     inst.operands = vec![literal];
                     self.stats.folded += 1;
-                    self.remark(loc, format!("folded {name} to a constant"));
+                    self.remark(loc, || format!("folded {name} to a constant"));
                     return true;
                 }
                 return false;
@@ -521,7 +535,7 @@ impl<'a> Combiner<'a> {
                 }
                 self.repl[d.0 as usize] = v;
                 self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
-                self.remark(loc, format!("{kind}: {name} is %{}", f.value(v).name));
+                self.remark(loc, || format!("{kind}: {name} is %{}", f.value(v).name));
                 // The instruction is now dead; the final sweep removes it. Stop here.
                 self.count(kind);
                 return false;
@@ -534,7 +548,7 @@ impl<'a> Combiner<'a> {
                 inst.flags.clear();
                 inst.operands = vec![literal];
                 self.konst[d.0 as usize] = Some(vec![value]);
-                self.remark(loc, format!("{kind}: {name} is a constant"));
+                self.remark(loc, || format!("{kind}: {name} is a constant"));
             }
             Rewrite::Inst(new_op, flags, operands) => {
                 let inst = &mut f.blocks[b].insts[i];
@@ -547,7 +561,7 @@ impl<'a> Combiner<'a> {
                     }
                 }
                 inst.operands = operands;
-                self.remark(loc, format!("{kind}: {name} becomes {new_name}"));
+                self.remark(loc, || format!("{kind}: {name} becomes {new_name}"));
             }
         }
         self.count(kind);
@@ -592,7 +606,7 @@ impl<'a> Combiner<'a> {
         f.blocks[b].insts[i] = changed;
         self.count("address space");
         let space = self.tables.type_info(xt).map_or("?", |t| t.name);
-        self.remark(loc, format!("address space: {name} through %{} accesses {space} directly", f.value(p).name));
+        self.remark(loc, || format!("address space: {name} through %{} accesses {space} directly", f.value(p).name));
     }
 
     /// Whether some pattern of the SM could select `inst` (root opcode, flags, and the
@@ -975,13 +989,14 @@ impl<'a> Combiner<'a> {
     /// A new value of type `vt` named after `base` (made unique), with the pass's
     /// per-value facts.
     fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<Vec<u128>>) -> ValueId {
+        let names = self.names.get_or_insert_with(|| f.values.iter().map(|v| v.name.clone()).collect());
         let mut name = base.to_string();
         let mut n = 0;
-        while self.names.contains(&name) {
+        while names.contains(&name) {
             n += 1;
             name = format!("{base}.{n}");
         }
-        self.names.insert(name.clone());
+        names.insert(name.clone());
         let v = ValueId(f.values.len() as u32);
         f.values.push(ValueInfo { name, ty: vt });
         self.konst.push(konst);

@@ -8,6 +8,7 @@
 //! intrinsic names are resolved through the target tables: the vocabulary comes from
 //! the description, not from this module.
 
+mod header;
 pub mod parser;
 pub mod printer;
 pub mod syntax;

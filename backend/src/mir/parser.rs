@@ -36,53 +36,53 @@ struct GlobalDoc {
     init: Option<Vec<serde_yaml::Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
-struct FunctionDoc {
-    name: String,
-    kind: String,
+pub(super) struct FunctionDoc {
+    pub(super) name: String,
+    pub(super) kind: String,
     #[serde(default)]
-    params: Vec<ParamDoc>,
+    pub(super) params: Vec<ParamDoc>,
     #[serde(default)]
-    returns: Vec<String>,
-    attributes: Option<AttributesDoc>,
+    pub(super) returns: Vec<String>,
+    pub(super) attributes: Option<AttributesDoc>,
     /// Extension: the `.local` frame objects (`FRAME_INDEX k` addresses the k-th).
     #[serde(default)]
-    frame: Vec<FrameDoc>,
+    pub(super) frame: Vec<FrameDoc>,
     /// Extension: `false` after PHI elimination (registers may have several definitions).
     #[serde(default = "yes")]
-    ssa: bool,
-    body: String,
+    pub(super) ssa: bool,
+    pub(super) body: String,
 }
 
 fn yes() -> bool {
     true
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
-struct ParamDoc {
-    name: String,
+pub(super) struct ParamDoc {
+    pub(super) name: String,
     #[serde(rename = "type")]
-    ty: String,
+    pub(super) ty: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
-struct FrameDoc {
-    name: Option<String>,
-    size: u64,
-    align: Option<u32>,
+pub(super) struct FrameDoc {
+    pub(super) name: Option<String>,
+    pub(super) size: u64,
+    pub(super) align: Option<u32>,
     #[serde(default)]
-    spill: bool,
+    pub(super) spill: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
-struct AttributesDoc {
-    maxntid: Option<Vec<u32>>,
-    minnctapersm: Option<u32>,
-    maxnreg: Option<u32>,
+pub(super) struct AttributesDoc {
+    pub(super) maxntid: Option<Vec<u32>>,
+    pub(super) minnctapersm: Option<u32>,
+    pub(super) maxnreg: Option<u32>,
 }
 
 /// One YAML document of the stream and the file line its text starts on.
@@ -260,6 +260,11 @@ pub fn parse_module_jobs(text: &str, file: &str, tables: &TargetTables, jobs: us
     let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
     let docs = documents(text, file);
     let parsed = crate::parallel::map_ordered(&docs, jobs, |doc| -> Result<ParsedDocument, MirError> {
+        if doc.body.is_some() {
+            if let Some(parsed) = super::header::read(&doc.text) {
+                return Ok(ParsedDocument::Function(parse_function_doc(doc, parsed, tables)?));
+            }
+        }
         let value: serde_yaml::Value = doc.parse("document")?;
         let keys: Vec<String> = match &value {
             serde_yaml::Value::Mapping(m) => m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect(),
@@ -364,7 +369,11 @@ fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables
 }
 
 fn parse_function(doc: &Document, value: serde_yaml::Value, tables: &TargetTables) -> Result<Function, MirError> {
-    let mut parsed: FunctionDoc = doc.convert(value, "function document")?;
+    parse_function_doc(doc, doc.convert(value, "function document")?, tables)
+}
+
+/// A function from its header, read by serde_yaml or by [`super::header::read`].
+fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTables) -> Result<Function, MirError> {
     if let Some((body, _)) = &doc.body {
         parsed.body = body.clone();
     }
