@@ -31,7 +31,7 @@
 //! loops (natural loops, [`Cfg::loops`]) together are no larger than the function
 //! times its nesting depth.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 use target_desc::tables::{OpcodeId, SmTables, TargetTables};
 
 use crate::machine::cfg::{Cfg, Loop};
@@ -130,7 +130,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
             }
         }
     }
-    let mut names: Option<HashSet<String>> = None;
+    let mut names: Option<crate::mir::NameSet> = None;
     let mut changed = false;
     for l in &loops {
         let Some((preheader, latch)) = entry_and_latch(l, &cfg) else { continue };
@@ -150,7 +150,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
         if candidates.is_empty() {
             continue;
         }
-        let names = names.get_or_insert_with(|| f.values.iter().map(|v| v.name.clone()).collect());
+        let names = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         // One pointer per key, in the order of first appearance.
         let mut pointers: HashMap<(ValueId, ValueId, Ext, i128), ValueId> = HashMap::default();
         let mut replace: HashMap<ValueId, ValueId> = HashMap::default();
@@ -170,7 +170,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
                     // `v * scale` as a value: a literal's product is folded, a register's
                     // is one multiply in the preheader (none for a scale of 1).
                     #[allow(clippy::too_many_arguments)]
-                    let scaled = |f: &mut Function, names: &mut HashSet<String>, v: &Operand, what: &str, ext: Ext, into_latch: bool, pre: &mut Vec<Inst>, latch: &mut Vec<Inst>| -> Option<ValueId> {
+                    let scaled = |f: &mut Function, names: &mut crate::mir::NameSet, v: &Operand, what: &str, ext: Ext, into_latch: bool, pre: &mut Vec<Inst>, latch: &mut Vec<Inst>| -> Option<ValueId> {
                         let name = format!("{stem}.{what}");
                         match *v {
                             Operand::Int(k) => {

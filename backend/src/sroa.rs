@@ -202,7 +202,7 @@ fn promote_function(f: &mut Function, tables: &TargetTables, ops: &Ops, stats: &
     let mut rename: HashMap<u32, ValueId> = HashMap::default();
     let mut replace: HashMap<(usize, usize), Vec<Inst>> = HashMap::default();
     let mut remove: HashSet<(usize, usize)> = HashSet::default();
-    let mut names: Option<HashSet<String>> = None;
+    let mut names: Option<crate::mir::NameSet> = None;
     for k in 0..objects {
         if escaped[k] || accesses[k].is_empty() {
             continue;
@@ -236,7 +236,7 @@ fn promote_function(f: &mut Function, tables: &TargetTables, ops: &Ops, stats: &
                 continue;
             }
             let Some(pairs) = reaching_stores(&stores, &loads, &cfg) else { continue };
-            let names = names.get_or_insert_with(|| f.values.iter().map(|v| v.name.clone()).collect());
+            let names = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
             if !pairs.iter().all(|(store, load)| converts(f, tables, store, load)) {
                 continue; // a width or type this pass does not convert: the cell stays
             }
@@ -443,7 +443,7 @@ fn converts(f: &Function, tables: &TargetTables, store: &Access, load: &Access) 
 /// What replaces `load` given the value `store` wrote: the value itself (`Ok`), or the
 /// instructions that define the load's result from it (`Err`); `None` when the types do
 /// not convert.
-fn convert(f: &mut Function, tables: &TargetTables, ops: &Ops, names: &mut HashSet<String>, store: &Access, load: &Access) -> Option<Result<ValueId, Vec<Inst>>> {
+fn convert(f: &mut Function, tables: &TargetTables, ops: &Ops, names: &mut crate::mir::NameSet, store: &Access, load: &Access) -> Option<Result<ValueId, Vec<Inst>>> {
     let (v, l) = (store.value, load.value);
     let loc = f.blocks[load.block].insts[load.index].loc;
     let one = |op: OpcodeId, def: ValueId, from: ValueId| Inst { defs: vec![def], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![Operand::Value(from)], loc };

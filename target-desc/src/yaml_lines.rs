@@ -43,7 +43,12 @@ fn find_key(lines: &[&str], start: usize, end: usize, depth: usize, key: &str) -
 
 /// 1-based line of the key at the end of `path` (`["scheduling", "priorities"]`).
 pub fn key_line(text: &str, path: &[&str]) -> Option<usize> {
-    let lines: Vec<&str> = text.lines().collect();
+    key_line_in(&text.lines().collect::<Vec<_>>(), path)
+}
+
+/// [`key_line`] on text already split into lines (for callers that look up several
+/// keys of one text).
+pub fn key_line_in(lines: &[&str], path: &[&str]) -> Option<usize> {
     let (mut start, mut end, mut depth) = (0, lines.len(), 0);
     let mut found = None;
     for key in path {
@@ -58,7 +63,11 @@ pub fn key_line(text: &str, path: &[&str]) -> Option<usize> {
 
 /// 1-based lines of the `- ` items of the sequence at `path`.
 pub fn item_lines(text: &str, path: &[&str]) -> Vec<usize> {
-    let lines: Vec<&str> = text.lines().collect();
+    item_lines_in(&text.lines().collect::<Vec<_>>(), path)
+}
+
+/// [`item_lines`] on text already split into lines.
+pub fn item_lines_in(lines: &[&str], path: &[&str]) -> Vec<usize> {
     let (mut start, mut end, mut depth) = (0, lines.len(), 0);
     for key in path {
         match find_key(&lines, start, end, depth, key) {

@@ -36,7 +36,7 @@
 //! function: each instruction is visited once and each rule looks at most one
 //! instruction up the def chain.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use target_desc::tables::{props, NodeArg, OpcodeId, PatternOperand, PatternResult, SmTables, TargetTables, TypeKind, VtId};
 
@@ -218,7 +218,7 @@ struct Combiner<'a> {
     inserts: Vec<(usize, usize, Inst)>,
     /// The function's value names, built when the first new value needs a fresh name
     /// (most functions get none, and copying every name was a fifth of the pass).
-    names: Option<HashSet<String>>,
+    names: Option<crate::mir::NameSet>,
     /// Constants created by this pass, by (type, literal), so each is made once per
     /// block.
     made: HashMap<(usize, u16, i128), ValueId>,
@@ -989,14 +989,14 @@ impl<'a> Combiner<'a> {
     /// A new value of type `vt` named after `base` (made unique), with the pass's
     /// per-value facts.
     fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<Vec<u128>>) -> ValueId {
-        let names = self.names.get_or_insert_with(|| f.values.iter().map(|v| v.name.clone()).collect());
+        let names = self.names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         let mut name = base.to_string();
         let mut n = 0;
         while names.contains(&name) {
             n += 1;
             name = format!("{base}.{n}");
         }
-        names.insert(name.clone());
+        names.insert(&name);
         let v = ValueId(f.values.len() as u32);
         f.values.push(ValueInfo { name, ty: vt });
         self.konst.push(konst);

@@ -308,7 +308,7 @@ impl Registers<'_> {
             }
         };
         out.push_str(self.tables.register_classes[class as usize].prefix);
-        let _ = write!(out, "{number}");
+        out.push_str(itoa::Buffer::new().format(number));
         Ok(())
     }
 
@@ -416,7 +416,10 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
     // Scratch registers of templates (`{tmp.i32}`): one per name and instruction.
     let mut scratch_count: BTreeMap<u8, u32> = BTreeMap::new();
     let write_label = |out: &mut String, number: u32| {
-        let _ = write!(out, "$L__BB{index}_{number}");
+        out.push_str("$L__BB");
+        out.push_str(itoa::Buffer::new().format(index));
+        out.push('_');
+        out.push_str(itoa::Buffer::new().format(number));
     };
     let frame_layout = frame::layout(f);
     let depot = frame::depot_name(index);
@@ -482,7 +485,7 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
             };
             let mut scratch: BTreeMap<&str, String> = BTreeMap::new();
             let mut rest: &str = &resolved;
-            while let Some(open) = rest.find(['{', '}']) {
+            while let Some(open) = rest.bytes().position(|c| c == b'{' || c == b'}') {
                 text.push_str(&rest[..open]);
                 // `{{` and `}}` are literal braces.
                 if rest[open..].starts_with("{{") || rest[open..].starts_with("}}") {
@@ -561,9 +564,7 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
                                 };
                                 match (imm_type.and_then(|t| hex_float(tables, t, o)), o) {
                                     (Some(h), _) => text.push_str(&h),
-                                    (None, Operand::Int(i)) => {
-                                        let _ = write!(text, "{i}");
-                                    }
+                                    (None, Operand::Int(i)) => text.push_str(itoa::Buffer::new().format(*i)),
                                     (None, Operand::Float(x)) => {
                                         let _ = write!(text, "0d{:016X}", x.to_bits());
                                     }

@@ -193,6 +193,16 @@ struct Matcher<'a> {
     uses: Vec<u32>,
     /// Per opcode id: whether the description marks it commutative.
     commutative: Vec<bool>,
+    /// The buffers of one attempt, reused: an instruction tries about five
+    /// candidates, and allocating them per attempt was a fifth of selection.
+    scratch: std::cell::RefCell<Scratch>,
+}
+
+#[derive(Default)]
+struct Scratch {
+    leaves: Vec<Option<Operand>>,
+    absorbed: Vec<(usize, usize)>,
+    rest: Vec<Operand>,
 }
 
 /// A successful match: the machine operands and the instructions the tree absorbed.
@@ -231,7 +241,7 @@ impl<'a> Matcher<'a> {
                 *c = o.has(props::COMMUTATIVE);
             }
         }
-        Matcher { tables, f, constants: constants(f, tables), site, uses, commutative }
+        Matcher { tables, f, constants: constants(f, tables), site, uses, commutative, scratch: Default::default() }
     }
 
     fn is_bool(&self, v: ValueId) -> bool {
@@ -252,17 +262,21 @@ impl<'a> Matcher<'a> {
                 return None;
             }
         }
-        let mut leaves: Vec<Option<Operand>> = vec![None; p.operands.len()];
-        let mut absorbed = Vec::new();
-        let mut rest: Vec<Operand> = Vec::new();
+        let mut scratch = self.scratch.borrow_mut();
+        let Scratch { leaves, absorbed, rest } = &mut *scratch;
+        leaves.clear();
+        leaves.resize(p.operands.len(), None);
+        absorbed.clear();
+        rest.clear();
         let operands = value_operands(&inst.operands);
-        if !self.match_node(p, 0, &operands, (b, i), &mut leaves, &mut absorbed, &mut rest) {
+        if !self.match_node(p, 0, &operands, (b, i), leaves, absorbed, rest) {
             return None;
         }
         // `values` is the last leaf: the remaining registers follow the others.
-        let mut out: Vec<Operand> = leaves.into_iter().flatten().collect();
-        out.extend(rest);
-        Some(Match { operands: out, absorbed })
+        let mut out: Vec<Operand> = Vec::with_capacity(leaves.len() + rest.len());
+        out.extend(leaves.drain(..).flatten());
+        out.extend(rest.drain(..));
+        Some(Match { operands: out, absorbed: absorbed.clone() })
     }
 
     /// Node `n` of `p` on an instruction's `operands`, in their order or, for a
@@ -270,23 +284,21 @@ impl<'a> Matcher<'a> {
     #[allow(clippy::too_many_arguments)]
     fn match_node(&self, p: &PatternInfo, n: usize, operands: &[Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         let node = &p.nodes[n];
-        if self.match_args(p, node.args, operands, root, leaves, absorbed, rest) {
+        if self.match_args(p, node.args, operands, false, root, leaves, absorbed, rest) {
             return true;
         }
         if self.commutative.get(node.opcode as usize).copied().unwrap_or(false) && operands.len() >= 2 && node.args.len() >= 2 {
-            let mut swapped = operands.to_vec();
-            swapped.swap(0, 1);
-            return self.match_args(p, node.args, &swapped, root, leaves, absorbed, rest);
+            return self.match_args(p, node.args, operands, true, root, leaves, absorbed, rest);
         }
         false
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn match_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+    fn match_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[Operand], swap: bool, root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         // Leaves a failed attempt set need no undoing: a later successful match of the
         // same node sets every leaf of its subtree again.
         let absorbed_before = absorbed.len();
-        let ok = self.try_args(p, args, operands, root, leaves, absorbed, rest);
+        let ok = self.try_args(p, args, operands, swap, root, leaves, absorbed, rest);
         if !ok {
             absorbed.truncate(absorbed_before);
             rest.clear();
@@ -295,20 +307,25 @@ impl<'a> Matcher<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn try_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[Operand], root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
+    /// The operands of one node against its arguments; with `swap`, the first two
+    /// operands are taken in the other order (a commutative node).
+    fn try_args(&self, p: &PatternInfo, args: &[NodeArg], operands: &[Operand], swap: bool, root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>, rest: &mut Vec<Operand>) -> bool {
         // A trailing `values` leaf takes every remaining register.
         let variadic = matches!(args.last(), Some(NodeArg::Leaf(k)) if p.operands[*k as usize].1 == PatternOperand::Values);
         let fixed = if variadic { args.len() - 1 } else { args.len() };
         if operands.len() < fixed || (!variadic && operands.len() != fixed) {
             return false;
         }
+        let at = |j: usize| if swap && j < 2 { &operands[1 - j] } else { &operands[j] };
         if variadic {
-            if !operands[fixed..].iter().all(|o| matches!(o, Operand::Value(_))) {
+            if !(fixed..operands.len()).all(|j| matches!(at(j), Operand::Value(_))) {
                 return false;
             }
-            *rest = operands[fixed..].to_vec();
+            rest.clear();
+            rest.extend((fixed..operands.len()).map(|j| at(j).clone()));
         }
-        for (arg, actual) in args[..fixed].iter().zip(operands) {
+        for (j, arg) in args[..fixed].iter().enumerate() {
+            let actual = at(j);
             match *arg {
                 NodeArg::Leaf(k) => match self.leaf(p.operands[k as usize].1, actual) {
                     Some(o) => leaves[k as usize] = Some(o),

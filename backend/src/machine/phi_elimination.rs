@@ -137,7 +137,7 @@ impl OutOfSsa<'_, '_> {
             return Ok(());
         }
         let original_values = f.values.len();
-        let mut names: HashSet<String> = f.values.iter().map(|v| v.name.clone()).collect();
+        let mut names: crate::mir::NameSet = crate::mir::NameSet::of(f);
         let groups = self.make_conventional(f, &mut names)?;
         let cfg = Cfg::new(f, self.tables);
         let mut candidates = Vec::new();
@@ -185,7 +185,7 @@ impl OutOfSsa<'_, '_> {
     }
 
     /// Step 1: fresh PHI results and operands, and the two parallel copies per block.
-    fn make_conventional(&mut self, f: &mut Function, names: &mut HashSet<String>) -> Result<Vec<Groups>, (Loc, target_desc::tables::VtId)> {
+    fn make_conventional(&mut self, f: &mut Function, names: &mut crate::mir::NameSet) -> Result<Vec<Groups>, (Loc, target_desc::tables::VtId)> {
         let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let n = f.blocks.len();
         let mut start: Vec<Vec<Inst>> = vec![Vec::new(); n];
@@ -242,7 +242,7 @@ impl OutOfSsa<'_, '_> {
     }
 
     /// Step 3: one name per class, no PHIs, no `r = r` copies, parallel copies in order.
-    fn rename_and_sequentialize(&mut self, f: &mut Function, groups: &[Groups], classes: &mut Classes, original_values: usize, names: &mut HashSet<String>) {
+    fn rename_and_sequentialize(&mut self, f: &mut Function, groups: &[Groups], classes: &mut Classes, original_values: usize, names: &mut crate::mir::NameSet) {
         let phi_results: HashSet<u32> = groups.iter().zip(&f.blocks).flat_map(|(g, b)| b.insts[g.start.clone()].iter().map(|i| i.defs[0].0)).collect();
         let rename = classes.representatives(original_values, &phi_results);
         for b in 0..f.blocks.len() {
@@ -290,7 +290,7 @@ impl OutOfSsa<'_, '_> {
 
     /// Emits a parallel copy as a sequence of the description's copies, with one
     /// temporary per type for the cycles.
-    fn sequentialize(&mut self, f: &mut Function, parallel: &mut Vec<(ValueId, ValueId, Loc)>, out: &mut Vec<Inst>, names: &mut HashSet<String>) {
+    fn sequentialize(&mut self, f: &mut Function, parallel: &mut Vec<(ValueId, ValueId, Loc)>, out: &mut Vec<Inst>, names: &mut crate::mir::NameSet) {
         if parallel.is_empty() {
             return;
         }

@@ -339,7 +339,7 @@ impl Planner<'_> {
 }
 
 fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s: &Settings, target: i64, stats: &mut RematStats) {
-    let mut names: HashSet<String> = f.values.iter().map(|v| v.name.clone()).collect();
+    let mut names: crate::mir::NameSet = crate::mir::NameSet::of(f);
     let mut any = false;
     for iteration in 1..=s.max_times.max(0) {
         let cfg = Cfg::new(f, tables);
@@ -457,7 +457,7 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
 }
 
 /// Clones `plan`'s chains at their sites and renames the reads there.
-fn apply(f: &mut Function, plan: &Plan, names: &mut HashSet<String>, tables: &TargetTables, stats: &mut RematStats) {
+fn apply(f: &mut Function, plan: &Plan, names: &mut crate::mir::NameSet, tables: &TargetTables, stats: &mut RematStats) {
     for (site, chain) in &plan.sites {
         let mut rename: HashMap<u32, ValueId> = HashMap::default();
         let mut clones = Vec::with_capacity(chain.len());

@@ -101,7 +101,7 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
     let sm_index = tables.sm_index(sm);
     let tied = flag_tied(f, tables);
     // The value names (for fresh reload names), made when the first spill needs them.
-    let mut names: Option<HashSet<String>> = None;
+    let mut names: Option<crate::mir::NameSet> = None;
     let mut reloads: HashSet<u32> = HashSet::default();
     let mut spilled: HashSet<u32> = HashSet::default();
     let mut patterns: HashMap<u8, Option<(u16, u16)>> = HashMap::default();
@@ -229,7 +229,7 @@ fn spill_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, sets: 
             spilled.insert(v);
             stats.spilled += 1;
         }
-        let names = names.get_or_insert_with(|| f.values.iter().map(|v| v.name.clone()).collect());
+        let names = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         rewrite(f, &slot_of, names, &mut reloads, stats);
     }
 }
@@ -299,7 +299,7 @@ enum Home {
     Remat(Inst),
 }
 
-fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut HashSet<String>, reloads: &mut HashSet<u32>, stats: &mut SpillStats) {
+fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut crate::mir::NameSet, reloads: &mut HashSet<u32>, stats: &mut SpillStats) {
     // The next free `.reload.N` suffix per spilled value: a value read a thousand times
     // gets its names without probing from 1 each time.
     let mut next_suffix: HashMap<u32, u32> = HashMap::default();
@@ -329,7 +329,7 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut HashSet<S
                             name = format!("{base}.{n}");
                         }
                         *n += 1;
-                        names.insert(name.clone());
+                        names.insert(&name);
                         f.values.push(crate::mir::ValueInfo { name, ty });
                         let t = ValueId(f.values.len() as u32 - 1);
                         reloads.insert(t.0);

@@ -158,14 +158,14 @@ impl Function {
 
     /// A new value of type `ty` named `base`, or `base.N` with the first `N` that is not
     /// in `names` (the function's value names; the new one is added).
-    pub fn fresh_value<S: std::hash::BuildHasher>(&mut self, names: &mut std::collections::HashSet<String, S>, base: &str, ty: VtId) -> ValueId {
+    pub fn fresh_value(&mut self, names: &mut NameSet, base: &str, ty: VtId) -> ValueId {
         let mut name = base.to_string();
         let mut n = 1;
         while names.contains(&name) {
             name = format!("{base}.{n}");
             n += 1;
         }
-        names.insert(name.clone());
+        names.insert(&name);
         self.values.push(ValueInfo { name, ty });
         ValueId(self.values.len() as u32 - 1)
     }
@@ -177,6 +177,41 @@ impl Function {
             return Some(number as usize);
         }
         self.blocks.iter().position(|b| b.number == number)
+    }
+}
+
+/// The value names of a function, for passes that make fresh ones
+/// ([`Function::fresh_value`]). Only the names' hashes are kept: copying every name of a
+/// large function into a set of strings was most of the cost of the passes that add a
+/// few values (PHI elimination, rematerialization). A hash collision makes a free name
+/// look taken, so a fresh name skips it: names stay unique, and the choice depends only
+/// on the names (the hash is fixed), so output stays deterministic.
+#[derive(Clone, Debug, Default)]
+pub struct NameSet {
+    hashes: rustc_hash::FxHashSet<u64>,
+}
+
+impl NameSet {
+    pub fn of(f: &Function) -> NameSet {
+        let mut hashes = rustc_hash::FxHashSet::with_capacity_and_hasher(f.values.len(), Default::default());
+        hashes.extend(f.values.iter().map(|v| Self::hash(&v.name)));
+        NameSet { hashes }
+    }
+
+    fn hash(name: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        name.hash(&mut h);
+        h.finish()
+    }
+
+    /// Whether `name` is (or may be) taken.
+    pub fn contains(&self, name: &str) -> bool {
+        self.hashes.contains(&Self::hash(name))
+    }
+
+    pub fn insert(&mut self, name: &str) {
+        self.hashes.insert(Self::hash(name));
     }
 }
 

@@ -377,16 +377,18 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
     if let Some((body, _)) = &doc.body {
         parsed.body = body.clone();
     }
-    let name_line = yaml_lines::key_line(&doc.text, &["name"]).unwrap_or(1);
+    // The header's lines, split once for all the key positions below.
+    let doc_lines: Vec<&str> = doc.text.lines().collect();
+    let name_line = yaml_lines::key_line_in(&doc_lines, &["name"]).unwrap_or(1);
     let kind = match parsed.kind.as_str() {
         "kernel" => FunctionKind::Kernel,
         "device" => FunctionKind::Device,
         other => {
-            let line = yaml_lines::key_line(&doc.text, &["kind"]).unwrap_or(1);
+            let line = yaml_lines::key_line_in(&doc_lines, &["kind"]).unwrap_or(1);
             return Err(doc.error_at_value(line, "kind", other, format!("expected `kernel` or `device` for `kind`, found `{other}`")));
         }
     };
-    let param_lines = yaml_lines::item_lines(&doc.text, &["params"]);
+    let param_lines = yaml_lines::item_lines_in(&doc_lines, &["params"]);
     let mut params = Vec::new();
     let mut param_names = rustc_hash::FxHashSet::default();
     for (i, p) in parsed.params.iter().enumerate() {
@@ -397,7 +399,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         }
         params.push(Param { name: p.name.clone(), ty });
     }
-    let returns_line = yaml_lines::key_line(&doc.text, &["returns"]).unwrap_or(1);
+    let returns_line = yaml_lines::key_line_in(&doc_lines, &["returns"]).unwrap_or(1);
     let mut returns = Vec::new();
     for r in &parsed.returns {
         returns.push(lookup_type(tables, r).map_err(|m| doc.error_at(returns_line, r, m))?);
@@ -406,7 +408,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         None => Attributes::default(),
         Some(a) => Attributes { maxntid: a.maxntid, minnctapersm: a.minnctapersm, maxnreg: a.maxnreg },
     };
-    let frame_lines = yaml_lines::item_lines(&doc.text, &["frame"]);
+    let frame_lines = yaml_lines::item_lines_in(&doc_lines, &["frame"]);
     let mut frame = Vec::new();
     for (i, o) in parsed.frame.iter().enumerate() {
         let line = frame_lines.get(i).copied().unwrap_or(1);
@@ -420,8 +422,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         frame.push(FrameObject { name: o.name.clone(), size: o.size, align, spill: o.spill });
     }
     // Where the body's text starts in the file, and its indentation.
-    let body_key = yaml_lines::key_line(&doc.text, &["body"]).unwrap_or(1);
-    let doc_lines: Vec<&str> = doc.text.lines().collect();
+    let body_key = yaml_lines::key_line_in(&doc_lines, &["body"]).unwrap_or(1);
     let key_text = doc_lines.get(body_key - 1).copied().unwrap_or("");
     let inline = key_text.split_once(':').map(|(_, rest)| rest.trim()).unwrap_or("");
     let block_scalar = inline.starts_with('|') || inline.starts_with('>');
@@ -445,7 +446,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         (doc.first_line + body_key - 1, key_text.find(inline).unwrap_or(0))
     };
     let key_loc = |key: &str| {
-        yaml_lines::key_line(&doc.text, &[key]).map(|l| Loc { line: (doc.first_line + l - 1) as u32, column: 1 })
+        yaml_lines::key_line_in(&doc_lines, &[key]).map(|l| Loc { line: (doc.first_line + l - 1) as u32, column: 1 })
     };
     let mut function = Function {
         returns_loc: key_loc("returns"),

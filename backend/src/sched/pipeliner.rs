@@ -35,7 +35,6 @@
 //! `pipeliner-annotate-for-testing` the schedule is reported per instruction and the
 //! loop left as it was.
 
-use std::collections::HashSet as StdHashSet;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use target_desc::tables::{SmTables, TargetTables};
@@ -230,7 +229,7 @@ impl FunctionIndex {
                 .collect(),
             preds,
             reads,
-            names: f.values.iter().map(|v| v.name.clone()).collect(),
+            names: crate::mir::NameSet::of(f),
         }
     }
 }
@@ -1211,7 +1210,7 @@ impl Kernel {
         &mut self,
         x: &Expander<'_>,
         f: &mut Function,
-        names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>,
+        names: &mut Names,
         v: ValueId,
         r: i64,
     ) -> Result<ValueId, String> {
@@ -1240,7 +1239,7 @@ impl Kernel {
     fn slot(
         &mut self,
         f: &mut Function,
-        names: &mut StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>,
+        names: &mut Names,
         v: ValueId,
         r: i64,
     ) -> ValueId {
@@ -1256,7 +1255,7 @@ impl Kernel {
     }
 }
 
-type Names = StdHashSet<String, std::hash::BuildHasherDefault<rustc_hash::FxHasher>>;
+type Names = crate::mir::NameSet;
 
 /// A copy of `inst` reading `operand(v)` for each value and defining fresh values,
 /// recorded by `record(old, new)`.
