@@ -110,7 +110,7 @@ pub fn register_target(f: &Function, occupancy: Option<&OccupancyInfo>, options:
 }
 
 /// Per-block liveness and peak pressure of one function.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Pressure {
     /// Values live on entry to each block (PHI results excluded: they are defined at
     /// the block's start).
@@ -119,6 +119,10 @@ pub struct Pressure {
     live_blocks: rustc_hash::FxHashMap<u32, Vec<usize>>,
     /// Peak pressure per block and set.
     pub peak: Vec<Vec<u32>>,
+    /// The live set of [`Pressure::scan_block`], dense: per value, the number of the
+    /// scan that last saw it live (a hash set per scan was most of this analysis on
+    /// functions with many long live ranges). Scans count from 1; 0 is never live.
+    scan_marks: std::cell::RefCell<(u32, Vec<u32>)>,
 }
 
 
@@ -139,16 +143,19 @@ impl Pressure {
     pub fn compute(f: &Function, preds: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Pressure {
         let n = f.blocks.len();
         let defs = Defs::new(f);
-        let mut p = Pressure { live_in: vec![HashSet::default(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n] };
+        let mut p = Pressure { live_in: vec![HashSet::default(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n], scan_marks: Default::default() };
         // `defined_in[v] == b + 1` once `v` is defined earlier in block `b`: a use
         // after that is not upward exposed.
         let mut defined_in = vec![0usize; f.values.len()];
+        // Which blocks became live is not needed here: one buffer, cleared each time.
+        let mut changed = Vec::new();
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
                 if !inst.is_phi(tables) {
                     for v in inst.uses() {
                         if sets.of(f, v).is_some() && defined_in.get(v.0 as usize) != Some(&(b + 1)) {
-                            p.mark_live_in(v, b, preds, &defs, &mut Vec::new());
+                            p.mark_live_in(v, b, preds, &defs, &mut changed);
+                            changed.clear();
                         }
                     }
                 }
@@ -160,7 +167,8 @@ impl Pressure {
             }
             for (v, pred) in phi_uses(f, b, tables) {
                 if sets.of(f, v).is_some() {
-                    p.mark_live_out(v, pred, preds, &defs, &mut Vec::new());
+                    p.mark_live_out(v, pred, preds, &defs, &mut changed);
+                    changed.clear();
                 }
             }
         }
@@ -182,6 +190,10 @@ impl Pressure {
     /// Marks `v` live into `b` (read there before any definition in it) and up its
     /// predecessors until a block that defines it.
     fn mark_live_in(&mut self, v: ValueId, b: usize, preds: &[Vec<usize>], defs: &impl DefBlock, changed: &mut Vec<usize>) {
+        // Most reads are of a value already known live here.
+        if self.live_in[b].contains(&v.0) {
+            return;
+        }
         let mut stack = vec![b];
         while let Some(x) = stack.pop() {
             if !self.live_in[x].insert(v.0) {
@@ -216,12 +228,35 @@ impl Pressure {
 
     /// The peak pressure of block `b`, scanning backwards from its live-out set.
     fn scan_block(&self, f: &Function, b: usize, succs: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Vec<u32> {
-        let mut live = self.live_out(f, b, succs, tables);
-        live.retain(|v| sets.of(f, ValueId(*v)).is_some());
+        let mut marks = self.scan_marks.borrow_mut();
+        let (scan, mark) = &mut *marks;
+        *scan = scan.wrapping_add(1);
+        if *scan == 0 {
+            mark.iter_mut().for_each(|m| *m = 0);
+            *scan = 1;
+        }
+        let scan = *scan;
+        if mark.len() < f.values.len() {
+            mark.resize(f.values.len(), 0);
+        }
         let mut current = vec![0u32; sets.names.len()];
-        for v in &live {
-            if let Some((s, w)) = sets.of(f, ValueId(*v)) {
-                current[s] += w;
+        // Live out: live into a successor, or read by a successor's PHI on this edge.
+        let mut enter = |v: u32, current: &mut Vec<u32>| {
+            if mark[v as usize] != scan {
+                if let Some((s, w)) = sets.of(f, ValueId(v)) {
+                    mark[v as usize] = scan;
+                    current[s] += w;
+                }
+            }
+        };
+        for &succ in &succs[b] {
+            for &v in &self.live_in[succ] {
+                enter(v, &mut current);
+            }
+            for (v, pred) in phi_uses(f, succ, tables) {
+                if pred == b {
+                    enter(v.0, &mut current);
+                }
             }
         }
         let mut peak = current.clone();
@@ -229,7 +264,7 @@ impl Pressure {
             // A result occupies its register at its definition even if never read.
             for d in &inst.defs {
                 if let Some((s, w)) = sets.of(f, *d) {
-                    if !live.contains(&d.0) {
+                    if mark[d.0 as usize] != scan {
                         current[s] += w;
                     }
                 }
@@ -239,7 +274,7 @@ impl Pressure {
             }
             for d in &inst.defs {
                 if let Some((s, w)) = sets.of(f, *d) {
-                    live.remove(&d.0);
+                    mark[d.0 as usize] = 0;
                     current[s] -= w;
                 }
             }
@@ -248,7 +283,8 @@ impl Pressure {
             }
             for v in inst.uses() {
                 if let Some((s, w)) = sets.of(f, v) {
-                    if live.insert(v.0) {
+                    if mark[v.0 as usize] != scan {
+                        mark[v.0 as usize] = scan;
                         current[s] += w;
                     }
                 }
