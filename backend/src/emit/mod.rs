@@ -127,6 +127,9 @@ fn ptx_version(module: &Module, tables: &TargetTables, sm: &SmTables) -> u16 {
             if let Opcode::Machine(m) = inst.opcode {
                 let Some(p) = tables.patterns.get(m as usize) else { continue };
                 version = version.max(p.min_ptx);
+                if p.flag_groups.is_empty() {
+                    continue;
+                }
                 // A flag-group member's `when` condition can need a newer ISA than the
                 // pattern itself (`atom.acquire` needs PTX 6.0).
                 if let Ok(members) = tables.flag_members(p, &inst.flags, tables.sm_index(sm)) {
@@ -284,7 +287,8 @@ struct Registers<'a> {
     sm: &'a SmTables,
     /// Per value id: (class index, number), once the value has a register.
     names: Vec<Option<(u8, u32)>>,
-    counts: BTreeMap<u8, u32>,
+    /// Registers given so far, per class index.
+    counts: Vec<u32>,
 }
 
 impl Registers<'_> {
@@ -299,7 +303,10 @@ impl Registers<'_> {
                     let t = self.tables.type_info(ty).map(|t| t.name).unwrap_or("?");
                     return Err(format!("%{} has type {t}, which is not a register type on {}", self.f.value(v).name, self.sm.name));
                 }
-                let count = self.counts.entry(class).or_insert(0);
+                if self.counts.len() <= class as usize {
+                    self.counts.resize(class as usize + 1, 0);
+                }
+                let count = &mut self.counts[class as usize];
                 *count += 1;
                 if let Some(slot) = self.names.get_mut(v.0 as usize) {
                     *slot = Some((class, *count));
@@ -338,6 +345,13 @@ impl BlockLines {
     /// Adds the lines of an instruction's filled template, each trimmed and without
     /// its `;` (an empty template, UNDEF, adds none).
     fn push_text(&mut self, text: &str) {
+        if !text.as_bytes().contains(&b'\n') {
+            let line = text.trim().trim_end_matches(';');
+            if !line.is_empty() {
+                self.push_line(line);
+            }
+            return;
+        }
         for line in text.split('\n') {
             let line = line.trim().trim_end_matches(';');
             if !line.is_empty() {
@@ -412,7 +426,7 @@ impl BlockLines {
 fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
     let name = sanitize(&f.name);
     let sm_index = tables.sm_index(sm);
-    let mut regs = Registers { f, tables, sm, names: vec![None; f.values.len()], counts: BTreeMap::new() };
+    let mut regs = Registers { f, tables, sm, names: vec![None; f.values.len()], counts: Vec::new() };
     // Scratch registers of templates (`{tmp.i32}`): one per name and instruction.
     let mut scratch_count: BTreeMap<u8, u32> = BTreeMap::new();
     let write_label = |out: &mut String, number: u32| {
@@ -601,8 +615,8 @@ fn emit_function(f: &Function, index: usize, tables: &TargetTables, sm: &SmTable
     if !f.frame.is_empty() {
         let _ = writeln!(out, "\t.local .align {} .b8 {depot}[{}];", frame_layout.align, frame_layout.size);
     }
-    for (class, count) in &regs.counts {
-        let c = &tables.register_classes[*class as usize];
+    for (class, count) in regs.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let c = &tables.register_classes[class];
         let _ = writeln!(out, "\t.reg {} {}<{}>;", c.ptx_type, c.prefix, count + 1);
     }
     for (class, count) in &scratch_count {

@@ -167,27 +167,11 @@ fn inst_key(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> Opt
     }
 }
 
-/// The literal of every value defined by a `CONSTANT` or `FCONSTANT` (selected or not:
-/// a constant keeps its literal as operand 0).
-fn constants(f: &Function, tables: &TargetTables) -> HashMap<ValueId, Operand> {
-    let mut out = HashMap::default();
-    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
-        let name = crate::mir::opcode_info(inst.opcode, tables).map(|o| o.name);
-        if matches!(name, Some("CONSTANT" | "FCONSTANT")) {
-            if let (Some(d), Some(literal)) = (inst.defs.first(), inst.operands.first()) {
-                out.insert(*d, literal.clone());
-            }
-        }
-    }
-    out
-}
-
 /// What the matcher knows about a function: constants, where each value is defined and
 /// how often it is used (counted once, before selection changes anything).
 struct Matcher<'a> {
     tables: &'a TargetTables,
     f: &'a Function,
-    constants: HashMap<ValueId, Operand>,
     /// The (block, index) of each value's defining instruction.
     site: Vec<Option<(usize, usize)>>,
     uses: Vec<u32>,
@@ -241,7 +225,20 @@ impl<'a> Matcher<'a> {
                 *c = o.has(props::COMMUTATIVE);
             }
         }
-        Matcher { tables, f, constants: constants(f, tables), site, uses, commutative, scratch: Default::default() }
+        Matcher { tables, f, site, uses, commutative, scratch: Default::default() }
+    }
+
+    /// The literal of `v` when a `CONSTANT` or `FCONSTANT` defines it (selected or not:
+    /// a constant keeps its literal as operand 0).
+    fn constant(&self, v: &ValueId) -> Option<&Operand> {
+        let (b, i) = self.site.get(v.0 as usize).copied().flatten()?;
+        let inst = &self.f.blocks[b].insts[i];
+        let name = crate::mir::opcode_info(inst.opcode, self.tables).map(|o| o.name);
+        if matches!(name, Some("CONSTANT" | "FCONSTANT")) && inst.defs.first() == Some(v) {
+            inst.operands.first()
+        } else {
+            None
+        }
     }
 
     fn is_bool(&self, v: ValueId) -> bool {
@@ -379,12 +376,12 @@ impl<'a> Matcher<'a> {
         Some(match (kind, actual) {
             (PatternOperand::Reg(t), Operand::Value(v)) if ty(v) == t => actual.clone(),
             (PatternOperand::Flag, Operand::Value(v)) if self.is_bool(*v) => actual.clone(),
-            (PatternOperand::Imm(t), Operand::Value(v)) if ty(v) == t => self.constants.get(v)?.clone(),
-            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && self.constants.get(v) == Some(&Operand::Int(n as i128)) => Operand::Int(n as i128),
+            (PatternOperand::Imm(t), Operand::Value(v)) if ty(v) == t => self.constant(v)?.clone(),
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && self.constant(v) == Some(&Operand::Int(n as i128)) => Operand::Int(n as i128),
             // A float constant written as a value (`FCONSTANT 1.0`) against the bits.
-            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && matches!(self.constants.get(v), Some(Operand::Float(x)) if float_bits(self.tables, t, *x) == Some(n)) => Operand::Int(n as i128),
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && matches!(self.constant(v), Some(Operand::Float(x)) if float_bits(self.tables, t, *x) == Some(n)) => Operand::Int(n as i128),
             (PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t), Operand::Value(v)) if ty(v) == t => {
-                let Some(Operand::Int(value)) = self.constants.get(v) else { return None };
+                let Some(Operand::Int(value)) = self.constant(v) else { return None };
                 let bits = self.tables.type_info(VtId(t)).map_or(64, |i| i.bits);
                 Operand::Int(kind.fold_constant(*value, bits)?)
             }
