@@ -473,6 +473,8 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         indent,
         function: &mut function,
         names: Default::default(),
+        types_seen: Default::default(),
+        opcodes_seen: Default::default(),
         blocks_seen: HashMap::new(),
         pending: Vec::new(),
         last_line: std::cell::Cell::new((0, false)),
@@ -495,6 +497,11 @@ struct BodyReader<'a> {
     indent: usize,
     function: &'a mut Function,
     names: rustc_hash::FxHashMap<&'a str, (ValueId, Loc)>,
+    /// Type and generic opcode names resolved so far: a body repeats a few of each, and
+    /// the description's perfect-hash maps hash with SipHash (about 250 instructions a
+    /// lookup, a tenth of reading a line).
+    types_seen: rustc_hash::FxHashMap<&'a str, VtId>,
+    opcodes_seen: rustc_hash::FxHashMap<&'a str, Option<target_desc::tables::OpcodeId>>,
     /// Uses to resolve once every definition is known: (block, inst, operand, name, loc).
     pending: Vec<(usize, usize, usize, &'a str, Loc)>,
     /// The body line [`BodyReader::loc`] found last (tokens come in order) and whether
@@ -610,7 +617,14 @@ impl<'a> BodyReader<'a> {
             let def_loc = self.loc(def.reg.at);
             let name = &def.reg.text[1..];
             let ty_loc = self.loc(def.ty.at);
-            let vt = lookup_type(self.tables, def.ty.text).map_err(|m| self.error(ty_loc, m))?;
+            let vt = match self.types_seen.get(def.ty.text) {
+                Some(&vt) => vt,
+                None => {
+                    let vt = lookup_type(self.tables, def.ty.text).map_err(|m| self.error(ty_loc, m))?;
+                    self.types_seen.insert(def.ty.text, vt);
+                    vt
+                }
+            };
             if let Some(&(existing, first)) = self.names.get(name) {
                 if self.function.ssa {
                     return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
@@ -632,7 +646,7 @@ impl<'a> BodyReader<'a> {
         let name = inst.opcode.text;
         let mut flags = Vec::with_capacity(inst.flags.len());
         // Generic opcodes first; the description keeps machine names distinct.
-        let generic = self.tables.opcode(name);
+        let generic = *self.opcodes_seen.entry(name).or_insert_with(|| self.tables.opcode(name));
         let machine = if generic.is_some() { None } else { self.tables.names.machine_ops.get(name) };
         let opcode = if let Some(m) = machine {
             // A machine instruction keeps only the flags its pattern's flag groups took
