@@ -578,16 +578,18 @@ impl<'a> Combiner<'a> {
         (to.generic && !from.generic && from.kind == TypeKind::Pointer).then_some(x)
     }
 
-    /// Address-space inference (LLVM's InferAddressSpaces, one cast deep): a load or
-    /// store through a generic pointer cast from a specific space accesses that space
-    /// directly, `ld [cvta.shared(p)]` becoming `ld.shared [p]`, when the description
-    /// has a pattern for the access in that space on this SM (never a store to
-    /// read-only memory). Exact: the generic address of a byte and its specific
-    /// address name the same byte.
+    /// Address-space inference (LLVM's InferAddressSpaces, one cast deep): a load,
+    /// store or atomic through a generic pointer cast from a specific space accesses
+    /// that space directly, `ld [cvta.shared(p)]` becoming `ld.shared [p]`, when the
+    /// description has a pattern for the access in that space on this SM, flags
+    /// included (never a write to read-only memory). Exact: the generic address of a
+    /// byte and its specific address name the same byte, and an atomic's ordering and
+    /// scope do not depend on how its address is written.
     fn access_specific_space(&mut self, f: &mut Function, b: usize, i: usize) {
         let inst = &f.blocks[b].insts[i];
         let Opcode::Generic(op) = inst.opcode else { return };
-        let Some((slot, ..)) = self.tables.opcode_info(op).and_then(|o| crate::mir::address_slots(o.name)) else { return };
+        let Some(info) = self.tables.opcode_info(op) else { return };
+        let Some(slot) = crate::mir::address_slots(info.name).map(|s| s.0).or_else(|| crate::mir::pointer_operand_slot(info)) else { return };
         let Some(&Operand::Value(p)) = inst.operands.get(slot) else { return };
         let Some(x) = self.specific_source(f, p) else { return };
         let xt = self.ty(f, x);
@@ -630,11 +632,15 @@ impl<'a> Combiner<'a> {
 
     fn any_pattern_selects(&self, f: &Function, inst: &Inst, op: OpcodeId, operands: &[&Operand]) -> bool {
         let sm_index = self.tables.sm_index(self.sm);
-        let flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
+        let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
+        flags.sort_unstable();
         self.tables.patterns.iter().filter(|p| p.opcode == op.0 && p.sms >> sm_index & 1 == 1).any(|p| {
             let Some(root) = p.nodes.first() else { return false };
             let flags_fit = p.flags.iter().all(|fl| flags.contains(fl))
-                && flags.iter().all(|fl| p.flags.contains(fl) || p.flag_groups.iter().any(|&g| self.tables.flag_groups[g as usize].has_flag(fl)));
+                && flags.iter().all(|fl| p.flags.contains(fl) || p.flag_groups.iter().any(|&g| self.tables.flag_groups[g as usize].has_flag(fl)))
+                // Each flag group needs a member for these flags on this SM (`.sys`
+                // before sm_60 has none), as selection will.
+                && (p.flag_groups.is_empty() || self.tables.match_flags(p, &flags, sm_index).is_some());
             let results_fit = p.any_results
                 || (p.results.len() == inst.defs.len()
                     && p.results.iter().zip(&inst.defs).all(|(r, d)| match r {

@@ -442,6 +442,20 @@ pub fn address_slots(name: &str) -> Option<(usize, usize, u64)> {
     })
 }
 
+/// The operand slot of the address of a memory access that [`address_slots`] does not
+/// describe (atomics): the operand its signature types as a pointer (`P: ptr`), for an
+/// opcode that loads or stores and is not a call.
+pub fn pointer_operand_slot(info: &target_desc::tables::OpcodeInfo) -> Option<usize> {
+    use target_desc::tables::{props, OperandKind, TypeClass};
+    if info.props & (props::MAY_LOAD | props::MAY_STORE) == 0 || info.props & props::CALL != 0 {
+        return None;
+    }
+    info.signature.operands.iter().position(|o| match o.kind {
+        OperandKind::TypeVar(var) => !o.variadic && info.signature.type_vars.get(var as usize).is_some_and(|tv| tv.class == TypeClass::Pointer),
+        _ => false,
+    })
+}
+
 pub fn row_type(f: &Function, inst: &Inst, tables: &target_desc::tables::TargetTables) -> Option<VtId> {
     let info = tables.opcode_info(inst.opcode.generic()?)?;
     match info.type_operand {
