@@ -462,7 +462,11 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         ssa: parsed.ssa,
         loc: Loc { line: (doc.first_line + name_line - 1) as u32, column: 1 },
     };
-    let line_starts = std::iter::once(0).chain(parsed.body.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let line_starts: Vec<usize> = std::iter::once(0).chain(parsed.body.bytes().enumerate().filter(|&(_, c)| c == b'\n').map(|(i, _)| i + 1)).collect();
+    // About one value per line: reserved once rather than grown (and rehashed) by
+    // doubling through a large body.
+    let lines = line_starts.len();
+    function.values.reserve(lines);
     BodyReader {
         tables,
         file: doc.file,
@@ -472,7 +476,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         body_line,
         indent,
         function: &mut function,
-        names: Default::default(),
+        names: rustc_hash::FxHashMap::with_capacity_and_hasher(lines, Default::default()),
         types_seen: Default::default(),
         opcodes_seen: Default::default(),
         blocks_seen: HashMap::new(),
