@@ -272,7 +272,7 @@ impl<'a> Matcher<'a> {
         // `values` is the last leaf: the remaining registers follow the others.
         let mut out: Vec<Operand> = Vec::with_capacity(leaves.len() + rest.len());
         out.extend(leaves.drain(..).flatten());
-        out.extend(rest.drain(..));
+        out.append(rest);
         Some(Match { operands: out, absorbed: absorbed.clone() })
     }
 
