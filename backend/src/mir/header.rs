@@ -34,7 +34,8 @@ pub(super) fn read(text: &str) -> Option<FunctionDoc> {
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        if body || line.contains(['#', '\t', '"', '\'', '&', '*', '!', '|', '>', '%', '@', '`', '?']) && !is_body_key(line) {
+        let special = line.bytes().any(|c| matches!(c, b'#' | b'\t' | b'"' | b'\'' | b'&' | b'*' | b'!' | b'|' | b'>' | b'%' | b'@' | b'`' | b'?'));
+        if body || special && !is_body_key(line) {
             return None;
         }
         let indent = line.len() - trimmed.len();
