@@ -302,13 +302,31 @@ impl Verifier<'_> {
             "RET" => return self.ret(b, i, inst),
             _ => {}
         }
-        let mut bindings: Vec<Option<VtId>> = vec![None; info.signature.type_vars.len()];
-        if let Err(message) = self.match_list(info.signature.operands, &inst.operands, &mut bindings, &info.signature.type_vars, false) {
+        // Signatures have a few type variables and instructions one result: both on the
+        // stack in the common case (two allocations per instruction otherwise).
+        let vars = info.signature.type_vars.len();
+        let mut small_bindings = [None; 4];
+        let mut large_bindings = Vec::new();
+        let bindings: &mut [Option<VtId>] = if vars <= small_bindings.len() {
+            &mut small_bindings[..vars]
+        } else {
+            large_bindings.resize(vars, None);
+            &mut large_bindings
+        };
+        if let Err(message) = self.match_list(info.signature.operands, &inst.operands, bindings, &info.signature.type_vars, false) {
             self.error(inst.loc, Some(b), Some(i), format!("{name}: {message} (signature `{}`)", info.signature.text));
             return;
         }
-        let defs: Vec<Operand> = inst.defs.iter().map(|d| Operand::Value(*d)).collect();
-        if let Err(message) = self.match_list(info.signature.results, &defs, &mut bindings, &info.signature.type_vars, true) {
+        let one_def;
+        let many_defs: Vec<Operand>;
+        let defs: &[Operand] = if let [d] = inst.defs[..] {
+            one_def = [Operand::Value(d)];
+            &one_def
+        } else {
+            many_defs = inst.defs.iter().map(|d| Operand::Value(*d)).collect();
+            &many_defs
+        };
+        if let Err(message) = self.match_list(info.signature.results, defs, bindings, &info.signature.type_vars, true) {
             self.error(inst.loc, Some(b), Some(i), format!("{name}: {message} (signature `{}`)", info.signature.text));
             return;
         }
