@@ -42,7 +42,7 @@ use target_desc::tables::{props, NodeArg, OpcodeId, PatternOperand, PatternResul
 
 use crate::interp::fold::{self, Evaluation};
 use crate::machine::cfg::Cfg;
-use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 
 /// What the pass did, for remarks and tests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -996,15 +996,7 @@ impl<'a> Combiner<'a> {
     /// per-value facts.
     fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<Vec<u128>>) -> ValueId {
         let names = self.names.get_or_insert_with(|| crate::mir::NameSet::of(f));
-        let mut name = base.to_string();
-        let mut n = 0;
-        while names.contains(&name) {
-            n += 1;
-            name = format!("{base}.{n}");
-        }
-        names.insert(&name);
-        let v = ValueId(f.values.len() as u32);
-        f.values.push(ValueInfo { name, ty: vt });
+        let v = f.fresh_value(names, base, vt);
         self.konst.push(konst);
         self.site.push(None);
         self.repl.push(v);

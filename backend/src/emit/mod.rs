@@ -355,18 +355,18 @@ impl BlockLines {
     /// Adds the lines of an instruction's filled template, each trimmed and without
     /// its `;` (an empty template, UNDEF, adds none).
     fn push_text(&mut self, text: &str) {
-        if !text.as_bytes().contains(&b'\n') {
-            let line = text.trim().trim_end_matches(';');
+        // Lines found bytewise: templates are short, mostly one line, and
+        // `str::split`'s searcher cost more than the scan.
+        let mut rest = text;
+        loop {
+            let end = rest.bytes().position(|c| c == b'\n');
+            let line = rest[..end.unwrap_or(rest.len())].trim().trim_end_matches(';');
             if !line.is_empty() {
                 self.push_line(line);
             }
-            return;
-        }
-        for line in text.split('\n') {
-            let line = line.trim().trim_end_matches(';');
-            if !line.is_empty() {
-                self.starts.push(self.text.len());
-                self.text.push_str(line);
+            match end {
+                Some(k) => rest = &rest[k + 1..],
+                None => break,
             }
         }
     }

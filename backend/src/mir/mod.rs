@@ -472,3 +472,35 @@ pub fn row_type(f: &Function, inst: &Inst, tables: &target_desc::tables::TargetT
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fresh names skip every name the function has and every name made before.
+    #[test]
+    fn fresh_values_get_unused_names() {
+        let ty = VtId(0);
+        let mut f = Function {
+            name: "f".into(),
+            kind: FunctionKind::Device,
+            params: Vec::new(),
+            returns: Vec::new(),
+            attributes: Attributes::default(),
+            frame: Vec::new(),
+            values: ["x", "x.1", "y.phi"].iter().map(|n| ValueInfo { name: n.to_string(), ty }).collect(),
+            blocks: Vec::new(),
+            returns_loc: None,
+            attributes_loc: None,
+            ssa: true,
+            loc: Loc::default(),
+        };
+        let mut names = NameSet::of(&f);
+        let made: Vec<String> = ["x", "x", "y.phi", "z"].iter().map(|base| {
+            let v = f.fresh_value(&mut names, base, ty);
+            f.value(v).name.clone()
+        }).collect();
+        assert_eq!(made, ["x.2", "x.3", "y.phi.1", "z"]);
+        assert!(names.contains("x.3") && !names.contains("x.4"));
+    }
+}
