@@ -3,7 +3,9 @@
 # pipeliner decided (II against MII, stages, one iteration's critical path, so the
 # latency hidden per iteration is that path less II), then ptxas -v registers and the
 # SASS instruction count (sm_75+, cuobjdump -sass, NOPs excluded) without the pipeliner
-# (enable-pipeliner=false) and with it.
+# (enable-pipeliner=false) and with it: the whole kernel, and the loop alone (the
+# instructions between the loop's backward branch and its target, so the instructions one
+# iteration issues in the steady state; prologue and epilogue run once).
 #
 #   scripts/sched-loops.sh                         # default knobs (at most 3 stages past the first)
 #   KNOBS="pipeliner-max-stages=100 pipeliner-max-mii=100" scripts/sched-loops.sh
@@ -23,8 +25,18 @@ for k in ${KNOBS:-}; do knobs+=(--knob "$k"); done
 regs() { "$ptxas" -v -arch="$2" "$1" -o "$3.cubin" 2> "$3.log" || { echo "x"; return; }
   awk '/Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "Used") { r = $(i+1); if (r > max) max = r } } END { print max + 0 }' "$3.log"; }
 sass() { case "$2" in sm_5*|sm_6*|sm_70|sm_72) echo "-";; *) "$cuobjdump" -sass "$1.cubin" 2>/dev/null | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -vcE '\bNOP\b' || true;; esac; }
-printf "%-16s %-6s | %-58s | %9s | %11s\n" kernel sm "pipeliner" "regs" "SASS"
-printf "%-16s %-6s | %-58s | %4s %4s | %5s %5s\n" "" "" "" off on off on
+# The largest loop of the cubin: non-NOP instructions from a backward branch's target to
+# the branch itself.
+loop_sass() { case "$2" in sm_5*|sm_6*|sm_70|sm_72) echo "-";; *) "$cuobjdump" -sass "$1.cubin" 2>/dev/null | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -vE '\bNOP\b' |
+  awk 'function hex(h,  v, i) { v = 0; h = tolower(h); for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
+       { addr[NR] = hex(substr($1, 3, 4)); line[NR] = $0 }
+       END { best = 0
+             for (i = 1; i <= NR; i++) if (match(line[i], /BRA 0x[0-9a-f]+/)) {
+               t = hex(substr(line[i], RSTART + 6, RLENGTH - 6))
+               if (t < addr[i]) { n = 0; for (j = 1; j <= i; j++) if (addr[j] >= t) n++; if (n > best) best = n } }
+             print best }';; esac; }
+printf "%-16s %-6s | %-58s | %9s | %11s | %9s\n" kernel sm "pipeliner" "regs" "SASS" "loop SASS"
+printf "%-16s %-6s | %-58s | %4s %4s | %5s %5s | %4s %4s\n" "" "" "" off on off on off on
 for f in "$root"/tests/sched/*.mir; do
   k="$(basename "$f" .mir)"
   for sm in $sms; do
@@ -32,6 +44,7 @@ for f in "$root"/tests/sched/*.mir; do
     "$ptxc" compile "$f" --sm "$sm" "${knobs[@]}" --remarks pipeliner -o "$tmp/on.ptx" 2> "$tmp/remarks"
     what="$(grep -v '@\*' "$tmp/remarks" | sed -E 's/.*(loop|bb\.[0-9]+): //; s/Pipelined succesfully! //; s/Minimal Initiation Interval too large/MII too large/; s/Refer to.*//; s/iteration critical path/path/' | head -n 1)"
     r_off="$(regs "$tmp/off.ptx" "$sm" "$tmp/off")"; r_on="$(regs "$tmp/on.ptx" "$sm" "$tmp/on")"
-    printf "%-16s %-6s | %-58.58s | %4s %4s | %5s %5s\n" "$k" "$sm" "$what" "$r_off" "$r_on" "$(sass "$tmp/off" "$sm")" "$(sass "$tmp/on" "$sm")"
+    printf "%-16s %-6s | %-58.58s | %4s %4s | %5s %5s | %4s %4s\n" "$k" "$sm" "$what" "$r_off" "$r_on" \
+      "$(sass "$tmp/off" "$sm")" "$(sass "$tmp/on" "$sm")" "$(loop_sass "$tmp/off" "$sm")" "$(loop_sass "$tmp/on" "$sm")"
   done
 done
