@@ -79,7 +79,7 @@ fn check_generic(kernel: &GeneratedKernel, tables: &TargetTables, sms: &[&SmTabl
         if combine {
             crate::sroa::run(&mut legal, tables)?;
         }
-        crate::legalize::legalize_module(&mut legal, tables, sm, source, true)
+        crate::legalize::legalize_module(&mut legal, tables, sm, source, true, false)
             .map_err(|errors| format!("legalizing for {} failed:\n{}\n{}", sm.name, errors.iter().map(|e| e.render()).collect::<String>(), kernel.text))?;
         let mut stage = "legalization";
         if combine {

@@ -120,7 +120,7 @@ fn sroa(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> 
 
 fn legalize(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let checks = cx.checks || cx.options.flag("enable-legalize-types-checking") == Some(true);
-    let remarks = crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, checks)?;
+    let remarks = crate::legalize::legalize_module(module, cx.tables, cx.sm("legalize")?, cx.source, checks, cx.remarks.is_some())?;
     if let Some(sink) = cx.remarks {
         sink.borrow_mut().extend(remarks);
     }

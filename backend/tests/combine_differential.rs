@@ -74,7 +74,7 @@ fn check_file(path: &Path) -> Outcome {
     for sm_name in SMS {
         let sm = tables.find_sm(sm_name).unwrap();
         let mut legal = module.clone();
-        if backend::legalize::legalize_module(&mut legal, tables, sm, source, false).is_err() {
+        if backend::legalize::legalize_module(&mut legal, tables, sm, source, false, false).is_err() {
             continue; // not for this SM (the legalize tests cover the diagnostics)
         }
         let mut combined = legal.clone();

@@ -113,7 +113,7 @@ fn check_file(path: &Path) -> Outcome {
         let mut seen: HashMap<String, String> = HashMap::new();
         for sm in tables.sms {
             let mut legal = module.clone();
-            if let Err(errors) = backend::legalize::legalize_module(&mut legal, tables, sm, source, true) {
+            if let Err(errors) = backend::legalize::legalize_module(&mut legal, tables, sm, source, true, false) {
                 outcome.failures.push(format!("{file} @{} on {}: legalization failed:\n{}", f.name, sm.name, errors.iter().map(|e| e.render()).collect::<String>()));
                 continue;
             }

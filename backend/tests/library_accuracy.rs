@@ -90,7 +90,7 @@ fn legalized_outputs(op: &str, ty: &str, operands: usize, inputs: &[Vec<f64>], s
     let module = backend::mir::parser::parse_module(&text, "accuracy.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
     let sm = tables.sms.iter().find(|s| s.name == sm_name).unwrap_or_else(|| panic!("no {sm_name}"));
     let mut legal = module.clone();
-    backend::legalize::legalize_module(&mut legal, tables, sm, Source { file: "accuracy.mir", text: &text }, true)
+    backend::legalize::legalize_module(&mut legal, tables, sm, Source { file: "accuracy.mir", text: &text }, true, false)
         .unwrap_or_else(|e| panic!("{}", e.iter().map(|e| e.render()).collect::<String>()));
     assert!(legal.functions.len() > 1, "{op} on {ty} is not a library call on {sm_name}: the test measures nothing");
     let got = interp::run_kernel(&legal, tables, "k", &launch, &args, FUEL * 20).unwrap_or_else(|e| panic!("{op} after legalization for {sm_name}: {e}"));

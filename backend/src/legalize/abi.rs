@@ -102,7 +102,7 @@ pub(super) fn legalize_boundaries(module: &mut Module, tables: &TargetTables, sm
         return Ok(());
     }
     for (index, f) in module.functions.iter_mut().enumerate() {
-        let mut cx = Cx::new(tables, sm, ops, f);
+        let mut cx = Cx::new(tables, sm, ops, f, false);
         cx.values = std::mem::take(&mut f.values);
         let own = signatures.get(&f.name).filter(|s| s.changed);
         let kernel = f.kind == FunctionKind::Kernel;

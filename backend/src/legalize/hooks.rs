@@ -104,7 +104,7 @@ fn vector_load_store(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     if !cx.sm.is_legal(vop, leaf) {
         return Ok(false);
     }
-    cx.remark(format!("{} {} on {}: one {}-byte access as {} x {} (Custom lower_vector_load_store)", cx.opcode_name(op), cx.type_name(vty), cx.sm.name, bytes, n, cx.type_name(leaf)));
+    cx.remark(|cx| format!("{} {} on {}: one {}-byte access as {} x {} (Custom lower_vector_load_store)", cx.opcode_name(op), cx.type_name(vty), cx.sm.name, bytes, n, cx.type_name(leaf)));
     let ptr = cx.original(if is_load { values[0] } else { values[1] });
     if is_load {
         let leaves: Vec<ValueId> = (0..n).map(|i| cx.derived(value, &format!("v{i}"), leaf)).collect();

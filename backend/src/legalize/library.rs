@@ -61,7 +61,7 @@ pub fn link(module: &mut Module, tables: &TargetTables, sm: &SmTables, names: &B
     let mut part = Module { name: None, globals: module.globals.clone(), functions: Vec::new() };
     part.functions = module.functions.iter().filter(|f| added.contains(&f.name)).cloned().collect();
     let source = crate::mir::verifier::Source { file: LIBRARY_FILE, text: LIBRARY };
-    super::legalize_module(&mut part, tables, sm, source, verify).map_err(|errors| errors.iter().map(|e| e.render()).collect::<String>())?;
+    super::legalize_module(&mut part, tables, sm, source, verify, false).map_err(|errors| errors.iter().map(|e| e.render()).collect::<String>())?;
     // Legalizing the library functions may have linked further ones (FLOG2 in f64
     // inside __nv_powf calls __nv_log2): they come along.
     for g in part.globals {

@@ -89,7 +89,9 @@ pub(crate) struct LegalizeError {
 pub(crate) type LResult<T> = Result<T, LegalizeError>;
 
 /// Legalizes every function of `module` for `sm`. Returns the remarks (every decision).
-pub fn legalize_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, verify: bool) -> Result<Vec<Remark>, Vec<MirError>> {
+/// Legalizes every function of `module` for `sm`. With `remarks`, returns a remark per
+/// decision (`--remarks legalize`); without, none are made.
+pub fn legalize_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, verify: bool, remarks_on: bool) -> Result<Vec<Remark>, Vec<MirError>> {
     let ops = Ops::resolve(tables).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
     let mut remarks = Vec::new();
     let mut errors = Vec::new();
@@ -103,7 +105,7 @@ pub fn legalize_module(module: &mut Module, tables: &TargetTables, sm: &SmTables
     }
     let mut used_library = std::collections::BTreeSet::new();
     for f in &mut module.functions {
-        let mut cx = Cx::new(tables, sm, &ops, f);
+        let mut cx = Cx::new(tables, sm, &ops, f, remarks_on);
         let result = cx.run(f, verify);
         remarks.append(&mut cx.remarks);
         used_library.extend(cx.library_calls.iter().cloned());
@@ -162,6 +164,8 @@ pub(crate) struct Cx<'a> {
     split_blocks: Vec<Block>,
     next_block: u32,
     pub remarks: Vec<Remark>,
+    /// Whether remarks are kept (`--remarks`): their text is made only then.
+    pub remarks_on: bool,
     /// Library functions called by LibCall lowerings.
     pub library_calls: HashSet<String>,
 }
@@ -173,7 +177,7 @@ fn name_key(name: &str) -> u64 {
 }
 
 impl<'a> Cx<'a> {
-    fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function) -> Cx<'a> {
+    fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function, remarks_on: bool) -> Cx<'a> {
         Cx {
             tables,
             sm,
@@ -194,6 +198,7 @@ impl<'a> Cx<'a> {
             split_blocks: Vec::new(),
             next_block: 0,
             remarks: Vec::new(),
+            remarks_on,
             library_calls: HashSet::default(),
         }
     }
@@ -391,8 +396,12 @@ impl<'a> Cx<'a> {
         LegalizeError { loc: self.loc, message: message.into() }
     }
 
-    pub fn remark(&mut self, message: String) {
-        self.remarks.push(Remark { function: self.function.clone(), loc: self.loc, message });
+    /// Keeps `message()` as a remark when remarks are on; otherwise makes no text.
+    pub fn remark(&mut self, message: impl FnOnce(&Self) -> String) {
+        if self.remarks_on {
+            let message = message(self);
+            self.remarks.push(Remark { function: self.function.clone(), loc: self.loc, message });
+        }
     }
 
     /// The row type of an instruction in the action table.
@@ -660,25 +669,27 @@ impl<'a> Cx<'a> {
             return Ok(());
         };
         let action = self.action(value);
-        let op_name = inst.opcode.name(self.tables);
-        let ty = self.ty(value);
-        let why = match action {
-            TypeAction::Promote(t) | TypeAction::Expand(t) | TypeAction::Soften(t) | TypeAction::Split(t) | TypeAction::Scalarize(t) | TypeAction::Widen(t) => self.type_name(t),
-            TypeAction::Legal => "",
-        };
-        let gate = self.tables.sms.iter().find_map(|other| self.tables.register_type(other, ty).map(|(_, rule)| rule.source));
-        let type_why = match gate {
-            Some(source) => format!("{} is not a register type on {}; {source} gates it", self.type_name(ty), self.sm.name),
-            None => format!("no register class of the description holds {}", self.type_name(ty)),
-        };
-        let cell = match (inst.opcode.generic(), self.row_type(inst)) {
-            (Some(op), Some(row)) => {
-                let d = self.tables.decide(self.sm, op, row);
-                format!("; {op_name} {} is {} at {}: {}", self.type_name(row), d.action, d.rule.source, d.rule.text)
-            }
-            _ => String::new(),
-        };
-        self.remark(format!("{op_name} {} on {}: {} {} to {why} ({type_why}{cell})", self.type_name(ty), self.sm.name, if result.is_some() { "result" } else { "operand" }, action.name()));
+        self.remark(|cx| {
+            let op_name = inst.opcode.name(cx.tables);
+            let ty = cx.ty(value);
+            let why = match action {
+                TypeAction::Promote(t) | TypeAction::Expand(t) | TypeAction::Soften(t) | TypeAction::Split(t) | TypeAction::Scalarize(t) | TypeAction::Widen(t) => cx.type_name(t),
+                TypeAction::Legal => "",
+            };
+            let gate = cx.tables.sms.iter().find_map(|other| cx.tables.register_type(other, ty).map(|(_, rule)| rule.source));
+            let type_why = match gate {
+                Some(source) => format!("{} is not a register type on {}; {source} gates it", cx.type_name(ty), cx.sm.name),
+                None => format!("no register class of the description holds {}", cx.type_name(ty)),
+            };
+            let cell = match (inst.opcode.generic(), cx.row_type(inst)) {
+                (Some(op), Some(row)) => {
+                    let d = cx.tables.decide(cx.sm, op, row);
+                    format!("; {op_name} {} is {} at {}: {}", cx.type_name(row), d.action, d.rule.source, d.rule.text)
+                }
+                _ => String::new(),
+            };
+            format!("{op_name} {} on {}: {} {} to {why} ({type_why}{cell})", cx.type_name(ty), cx.sm.name, if result.is_some() { "result" } else { "operand" }, action.name())
+        });
         if let Some(op) = inst.opcode.generic() {
             // A Custom entry gets the first say, as in LLVM's custom type legalization.
             if let Some(row) = self.row_type(inst) {
@@ -720,9 +731,10 @@ impl<'a> Cx<'a> {
         }
         if !operations::expand(self, &copy)? {
             return Err(self.error(format!(
-                "cannot legalize {op_name} with {} {} on {}: no {} rule for this opcode",
+                "cannot legalize {} with {} {} on {}: no {} rule for this opcode",
+                inst.opcode.name(self.tables),
                 if result.is_some() { "result" } else { "operand" },
-                self.type_name(ty),
+                self.type_name(self.ty(value)),
                 self.sm.name,
                 action.name()
             )));

@@ -82,9 +82,13 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             return wide_int_conversion(cx, inst);
         }
     }
-    let decision = cx.tables.decide(cx.sm, op, row);
-    let describe = |cx: &Cx, what: &str| format!("{} {} on {}: {what} ({}: {})", cx.opcode_name(op), cx.type_name(row), cx.sm.name, decision.rule.source, decision.rule.text);
-    match decision.action {
+    // The cell's action and detail; its rule (a binary search) only for a remark.
+    let (action, detail) = (cx.sm.action(op, row), cx.sm.action_detail(op, row));
+    let describe = |cx: &Cx, what: &str| {
+        let rule = cx.tables.decide(cx.sm, op, row).rule;
+        format!("{} {} on {}: {what} ({}: {})", cx.opcode_name(op), cx.type_name(row), cx.sm.name, rule.source, rule.text)
+    };
+    match action {
         Action::Legal => {
             if let Some(Operand::CondCode(cc)) = inst.operands.first().cloned() {
                 return condition_code(cx, inst, cc, row);
@@ -92,12 +96,11 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             Ok(false)
         }
         Action::Custom => {
-            let hook = match decision.detail {
+            let hook = match detail {
                 Some(ActionDetail::CustomHook(h)) => h,
                 _ => "?",
             };
-            let message = describe(cx, &format!("Custom, hook {hook}"));
-            cx.remark(message);
+            cx.remark(|cx| describe(cx, &format!("Custom, hook {hook}")));
             if super::hooks::run_operation_hook(cx, hook, inst)? {
                 return Ok(true);
             }
@@ -105,21 +108,18 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             expand_or_fail(cx, inst, row)
         }
         Action::Promote => {
-            let message = describe(cx, "Promote");
-            cx.remark(message);
-            promote(cx, inst, row, decision.detail)
+            cx.remark(|cx| describe(cx, "Promote"));
+            promote(cx, inst, row, detail)
         }
         Action::Expand => {
-            let message = describe(cx, "Expand");
-            cx.remark(message);
+            cx.remark(|cx| describe(cx, "Expand"));
             expand_or_fail(cx, inst, row)
         }
         Action::LibCall => {
-            let Some(ActionDetail::LibCall(function)) = decision.detail else {
+            let Some(ActionDetail::LibCall(function)) = detail else {
                 return Err(cx.error(format!("{} {} is LibCall without a function name", cx.opcode_name(op), cx.type_name(row))));
             };
-            let message = describe(cx, &format!("LibCall {function}"));
-            cx.remark(message);
+            cx.remark(|cx| describe(cx, &format!("LibCall {function}")));
             let ops = cx.ops;
             let mut operands = vec![Operand::Symbol(function.to_string())];
             operands.extend(inst.uses().map(Operand::Value));
@@ -270,8 +270,7 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
     }
     let Some(info) = cx.tables.cond_code_info(cc) else { return Ok(false) };
     let name = info.name;
-    let message = format!("condition code {name} on {} for {}: {} ({}: {})", cx.type_name(row), cx.sm.name, d.action, d.rule.source, d.rule.text);
-    cx.remark(message);
+    cx.remark(|cx| format!("condition code {name} on {} for {}: {} ({}: {})", cx.type_name(row), cx.sm.name, d.action, d.rule.source, d.rule.text));
     let ops = cx.ops;
     let op = inst.opcode.generic().unwrap_or(ops.SETCC);
     if op != ops.SETCC {
