@@ -171,7 +171,8 @@ fn machine_licm(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<Mir
 }
 
 fn machine_sink(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    let stats = crate::machine::sink::run(module, cx.tables);
+    let reach = if cx.options.flag("nvptx-enable-machine-sink") == Some(true) { crate::machine::sink::Reach::All } else { crate::machine::sink::Reach::RegisterFree };
+    let stats = crate::machine::sink::run(module, cx.tables, reach, cx.remarks.is_some());
     cx.report(stats.remarks, format!("sunk {}", stats.sunk));
     Ok(())
 }
@@ -355,9 +356,9 @@ pub const PASSES: &[PassInfo] = &[
     },
     PassInfo {
         name: "machine-sink",
-        description: "move an instruction whose results are read on one side of a branch only into that side (MachineSink; off unless nvptx-enable-machine-sink, as on NVPTX)",
+        description: "move an instruction whose results are read on one side of a branch only into that side (MachineSink; by default, as on NVPTX, only instructions that read no register; all with nvptx-enable-machine-sink)",
         min_opt: OptLevel::O1,
-        switches: &[Switch::EnabledBy("nvptx-enable-machine-sink"), Switch::DisabledBy("disable-machine-sink")],
+        switches: &[Switch::DisabledBy("disable-machine-sink")],
         scope: Scope::Function,
         run: machine_sink,
     },

@@ -473,8 +473,10 @@ fn remat_knobs_steer_block_rematerialization() {
     assert!(count(&skipped, "pulled") < n);
     // The order among equal costs: @remat_order is one register over a target of 5;
     // %c0 is live out of 3 of its 4 blocks (over 70%) and goes before %c2 and %c1.
+    // MachineSink stays off here: it would move the parameter load of %c1 into its only
+    // reader's block, bb.1.then, and nothing would be over the target.
     let order = |extra: &[&str]| {
-        let mut knobs = vec!["max-reg-kind=1", "nv-remat-default-max-reg=5", "no-mi-remat=remat_join,remat_loop,remat_internal"];
+        let mut knobs = vec!["max-reg-kind=1", "nv-remat-default-max-reg=5", "no-mi-remat=remat_join,remat_loop,remat_internal", "disable-machine-sink=true"];
         knobs.extend_from_slice(extra);
         remat(&knobs)
     };

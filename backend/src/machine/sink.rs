@@ -1,9 +1,15 @@
 //! MachineSink: an instruction whose results are only read on one side of a branch
 //! moves into that side, so the other paths do not compute it (reference:
-//! `cicc-machine-passes.txt`, "Machine LICM, CSE and Sinking" in addPreRegAlloc). Off by
-//! default, as on NVPTX: it runs only with `nvptx-enable-machine-sink=true`, and
-//! `disable-machine-sink=true` turns it off again, because sinking can lengthen the live
-//! ranges of the sunk instruction's operands.
+//! `cicc-machine-passes.txt`, "Machine LICM, CSE and Sinking" in addPreRegAlloc).
+//!
+//! Two reaches. The full pass, as on NVPTX, is off by default: it runs only with
+//! `nvptx-enable-machine-sink=true`, because sinking can lengthen the live ranges of the
+//! sunk instruction's operands. By default only instructions that read no register move:
+//! constants, parameter loads, special-register reads. Moving one of those cannot lengthen
+//! any live range, only shorten its own, and it keeps the paths that leave early (the
+//! bounds check at the top of a kernel) free of work they do not need; ptxas does not sink
+//! them itself (on `loop_two_phis` at sm_80 it cost 5 SASS instructions and a register).
+//! `disable-machine-sink=true` turns both off.
 //!
 //! Where it sits: after machine-licm, on SSA machine code (before PHI elimination).
 //!
@@ -22,7 +28,7 @@
 use target_desc::tables::TargetTables;
 
 use super::cfg::Cfg;
-use crate::mir::{Function, Loc, Module, Operand};
+use crate::mir::{Function, Loc, Module, Operand, ValueId};
 
 /// What the pass did, for `--remarks machine-sink` and tests.
 #[derive(Clone, Debug, Default)]
@@ -31,15 +37,25 @@ pub struct SinkStats {
     pub remarks: Vec<(String, Loc, String)>,
 }
 
-pub fn run(module: &mut Module, tables: &TargetTables) -> SinkStats {
+/// Which instructions may move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Every candidate (`nvptx-enable-machine-sink=true`).
+    All,
+    /// Only instructions without register operands (the NVPTX default).
+    RegisterFree,
+}
+
+/// Sinks in every SSA function of `module`; with `want_remarks`, says what moved.
+pub fn run(module: &mut Module, tables: &TargetTables, reach: Reach, want_remarks: bool) -> SinkStats {
     let mut stats = SinkStats::default();
     for f in module.functions.iter_mut().filter(|f| f.ssa) {
-        sink_function(f, tables, &mut stats);
+        sink_function(f, tables, reach, want_remarks, &mut stats);
     }
     stats
 }
 
-fn sink_function(f: &mut Function, tables: &TargetTables, stats: &mut SinkStats) {
+fn sink_function(f: &mut Function, tables: &TargetTables, reach: Reach, want_remarks: bool, stats: &mut SinkStats) {
     let cfg = Cfg::new(f, tables);
     if cfg.succs.iter().all(|s| s.len() < 2) {
         return;
@@ -47,24 +63,36 @@ fn sink_function(f: &mut Function, tables: &TargetTables, stats: &mut SinkStats)
     let depth = cfg.loop_depths();
     let index: rustc_hash::FxHashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
     // The blocks each value is used in (with repeats): a PHI's operand counts in the
-    // block it comes from.
-    let mut use_blocks: Vec<Vec<u32>> = vec![Vec::new(); f.values.len()];
-    for (b, block) in f.blocks.iter().enumerate() {
-        for inst in &block.insts {
-            if inst.is_phi(tables) {
-                for pair in inst.operands.chunks(2) {
-                    if let [Operand::Value(v), Operand::Block(from)] = pair {
-                        let from = index.get(from).copied().unwrap_or(b);
-                        use_blocks[v.0 as usize].push(from as u32);
+    // block it comes from. One flat array, value by value (`first[v]..first[v + 1]`).
+    let mut first = vec![0u32; f.values.len() + 1];
+    let each_use = |f: &Function, visit: &mut dyn FnMut(ValueId, u32)| {
+        for (b, block) in f.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                if inst.is_phi(tables) {
+                    for pair in inst.operands.chunks(2) {
+                        if let [Operand::Value(v), Operand::Block(from)] = pair {
+                            visit(*v, index.get(from).copied().unwrap_or(b) as u32);
+                        }
                     }
-                }
-            } else {
-                for v in inst.uses() {
-                    use_blocks[v.0 as usize].push(b as u32);
+                } else {
+                    for v in inst.uses() {
+                        visit(v, b as u32);
+                    }
                 }
             }
         }
+    };
+    each_use(f, &mut |v, _| first[v.0 as usize + 1] += 1);
+    for k in 1..first.len() {
+        first[k] += first[k - 1];
     }
+    let mut use_blocks = vec![0u32; *first.last().unwrap_or(&0) as usize];
+    let mut filled = first.clone();
+    each_use(f, &mut |v, block| {
+        use_blocks[filled[v.0 as usize] as usize] = block;
+        filled[v.0 as usize] += 1;
+    });
+    let uses_of = |v: ValueId| first[v.0 as usize] as usize..first[v.0 as usize + 1] as usize;
     for b in cfg.reverse_postorder() {
         if cfg.succs[b].len() < 2 {
             continue;
@@ -81,7 +109,10 @@ fn sink_function(f: &mut Function, tables: &TargetTables, stats: &mut SinkStats)
             if !super::cse::candidate(inst, tables) || inst.reads_carry(tables) || inst.writes_carry(tables) {
                 continue;
             }
-            let uses: Vec<u32> = inst.defs.iter().flat_map(|d| use_blocks[d.0 as usize].iter().copied()).collect();
+            if reach == Reach::RegisterFree && inst.uses().next().is_some() {
+                continue;
+            }
+            let uses: Vec<u32> = inst.defs.iter().flat_map(|d| use_blocks[uses_of(*d)].iter().copied()).collect();
             // A result nobody reads is dce's to remove, not ours to move.
             if uses.is_empty() || uses.iter().any(|&u| u as usize == b) {
                 continue;
@@ -89,13 +120,15 @@ fn sink_function(f: &mut Function, tables: &TargetTables, stats: &mut SinkStats)
             let Some(&s) = targets.iter().find(|&&s| uses.iter().all(|&u| cfg.dominates(s, u as usize))) else { continue };
             dest[i] = Some(s);
             for v in inst.uses() {
-                if let Some(slot) = use_blocks[v.0 as usize].iter_mut().find(|u| **u as usize == b) {
+                if let Some(slot) = use_blocks[uses_of(v)].iter_mut().find(|u| **u as usize == b) {
                     *slot = s as u32;
                 }
             }
             stats.sunk += 1;
-            let what = inst.defs.iter().map(|d| format!("%{}", f.value(*d).name)).collect::<Vec<_>>().join(", ");
-            remarks.push((f.name.clone(), inst.loc, format!("sank {what} from {} into {}", f.blocks[b].label(), f.blocks[s].label())));
+            if want_remarks {
+                let what = inst.defs.iter().map(|d| format!("%{}", f.value(*d).name)).collect::<Vec<_>>().join(", ");
+                remarks.push((f.name.clone(), inst.loc, format!("sank {what} from {} into {}", f.blocks[b].label(), f.blocks[s].label())));
+            }
         }
         stats.remarks.extend(remarks.into_iter().rev());
         if dest.iter().all(Option::is_none) {
