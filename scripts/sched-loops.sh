@@ -8,6 +8,7 @@
 # iteration issues in the steady state; prologue and epilogue run once).
 #
 #   scripts/sched-loops.sh                         # default knobs (at most 3 stages past the first)
+#   KNOBS="pipeliner-skip-hidden-latency=false" scripts/sched-loops.sh   # also where warps hide the latency
 #   KNOBS="pipeliner-max-stages=100 pipeliner-max-mii=100" scripts/sched-loops.sh
 #   SMS="sm_80" scripts/sched-loops.sh
 set -euo pipefail

@@ -56,11 +56,15 @@ fn configurations() -> Vec<(String, Options)> {
         o.skip = optional.iter().filter(|p| *p != pass).map(|p| p.to_string()).collect();
         // Passes whose default knobs leave the test kernels alone are asked to act:
         // the post-RA scheduler runs only with misched-postra in the full pipeline,
-        // and few loops fit the pipeliner's default three stages.
+        // and few loops fit the pipeliner's default three stages or have latency the
+        // resident warps would not hide.
         match *pass {
             "post-RA-sched" => o.set("misched-postra=true").unwrap(),
-            "machine-pipeliner" => o.set("pipeliner-max-stages=100").unwrap(),
-            // MachineSink is off by default, as on NVPTX.
+            "machine-pipeliner" => {
+                o.set("pipeliner-max-stages=100").unwrap();
+                o.set("pipeliner-skip-hidden-latency=false").unwrap();
+            }
+            // MachineSink moves only register-free instructions by default, as on NVPTX.
             "machine-sink" => o.set("nvptx-enable-machine-sink=true").unwrap(),
             _ => {}
         }

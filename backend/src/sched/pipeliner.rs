@@ -31,6 +31,16 @@
 //!    PHIs, the SSA form of modulo variable expansion), and the epilogue after it. The
 //!    exit block gets PHIs joining the epilogues.
 //!
+//! 6. Profitability (this backend's own step; `pipeliner-skip-hidden-latency`): a warp
+//!    scheduler hides one warp's latency by issuing from the others. If the warps the
+//!    function's registers let reside per scheduler (the description's occupancy
+//!    profile over MRPA's peak), each issuing its ResMII cycles per iteration, cover the
+//!    iteration's critical path, the loop already runs at its issue rate and pipelining
+//!    would only add code and the copies that carry values between stages (measured by
+//!    `scripts/sched-loops.sh`: 22 -> 26 SASS instructions per iteration on sm_80, 21 ->
+//!    29 on sm_90, for `tests/sched/sqrt_sum_f32.mir`). Loops waiting on memory, whose
+//!    paths are hundreds of cycles, stay candidates.
+//!
 //! `--remarks pipeliner` gives one line per loop in the reference's words. With
 //! `pipeliner-annotate-for-testing` the schedule is reported per instruction and the
 //! loop left as it was.
@@ -71,6 +81,9 @@ pub struct PipelinerKnobs {
     pub pressure_margin: u32,
     pub copy_to_phi: bool,
     pub issue_width: u32,
+    /// `pipeliner-skip-hidden-latency`: leave a loop whose latency the resident warps
+    /// already hide.
+    pub skip_hidden_latency: bool,
 }
 
 impl PipelinerKnobs {
@@ -92,6 +105,7 @@ impl PipelinerKnobs {
             register_pressure: flag("pipeliner-register-pressure", false),
             pressure_margin: int("pipeliner-register-pressure-margin", 5).min(100),
             copy_to_phi: flag("pipeliner-enable-copytophi", true),
+            skip_hidden_latency: flag("pipeliner-skip-hidden-latency", true),
             issue_width: if width > 0 {
                 width
             } else {
@@ -125,6 +139,7 @@ pub fn run(
             continue;
         }
         let mut index = FunctionIndex::new(f, tables);
+        let warps = if knobs.skip_hidden_latency { warps_per_scheduler(f, tables, &sets) } else { 0 };
         // Loops are rewritten in place (their blocks left where they are, so indices
         // stay valid) and the new blocks spliced in at the end, all at once.
         let mut replacements: Vec<(usize, Vec<Block>)> = Vec::new();
@@ -135,7 +150,7 @@ pub fn run(
             stats.loops += 1;
             let label = f.blocks[b].label();
             let loc = f.blocks[b].loc;
-            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, &mut index);
+            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, warps, &mut index);
             let message = match outcome {
                 Ok(Done::Pipelined {
                     ii,
@@ -514,6 +529,17 @@ fn try_ii(
     })
 }
 
+/// The warps per warp scheduler that `f`'s registers allow (its MRPA peak against the
+/// description's occupancy profile); 0 when the SM has no profile.
+fn warps_per_scheduler(f: &Function, tables: &TargetTables, sets: &PressureSets) -> u32 {
+    let Some(occupancy) = sets.occupancy.as_ref() else { return 0 };
+    let cfg = crate::machine::cfg::Cfg::new(f, tables);
+    let pressure = crate::machine::pressure::Pressure::compute(f, &cfg.preds, sets, tables);
+    let peak = pressure.peak.iter().map(|p| p.first().copied().unwrap_or(0)).max().unwrap_or(0);
+    super::list::warps_for(Some(occupancy), peak) / occupancy.sub_partitions.max(1)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn pipeline_loop(
     f: &mut Function,
     shape: &Shape,
@@ -521,6 +547,7 @@ fn pipeline_loop(
     sets: &PressureSets,
     options: &Options,
     knobs: &PipelinerKnobs,
+    warps: u32,
     index: &mut FunctionIndex,
 ) -> Result<Done, String> {
     let tables = model.tables;
@@ -884,6 +911,14 @@ fn pipeline_loop(
             stages,
             lines,
         });
+    }
+    // The warps per scheduler, each issuing ResMII cycles per iteration, against one
+    // iteration's path: if they cover it, the scheduler never waits.
+    if knobs.skip_hidden_latency && warps > 0 && i64::from(warps) * i64::from(res_mii) >= critical {
+        return Err(format!(
+            "latency already hidden: {warps} warps per scheduler x {res_mii} cycles issued per iteration >= iteration critical path {critical} cycles (the schedule found: II {} in {stages} stages). Refer to -pipeliner-skip-hidden-latency.",
+            schedule.ii
+        ));
     }
     let blocks = expand(f, shape, &phis, &body, &dag.units, &schedule, model, index)?;
     Ok(Done::Pipelined {
