@@ -139,7 +139,8 @@ pub fn run(
             continue;
         }
         let mut index = FunctionIndex::new(f, tables);
-        let warps = if knobs.skip_hidden_latency { warps_per_scheduler(f, tables, &sets) } else { 0 };
+        // The warps per scheduler, found when a loop first gets a schedule.
+        let mut warps: Option<u32> = None;
         // Loops are rewritten in place (their blocks left where they are, so indices
         // stay valid) and the new blocks spliced in at the end, all at once.
         let mut replacements: Vec<(usize, Vec<Block>)> = Vec::new();
@@ -150,7 +151,7 @@ pub fn run(
             stats.loops += 1;
             let label = f.blocks[b].label();
             let loc = f.blocks[b].loc;
-            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, warps, &mut index);
+            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, &mut warps, &mut index);
             let message = match outcome {
                 Ok(Done::Pipelined {
                     ii,
@@ -547,7 +548,7 @@ fn pipeline_loop(
     sets: &PressureSets,
     options: &Options,
     knobs: &PipelinerKnobs,
-    warps: u32,
+    warps: &mut Option<u32>,
     index: &mut FunctionIndex,
 ) -> Result<Done, String> {
     let tables = model.tables;
@@ -914,7 +915,8 @@ fn pipeline_loop(
     }
     // The warps per scheduler, each issuing ResMII cycles per iteration, against one
     // iteration's path: if they cover it, the scheduler never waits.
-    if knobs.skip_hidden_latency && warps > 0 && i64::from(warps) * i64::from(res_mii) >= critical {
+    let warps = if knobs.skip_hidden_latency { *warps.get_or_insert_with(|| warps_per_scheduler(f, tables, sets)) } else { 0 };
+    if warps > 0 && i64::from(warps) * i64::from(res_mii) >= critical {
         return Err(format!(
             "latency already hidden: {warps} warps per scheduler x {res_mii} cycles issued per iteration >= iteration critical path {critical} cycles (the schedule found: II {} in {stages} stages). Refer to -pipeliner-skip-hidden-latency.",
             schedule.ii
