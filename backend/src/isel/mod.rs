@@ -259,13 +259,16 @@ impl<'a> Matcher<'a> {
                 return None;
             }
         }
+        let operands = value_operands(&inst.operands);
+        if !self.may_match(p, &operands) {
+            return None;
+        }
         let mut scratch = self.scratch.borrow_mut();
         let Scratch { leaves, absorbed, rest } = &mut *scratch;
         leaves.clear();
         leaves.resize(p.operands.len(), None);
         absorbed.clear();
         rest.clear();
-        let operands = value_operands(&inst.operands);
         if !self.match_node(p, 0, &operands, (b, i), leaves, absorbed, rest) {
             return None;
         }
@@ -274,6 +277,32 @@ impl<'a> Matcher<'a> {
         out.extend(leaves.drain(..).flatten());
         out.append(rest);
         Some(Match { operands: out, absorbed: absorbed.clone() })
+    }
+
+    /// A necessary condition for tree pattern `p` on a root with `operands`, cheap to
+    /// test: each nested node of the root names the opcode defining its operand, and
+    /// that instruction could be absorbed (a single use) or repeated (`shared`, or no
+    /// register operands), as [`Matcher::nested`] requires. Most tree candidates that
+    /// fail, fail here, before the match buffers are touched (on straight-line integer
+    /// code every `mad` candidate of an `add` whose product has two readers).
+    fn may_match(&self, p: &PatternInfo, operands: &[Operand]) -> bool {
+        let root = &p.nodes[0];
+        if !root.args.iter().any(|a| matches!(a, NodeArg::Node(_))) {
+            return true;
+        }
+        let fits = |swap: bool| {
+            root.args.iter().enumerate().all(|(j, arg)| {
+                let NodeArg::Node(m) = *arg else { return true };
+                let k = if swap && j < 2 { 1 - j } else { j };
+                let Some(Operand::Value(v)) = operands.get(k) else { return false };
+                let Some((db, di)) = self.site[v.0 as usize] else { return false };
+                let def = &self.f.blocks[db].insts[di];
+                let node = &p.nodes[m as usize];
+                def.opcode == Opcode::Generic(OpcodeId(node.opcode))
+                    && (node.shared || self.uses[v.0 as usize] == 1 || !def.operands.iter().any(|o| matches!(o, Operand::Value(_))))
+            })
+        };
+        fits(false) || (self.commutative.get(root.opcode as usize).copied().unwrap_or(false) && operands.len() >= 2 && root.args.len() >= 2 && fits(true))
     }
 
     /// Node `n` of `p` on an instruction's `operands`, in their order or, for a
