@@ -522,7 +522,7 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                 if rest[open..].starts_with('}') {
                     return Err(format!("{}: unmatched `}}` in the template", p.name));
                 }
-                let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
+                let close = rest.as_bytes()[open..].iter().position(|&c| c == b'}').map_or(rest.len(), |c| open + c);
                 let key = &rest[open + 1..close];
                 rest = rest.get(close + 1..).unwrap_or("");
                 let result_index = key.strip_prefix('d').and_then(|n| n.parse::<usize>().ok()).filter(|_| !p.operands.iter().any(|(n, _)| *n == key));
