@@ -88,9 +88,8 @@ pub(crate) struct LegalizeError {
 
 pub(crate) type LResult<T> = Result<T, LegalizeError>;
 
-/// Legalizes every function of `module` for `sm`. Returns the remarks (every decision).
-/// Legalizes every function of `module` for `sm`. With `remarks`, returns a remark per
-/// decision (`--remarks legalize`); without, none are made.
+/// Legalizes every function of `module` for `sm`. With `remarks_on`, returns a remark
+/// per decision (`--remarks legalize`); without, none are made.
 pub fn legalize_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, verify: bool, remarks_on: bool) -> Result<Vec<Remark>, Vec<MirError>> {
     let ops = Ops::resolve(tables).map_err(|m| vec![MirError::at(source.file, source.text, 1, 1, m)])?;
     let mut remarks = Vec::new();

@@ -371,6 +371,11 @@ impl Pressure {
         blocks.iter().map(|&b| self.peak[b][s]).max().unwrap_or(0)
     }
 
+    /// The largest peak of set `s` over the whole function.
+    pub fn function_peak(&self, s: usize) -> u32 {
+        self.peak.iter().map(|p| p[s]).max().unwrap_or(0)
+    }
+
     /// Values live out of block `b` (into a successor, or read by a successor's PHI on
     /// the edge from `b`).
     pub fn live_out_of(&self, f: &Function, b: usize, succs: &[Vec<usize>], tables: &TargetTables) -> HashSet<u32> {

@@ -140,9 +140,8 @@ fn summarize_function(f: &Function, tables: &TargetTables, sets: &PressureSets, 
     let cfg = Cfg::new(f, tables);
     let weighted = Pressure::compute(f, &cfg.preds, sets, tables);
     let per_class = Pressure::compute(f, &cfg.preds, &classes.sets, tables);
-    let peak = |p: &Pressure, s: usize| (0..f.blocks.len()).map(|b| p.peak[b][s]).max().unwrap_or(0);
-    let predicates = (1..sets.names.len()).map(|s| peak(&weighted, s)).sum();
-    let max_live = classes.sets.names.iter().enumerate().map(|(s, name)| (name.to_string(), peak(&per_class, s))).filter(|(_, n)| *n > 0).collect();
+    let predicates = (1..sets.names.len()).map(|s| weighted.function_peak(s)).sum();
+    let max_live = classes.sets.names.iter().enumerate().map(|(s, name)| (name.to_string(), per_class.function_peak(s))).filter(|(_, n)| *n > 0).collect();
     let mut seen: HashSet<u32> = HashSet::new();
     let mut counts = vec![0u32; classes.sets.names.len()];
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
@@ -155,7 +154,7 @@ fn summarize_function(f: &Function, tables: &TargetTables, sets: &PressureSets, 
         }
     }
     let virtual_registers = classes.sets.names.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(name, n)| (name.to_string(), n)).collect();
-    PressureSummary { max_live, weighted: peak(&weighted, 0), predicates, virtual_registers }
+    PressureSummary { max_live, weighted: weighted.function_peak(0), predicates, virtual_registers }
 }
 
 fn list(items: &[(String, u32)]) -> String {

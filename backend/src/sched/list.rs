@@ -126,10 +126,7 @@ pub fn schedule_function(
     let cfg = crate::machine::cfg::Cfg::new(f, tables);
     let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
     let targets = sets.targets(f, options);
-    let function_peak = (0..f.blocks.len())
-        .map(|b| pressure.peak[b][0])
-        .max()
-        .unwrap_or(0);
+    let function_peak = pressure.function_peak(0);
     let warps_before = warps_for(sets.occupancy.as_ref(), function_peak);
     let headroom = list.headroom;
     let mut reports = Vec::new();

@@ -536,8 +536,7 @@ fn warps_per_scheduler(f: &Function, tables: &TargetTables, sets: &PressureSets)
     let Some(occupancy) = sets.occupancy.as_ref() else { return 0 };
     let cfg = crate::machine::cfg::Cfg::new(f, tables);
     let pressure = crate::machine::pressure::Pressure::compute(f, &cfg.preds, sets, tables);
-    let peak = pressure.peak.iter().map(|p| p.first().copied().unwrap_or(0)).max().unwrap_or(0);
-    super::list::warps_for(Some(occupancy), peak) / occupancy.sub_partitions.max(1)
+    super::list::warps_for(Some(occupancy), pressure.function_peak(0)) / occupancy.sub_partitions.max(1)
 }
 
 #[allow(clippy::too_many_arguments)]
