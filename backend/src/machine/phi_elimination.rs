@@ -104,6 +104,39 @@ struct OutOfSsa<'a, 's> {
     copy_of: &'s mut dyn FnMut(u8) -> Option<u16>,
 }
 
+/// A value step 1 made, not named yet: `base.phi` (a PHI's new result) or
+/// `base.fromN` (its operand from bb.N).
+struct Unnamed {
+    value: ValueId,
+    base: ValueId,
+    from: Option<u32>,
+}
+
+/// Names the values of `unnamed` that have no name yet, in order.
+fn name_values<'u>(f: &mut Function, unnamed: impl Iterator<Item = &'u Unnamed>, names: &mut crate::mir::NameSet) {
+    let mut name = String::new();
+    for u in unnamed {
+        if !f.value(u.value).name.is_empty() {
+            continue;
+        }
+        name.clear();
+        name.push_str(&f.value(u.base).name);
+        match u.from {
+            None => name.push_str(".phi"),
+            Some(pred) => {
+                name.push_str(".from");
+                name.push_str(itoa::Buffer::new().format(pred));
+            }
+        }
+        f.name_fresh_value(names, u.value, &name);
+    }
+}
+
+fn unnamed_value(f: &mut Function, ty: target_desc::tables::VtId) -> ValueId {
+    f.values.push(crate::mir::ValueInfo { name: String::new(), ty });
+    ValueId(f.values.len() as u32 - 1)
+}
+
 /// A copy that coalescing may remove: where it is and how deep in loops.
 struct Candidate {
     block: usize,
@@ -138,7 +171,11 @@ impl OutOfSsa<'_, '_> {
         }
         let original_values = f.values.len();
         let mut names: crate::mir::NameSet = crate::mir::NameSet::of(f);
-        let groups = self.make_conventional(f, &mut names)?;
+        let (groups, unnamed) = self.make_conventional(f)?;
+        if self.verbosity >= 1 {
+            // The remarks name the copies' values as they are made.
+            name_values(f, unnamed.iter(), &mut names);
+        }
         let cfg = Cfg::new(f, self.tables);
         let mut candidates = Vec::new();
         let depth = cfg.loop_depths();
@@ -179,13 +216,16 @@ impl OutOfSsa<'_, '_> {
                 }
             }
         }
-        self.rename_and_sequentialize(f, &groups, &mut classes, original_values, &mut names);
+        self.rename_and_sequentialize(f, &groups, &mut classes, original_values, &unnamed, &mut names);
         f.ssa = false;
         Ok(())
     }
 
     /// Step 1: fresh PHI results and operands, and the two parallel copies per block.
-    fn make_conventional(&mut self, f: &mut Function, names: &mut crate::mir::NameSet) -> Result<Vec<Groups>, (Loc, target_desc::tables::VtId)> {
+    /// The fresh values get their names in step 3, and only those that survive
+    /// coalescing (most do not); the list says what each would be called.
+    fn make_conventional(&mut self, f: &mut Function) -> Result<(Vec<Groups>, Vec<Unnamed>), (Loc, target_desc::tables::VtId)> {
+        let mut unnamed = Vec::new();
         let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let n = f.blocks.len();
         let mut start: Vec<Vec<Inst>> = vec![Vec::new(); n];
@@ -201,13 +241,14 @@ impl OutOfSsa<'_, '_> {
                 // Taken, not cloned: its slot gets the rewritten PHI below.
                 let phi = std::mem::replace(&mut f.blocks[b].insts[k], Inst { defs: Vec::new(), opcode: Opcode::Machine(0), flags: Vec::new(), operands: Vec::new(), loc });
                 self.stats.phis += 1;
-                let base = f.value(x).name.clone();
-                let x_in = f.fresh_value(names, &format!("{base}.phi"), ty);
+                let x_in = unnamed_value(f, ty);
+                unnamed.push(Unnamed { value: x_in, base: x, from: None });
                 let mut operands = Vec::with_capacity(phi.operands.len());
                 for pair in phi.operands.chunks(2) {
                     if let [Operand::Value(v), Operand::Block(pred)] = pair {
                         if let Some(&p) = index.get(pred) {
-                            let a = f.fresh_value(names, &format!("{base}.from{pred}"), ty);
+                            let a = unnamed_value(f, ty);
+                            unnamed.push(Unnamed { value: a, base: x, from: Some(*pred) });
                             end[p].push(Inst { defs: vec![a], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(*v)], loc: phi.loc });
                             operands.extend([Operand::Value(a), Operand::Block(*pred)]);
                             continue;
@@ -238,13 +279,16 @@ impl OutOfSsa<'_, '_> {
             block.insts = insts;
             groups[b] = Groups { phis, start: phis..phis + start_len, end: end_at..end_at + end_len };
         }
-        Ok(groups)
+        Ok((groups, unnamed))
     }
 
     /// Step 3: one name per class, no PHIs, no `r = r` copies, parallel copies in order.
-    fn rename_and_sequentialize(&mut self, f: &mut Function, groups: &[Groups], classes: &mut Classes, original_values: usize, names: &mut crate::mir::NameSet) {
+    fn rename_and_sequentialize(&mut self, f: &mut Function, groups: &[Groups], classes: &mut Classes, original_values: usize, unnamed: &[Unnamed], names: &mut crate::mir::NameSet) {
         let phi_results: HashSet<u32> = groups.iter().zip(&f.blocks).flat_map(|(g, b)| b.insts[g.start.clone()].iter().map(|i| i.defs[0].0)).collect();
         let rename = classes.representatives(original_values, &phi_results);
+        // Only a class's representative appears from here on; the swap temporaries
+        // below are named after it, so it is named first.
+        name_values(f, unnamed.iter().filter(|u| rename[u.value.0 as usize] == u.value), names);
         for b in 0..f.blocks.len() {
             let insts = std::mem::take(&mut f.blocks[b].insts);
             let g = &groups[b];
@@ -359,21 +403,43 @@ pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(copies: &[(T, T)], m
     out
 }
 
-/// A fresh value with a name no other value of the function has.
-
 /// Where each value is defined, where it is live, and which value it holds, in the
-/// conventional form of step 1.
+/// conventional form of step 1. Uses and liveness are kept per value (a few blocks
+/// each), not per block: a large block's lists would make every interference query a
+/// binary search over all the values it touches.
 struct Facts<'c> {
     cfg: &'c Cfg,
     /// Block and position of each value's definition (`u32::MAX` block: never defined).
     def_block: Vec<u32>,
     def_pos: Vec<u32>,
-    /// Per block, the values live at its end, sorted.
-    live_out: Vec<Vec<u32>>,
-    /// Per block, (value, position of its last use in the block), sorted by value.
-    last_use: Vec<Vec<(u32, u32)>>,
+    /// Per value, the blocks at whose end it is live, sorted: `live_out[live_at[v]..live_at[v + 1]]`.
+    live_at: Vec<u32>,
+    live_out: Vec<u32>,
+    /// Per value, (block, position of its last use in the block) for the blocks where a
+    /// non-PHI instruction uses it, sorted by block: `last_use[use_at[v]..use_at[v + 1]]`.
+    use_at: Vec<u32>,
+    last_use: Vec<(u32, u32)>,
     /// The value each value holds: a copy's destination holds its source's.
     value: Vec<u32>,
+}
+
+/// Lists grouped by key in one buffer (compressed sparse rows), filled in the order the
+/// items come: counts, then offsets, then items, so nothing is sorted.
+fn group_by_key<T: Copy + Default>(keys: usize, items: &[(u32, T)]) -> (Vec<u32>, Vec<T>) {
+    let mut at = vec![0u32; keys + 1];
+    for &(k, _) in items {
+        at[k as usize + 1] += 1;
+    }
+    for k in 0..keys {
+        at[k + 1] += at[k];
+    }
+    let mut next = at.clone();
+    let mut out = vec![T::default(); items.len()];
+    for &(k, item) in items {
+        out[next[k as usize] as usize] = item;
+        next[k as usize] += 1;
+    }
+    (at, out)
 }
 
 impl<'c> Facts<'c> {
@@ -381,10 +447,10 @@ impl<'c> Facts<'c> {
         let nv = f.values.len();
         let nb = f.blocks.len();
         let (mut def_block, mut def_pos) = (vec![u32::MAX; nv], vec![0u32; nv]);
-        let mut last_use: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nb];
-        // (value, block) pairs: uses by non-PHI instructions, and PHI operands, which
-        // are used at the end of their predecessor.
-        let mut uses: Vec<(u32, u32)> = Vec::new();
+        // (value, (block, position)): uses by non-PHI instructions, in block and
+        // instruction order; and (value, block) for PHI operands, which are used at the
+        // end of their predecessor.
+        let mut uses: Vec<(u32, (u32, u32))> = Vec::new();
         let mut phi_uses: Vec<(u32, u32)> = Vec::new();
         let mut value: Vec<u32> = (0..nv as u32).collect();
         let mut copy_source: Vec<Option<u32>> = vec![None; nv];
@@ -418,8 +484,7 @@ impl<'c> Facts<'c> {
                     continue;
                 }
                 for v in inst.uses() {
-                    uses.push((v.0, b as u32));
-                    last_use[b].push((v.0, pos));
+                    uses.push((v.0, (b as u32, pos)));
                 }
                 let is_copy = matches!(inst.opcode, Opcode::Machine(m) if copy.is_some_and(|c| tables.patterns.get(m as usize).is_some_and(|p| p.opcode == c.0)));
                 if is_copy && inst.defs.len() == 1 {
@@ -429,22 +494,31 @@ impl<'c> Facts<'c> {
                 }
             }
         }
-        for l in &mut last_use {
-            l.sort_unstable();
-            // Keep the largest position per value (the last of each run).
-            let mut kept: Vec<(u32, u32)> = Vec::with_capacity(l.len());
-            for &(v, p) in l.iter() {
-                match kept.last_mut() {
-                    Some(last) if last.0 == v => last.1 = p,
-                    _ => kept.push((v, p)),
+        // Per value, the last use in each block: its uses come in block order and, within
+        // a block, in position order, so the last of each run of one block is kept.
+        let (use_start, use_list) = group_by_key(nv, &uses);
+        drop(uses);
+        let mut use_at = Vec::with_capacity(nv + 1);
+        let mut last_use: Vec<(u32, u32)> = Vec::with_capacity(use_list.len());
+        use_at.push(0);
+        for v in 0..nv {
+            let first = last_use.len();
+            for &(b, p) in &use_list[use_start[v] as usize..use_start[v + 1] as usize] {
+                match last_use[first..].last_mut() {
+                    Some(last) if last.0 == b => last.1 = last.1.max(p),
+                    _ => last_use.push((b, p)),
                 }
             }
-            *l = kept;
+            use_at.push(last_use.len() as u32);
         }
+        drop(use_list);
+        let (phi_start, phi_list) = group_by_key(nv, &phi_uses);
+        drop(phi_uses);
         // A copy's source is defined before it in dominance order, so resolving values
         // along copy chains (with path compression) terminates.
+        let mut chain = Vec::new();
         for v in 0..nv {
-            let mut chain = Vec::new();
+            chain.clear();
             let mut at = v as u32;
             while let Some(s) = copy_source[at as usize] {
                 if value[at as usize] != at || chain.len() > nv {
@@ -454,21 +528,18 @@ impl<'c> Facts<'c> {
                 at = s;
             }
             let root = value[at as usize];
-            for c in chain {
+            for &c in &chain {
                 value[c as usize] = root;
             }
         }
-        uses.sort_unstable();
-        uses.dedup();
-        phi_uses.sort_unstable();
-        phi_uses.dedup();
-        // Liveness by walking up from each value's uses, values in increasing order so
-        // every block's live-out list comes out sorted.
-        let mut live_out: Vec<Vec<u32>> = vec![Vec::new(); nb];
+        // Liveness by walking up from each value's uses.
+        let mut live_at = Vec::with_capacity(nv + 1);
+        let mut live_out: Vec<u32> = Vec::new();
+        live_at.push(0);
         let (mut stamp_in, mut stamp_out) = (vec![u32::MAX; nb], vec![u32::MAX; nb]);
-        let (mut ui, mut pi) = (0, 0);
         let mut work = Vec::new();
         for v in 0..nv as u32 {
+            let first = live_out.len();
             let db = def_block[v as usize];
             let enter = |b: u32, work: &mut Vec<u32>, stamp_in: &mut Vec<u32>| {
                 if b != db && stamp_in[b as usize] != v {
@@ -476,30 +547,29 @@ impl<'c> Facts<'c> {
                     work.push(b);
                 }
             };
-            while ui < uses.len() && uses[ui].0 == v {
-                enter(uses[ui].1, &mut work, &mut stamp_in);
-                ui += 1;
+            for &(b, _) in &last_use[use_at[v as usize] as usize..use_at[v as usize + 1] as usize] {
+                enter(b, &mut work, &mut stamp_in);
             }
-            while pi < phi_uses.len() && phi_uses[pi].0 == v {
-                let p = phi_uses[pi].1;
+            for &p in &phi_list[phi_start[v as usize] as usize..phi_start[v as usize + 1] as usize] {
                 if stamp_out[p as usize] != v {
                     stamp_out[p as usize] = v;
-                    live_out[p as usize].push(v);
+                    live_out.push(p);
                 }
                 enter(p, &mut work, &mut stamp_in);
-                pi += 1;
             }
             while let Some(b) = work.pop() {
                 for &q in &cfg.preds[b as usize] {
                     if stamp_out[q] != v {
                         stamp_out[q] = v;
-                        live_out[q].push(v);
+                        live_out.push(q as u32);
                     }
                     enter(q as u32, &mut work, &mut stamp_in);
                 }
             }
+            live_out[first..].sort_unstable();
+            live_at.push(live_out.len() as u32);
         }
-        Facts { cfg, def_block, def_pos, live_out, last_use, value }
+        Facts { cfg, def_block, def_pos, live_at, live_out, use_at, last_use, value }
     }
 
     fn reachable(&self, v: u32) -> bool {
@@ -526,9 +596,11 @@ impl<'c> Facts<'c> {
     /// dominates `b`'s. A use at the same point (a parallel copy reading `a` while
     /// writing `b`) does not count.
     fn live_after_def(&self, a: u32, b: u32) -> bool {
-        let block = self.def_block[b as usize] as usize;
-        let pos = self.def_pos[b as usize];
-        self.live_out[block].binary_search(&a).is_ok() || self.last_use[block].binary_search_by_key(&a, |&(v, _)| v).is_ok_and(|i| self.last_use[block][i].1 > pos)
+        let (block, pos) = (self.def_block[b as usize], self.def_pos[b as usize]);
+        let a = a as usize;
+        let live_out = &self.live_out[self.live_at[a] as usize..self.live_at[a + 1] as usize];
+        let uses = &self.last_use[self.use_at[a] as usize..self.use_at[a + 1] as usize];
+        live_out.binary_search(&block).is_ok() || uses.binary_search_by_key(&block, |&(b, _)| b).is_ok_and(|i| uses[i].1 > pos)
     }
 
     /// Whether the live ranges of `a` and `b` overlap (in strict SSA, only when one's
@@ -544,8 +616,9 @@ impl<'c> Facts<'c> {
 /// Congruence classes: every member of a class will be one register.
 struct Classes {
     class: Vec<u32>,
-    /// Members of each class with more than one, in dominance order of definitions.
-    members: HashMap<u32, Vec<u32>>,
+    /// Members of each class with more than one, in dominance order of definitions,
+    /// indexed by class (empty: the class is its one value).
+    members: Vec<Vec<u32>>,
     /// Classes holding two members whose live ranges overlap (with the same value):
     /// the dominance-forest test is not exact for them.
     overlapping: HashSet<u32>,
@@ -553,7 +626,7 @@ struct Classes {
 
 impl Classes {
     fn new(f: &Function) -> Classes {
-        Classes { class: (0..f.values.len() as u32).collect(), members: HashMap::default(), overlapping: HashSet::default() }
+        Classes { class: (0..f.values.len() as u32).collect(), members: vec![Vec::new(); f.values.len()], overlapping: HashSet::default() }
     }
 
     /// Joins two classes without an interference check (a PHI's web, which step 1 made
@@ -563,27 +636,37 @@ impl Classes {
         if ca == cb {
             return;
         }
-        let (keep, gone) = if self.members.get(&ca).map_or(1, Vec::len) >= self.members.get(&cb).map_or(1, Vec::len) { (ca, cb) } else { (cb, ca) };
-        let moved = self.members.remove(&gone).unwrap_or_else(|| vec![gone]);
+        let (keep, gone) = if self.size(ca) >= self.size(cb) { (ca, cb) } else { (cb, ca) };
+        let moved = self.take(gone);
         for &m in &moved {
             self.class[m as usize] = keep;
         }
-        let mut list = self.members.remove(&keep).unwrap_or_else(|| vec![keep]);
+        let mut list = self.take(keep);
         list.extend(moved);
         list.sort_unstable();
-        self.members.insert(keep, list);
+        self.members[keep as usize] = list;
     }
 
     /// Puts every class's members in dominance order of their definitions, the order
     /// [`Classes::try_merge`] keeps.
     fn sort_members(&mut self, facts: &Facts<'_>) {
-        for list in self.members.values_mut() {
+        for list in self.members.iter_mut().filter(|l| !l.is_empty()) {
             list.sort_by_key(|&v| facts.order_key(v));
         }
     }
 
     fn size(&self, c: u32) -> usize {
-        self.members.get(&c).map_or(1, Vec::len)
+        self.members[c as usize].len().max(1)
+    }
+
+    /// The members of class `c`, leaving its slot empty.
+    fn take(&mut self, c: u32) -> Vec<u32> {
+        let list = std::mem::take(&mut self.members[c as usize]);
+        if list.is_empty() {
+            vec![c]
+        } else {
+            list
+        }
     }
 
     /// Merges the classes of `d` and `s` unless they interfere; on refusal, names the
@@ -599,8 +682,8 @@ impl Classes {
         if !pairwise && !forest {
             return Err(None);
         }
-        let a = self.members.remove(&cd).unwrap_or_else(|| vec![cd]);
-        let b = self.members.remove(&cs).unwrap_or_else(|| vec![cs]);
+        let a = self.take(cd);
+        let b = self.take(cs);
         let verdict = if a.iter().chain(&b).any(|&v| !facts.reachable(v)) {
             Err(None)
         } else if pairwise {
@@ -622,7 +705,7 @@ impl Classes {
             self.class[m as usize] = keep;
         }
         let merged = merge_sorted(&a, &b, |&v| facts.order_key(v));
-        self.members.insert(keep, merged);
+        self.members[keep as usize] = merged;
         if same_value_overlap | self.overlapping.remove(&gone) {
             self.overlapping.insert(keep);
         }
@@ -631,7 +714,7 @@ impl Classes {
 
     fn put_back(&mut self, c: u32, list: Vec<u32>) {
         if list.len() > 1 {
-            self.members.insert(c, list);
+            self.members[c as usize] = list;
         }
     }
 
@@ -685,7 +768,7 @@ impl Classes {
     /// from the input, else after its first value.
     fn representatives(&self, original_values: usize, phi_results: &HashSet<u32>) -> Vec<ValueId> {
         let mut rename: Vec<ValueId> = (0..self.class.len() as u32).map(ValueId).collect();
-        for members in self.members.values() {
+        for members in self.members.iter().filter(|l| !l.is_empty()) {
             let best = members.iter().copied().min_by_key(|&m| (!phi_results.contains(&m), m as usize >= original_values, m)).expect("classes are not empty");
             for &m in members {
                 rename[m as usize] = ValueId(best);

@@ -159,6 +159,15 @@ impl Function {
     /// A new value of type `ty` named `base`, or `base.N` with the first `N` that is not
     /// in `names` (the function's value names; the new one is added).
     pub fn fresh_value(&mut self, names: &mut NameSet, base: &str, ty: VtId) -> ValueId {
+        self.values.push(ValueInfo { name: String::new(), ty });
+        let id = ValueId(self.values.len() as u32 - 1);
+        self.name_fresh_value(names, id, base);
+        id
+    }
+
+    /// Names value `id` as [`Function::fresh_value`] would: `base`, or `base.N` with
+    /// the first `N` not in `names` (the new name is added).
+    pub fn name_fresh_value(&mut self, names: &mut NameSet, id: ValueId, base: &str) {
         let mut name = base.to_string();
         let mut n = 1;
         while names.contains(&name) {
@@ -166,8 +175,7 @@ impl Function {
             n += 1;
         }
         names.insert(&name);
-        self.values.push(ValueInfo { name, ty });
-        ValueId(self.values.len() as u32 - 1)
+        self.values[id.0 as usize].name = name;
     }
 
     /// The layout index of block `bb.number`: constant time when blocks are numbered
