@@ -500,14 +500,15 @@ struct BodyReader<'a> {
     body_line: usize,
     indent: usize,
     function: &'a mut Function,
-    names: rustc_hash::FxHashMap<&'a str, (ValueId, Loc)>,
+    /// Each value's id and the offset of its definition.
+    names: rustc_hash::FxHashMap<&'a str, (ValueId, usize)>,
     /// Type and generic opcode names resolved so far: a body repeats a few of each, and
     /// the description's perfect-hash maps hash with SipHash (about 250 instructions a
     /// lookup, a tenth of reading a line).
     types_seen: rustc_hash::FxHashMap<&'a str, VtId>,
     opcodes_seen: rustc_hash::FxHashMap<&'a str, Option<target_desc::tables::OpcodeId>>,
-    /// Uses to resolve once every definition is known: (block, inst, operand, name, loc).
-    pending: Vec<(usize, usize, usize, &'a str, Loc)>,
+    /// Uses to resolve once every definition is known: (block, inst, operand, name, offset).
+    pending: Vec<(usize, usize, usize, &'a str, usize)>,
     /// The body line [`BodyReader::loc`] found last (tokens come in order) and whether
     /// it is ASCII (then a column is a byte offset).
     last_line: std::cell::Cell<(usize, bool)>,
@@ -578,12 +579,12 @@ impl<'a> BodyReader<'a> {
             let loc = Loc { line: self.body_line as u32, column: self.indent as u32 + 1 };
             return Err(self.error(loc, "expected at least one block (`bb.0:`) in the body, found none"));
         }
-        for (b, i, o, name, loc) in std::mem::take(&mut self.pending) {
+        for (b, i, o, name, at) in std::mem::take(&mut self.pending) {
             match self.names.get(name) {
                 Some(&(id, _)) => self.function.blocks[b].insts[i].operands[o] = Operand::Value(id),
                 None => {
                     let hint = did_you_mean(name, self.names.keys().copied(), |n| format!("%{n}"));
-                    return Err(self.error(loc, format!("use of undefined value %{name}{hint}")));
+                    return Err(self.error(self.loc(at), format!("use of undefined value %{name}{hint}")));
                 }
             }
         }
@@ -618,35 +619,32 @@ impl<'a> BodyReader<'a> {
         let index = self.function.blocks[block].insts.len();
         let mut defs = Vec::with_capacity(inst.defs.len());
         for def in &inst.defs {
-            let def_loc = self.loc(def.reg.at);
             let name = &def.reg.text[1..];
-            let ty_loc = self.loc(def.ty.at);
             let vt = match self.types_seen.get(def.ty.text) {
                 Some(&vt) => vt,
                 None => {
-                    let vt = lookup_type(self.tables, def.ty.text).map_err(|m| self.error(ty_loc, m))?;
+                    let vt = lookup_type(self.tables, def.ty.text).map_err(|m| self.error(self.loc(def.ty.at), m))?;
                     self.types_seen.insert(def.ty.text, vt);
                     vt
                 }
             };
             if let Some(&(existing, first)) = self.names.get(name) {
                 if self.function.ssa {
-                    return Err(self.error(def_loc, format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", first.line)));
+                    return Err(self.error(self.loc(def.reg.at), format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", self.loc(first).line)));
                 }
                 // After PHI elimination a register may be written again, with the same
                 // type.
                 if self.function.values[existing.0 as usize].ty != vt {
-                    return Err(self.error(ty_loc, format!("register %{name} was defined with another type at line {}", first.line)));
+                    return Err(self.error(self.loc(def.ty.at), format!("register %{name} was defined with another type at line {}", self.loc(first).line)));
                 }
                 defs.push(existing);
                 continue;
             }
             let id = ValueId(self.function.values.len() as u32);
             self.function.values.push(ValueInfo { name: name.to_string(), ty: vt });
-            self.names.insert(name, (id, def_loc));
+            self.names.insert(name, (id, def.reg.at));
             defs.push(id);
         }
-        let op_loc = self.loc(inst.opcode.at);
         let name = inst.opcode.text;
         let mut flags = Vec::with_capacity(inst.flags.len());
         // Generic opcodes first; the description keeps machine names distinct.
@@ -679,7 +677,7 @@ impl<'a> BodyReader<'a> {
         } else {
             let id = generic.ok_or_else(|| {
                 let hint = did_you_mean(name, self.tables.opcodes.iter().map(|o| o.name), |n| format!("`{n}`"));
-                self.error(op_loc, format!("unknown opcode `{name}`{hint}"))
+                self.error(self.loc(inst.opcode.at), format!("unknown opcode `{name}`{hint}"))
             })?;
             let info = self.tables.opcode_info(id).expect("named opcodes have info");
             for flag in &inst.flags {
@@ -701,11 +699,12 @@ impl<'a> BodyReader<'a> {
     }
 
     fn operand(&mut self, p: &OperandSyntax<'a>, block: usize, inst: usize, index: usize) -> Result<Operand, MirError> {
-        let loc = self.loc(p.at());
+        // Positions become line and column only for a diagnostic.
+        let at = p.at();
         Ok(match *p {
-            OperandSyntax::BlockRef(t) => Operand::Block(t.text[4..].parse().map_err(|_| self.error(loc, format!("block number in `{}` is too large", t.text)))?),
+            OperandSyntax::BlockRef(t) => Operand::Block(t.text[4..].parse().map_err(|_| self.error(self.loc(at), format!("block number in `{}` is too large", t.text)))?),
             OperandSyntax::Vreg(t) => {
-                self.pending.push((block, inst, index, &t.text[1..], loc));
+                self.pending.push((block, inst, index, &t.text[1..], at));
                 Operand::Value(ValueId(u32::MAX))
             }
             OperandSyntax::Symbol(t) => Operand::Symbol(t.text[1..].to_string()),
@@ -735,11 +734,11 @@ impl<'a> BodyReader<'a> {
                     Some(rest) => (true, &rest[2..]),
                     None => (false, &text[2..]),
                 };
-                let v = i128::from_str_radix(digits, 16).map_err(|_| self.error(loc, format!("integer literal `{text}` is out of range")))?;
+                let v = i128::from_str_radix(digits, 16).map_err(|_| self.error(self.loc(at), format!("integer literal `{text}` is out of range")))?;
                 Operand::Int(if negative { -v } else { v })
             }
-            OperandSyntax::Integer(t) => Operand::Int(t.text.parse().map_err(|_| self.error(loc, format!("integer literal `{}` is out of range", t.text)))?),
-            OperandSyntax::Float(t) => Operand::Float(t.text.parse().map_err(|_| self.error(loc, format!("malformed float literal `{}`", t.text)))?),
+            OperandSyntax::Integer(t) => Operand::Int(t.text.parse().map_err(|_| self.error(self.loc(at), format!("integer literal `{}` is out of range", t.text)))?),
+            OperandSyntax::Float(t) => Operand::Float(t.text.parse().map_err(|_| self.error(self.loc(at), format!("malformed float literal `{}`", t.text)))?),
             OperandSyntax::Word(t) => match t.text {
                 "inf" => Operand::Float(f64::INFINITY),
                 "-inf" => Operand::Float(f64::NEG_INFINITY),
@@ -748,7 +747,7 @@ impl<'a> BodyReader<'a> {
                     Some(cc) => Operand::CondCode(cc),
                     None => {
                         let hint = did_you_mean(text, self.tables.cond_codes.iter().map(|c| c.name), |n| format!("`{n}`"));
-                        return Err(self.error(loc, format!("expected an operand (a value, block, @symbol, condition code, number, `inf` or `nan`), found `{text}`{hint}")));
+                        return Err(self.error(self.loc(at), format!("expected an operand (a value, block, @symbol, condition code, number, `inf` or `nan`), found `{text}`{hint}")));
                     }
                 },
             },
