@@ -566,6 +566,7 @@ pub const KNOBS_READ: &[(&str, &str)] = &[
     ("pipeliner-register-pressure-margin", "machine-pipeliner"),
     ("pipeliner-enable-copytophi", "machine-pipeliner"),
     ("pipeliner-skip-hidden-latency", "machine-pipeliner"),
+    ("pipeliner-stage-latency", "machine-pipeliner"),
     ("pipeliner-force-issue-width", "machine-pipeliner"),
     ("pipeliner-mve-cg", "machine-pipeliner (accepted; as in the reference, the MVE generator serves only single-stage schedules, which are never expanded)"),
     ("pipeliner-experimental-cg", "machine-pipeliner (accepted; every expanded loop uses the peeling generator, the reference's fallthrough)"),

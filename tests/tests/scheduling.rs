@@ -1,7 +1,7 @@
 //! The schedulers (issue 14) checked by execution, by MRPA and through their knobs.
 //!
-//! - Every loop kernel of `tests/sched/` on three SMs, at the default knobs and with the
-//!   stage limit lifted: assembled by ptxas, then `ptxc sim` against the MIR
+//! - Every loop kernel of `tests/sched/` on three SMs, at the default limits with
+//!   dependences counted at most one II, and with the limits lifted: assembled by ptxas, then `ptxc sim` against the MIR
 //!   interpreter at trip counts 0, 1, 2, one less than the stage count, the stage
 //!   count, one more, and a large one.
 //! - The list scheduler never raises a block's peak pressure (MRPA before and after),
@@ -79,6 +79,11 @@ fn buffer_values(json: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// N of a `... : N stages` line of the list the trip-count test keeps.
+fn stage_count(line: &str) -> u32 {
+    line.rsplit(": ").next().and_then(|t| t.split_whitespace().next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
 /// `stages=N` of a pipeliner remark.
 fn stages_of(remarks: &str) -> Option<u32> {
     let at = remarks.find("stages=")? + "stages=".len();
@@ -98,11 +103,12 @@ fn pipelined_loops_agree_with_the_interpreter_at_every_trip_count() {
     for sm in ["sm_50", "sm_80", "sm_90"] {
         for k in LOOPS {
             let file = path(&format!("tests/sched/{}.mir", k.file));
-            // The arithmetic loops within the default limits (past the warp-latency
-            // gate, which would leave them alone), and every loop with the limits lifted
-            // (the gate on: the memory loops' latency is more than the warps hide).
+            // Every loop within the default limits, each dependence counted at most one
+            // II (past the warp-latency gate, which would leave the arithmetic ones
+            // alone), and every loop with the limits lifted and full latencies: tens of
+            // stages (the gate on: the memory loops' latency is more than the warps hide).
             for knobs in [
-                &["--knob", "pipeliner-skip-hidden-latency=false"][..],
+                &["--knob", "pipeliner-skip-hidden-latency=false", "--knob", "pipeliner-stage-latency=1"][..],
                 &[
                     "--knob",
                     "pipeliner-max-stages=100",
@@ -162,19 +168,23 @@ fn pipelined_loops_agree_with_the_interpreter_at_every_trip_count() {
         }
     }
     println!("{runs} runs agree; pipelined:\n{}", pipelined.join("\n"));
-    // The arithmetic loop fits the default three stages; the loads' latency needs more.
-    assert!(
-        pipelined
-            .iter()
-            .any(|p| p.starts_with("sqrt_sum_f32 sm_80 [\"--knob\", \"pipeliner-skip-hidden-latency=false\"]")),
-        "{pipelined:?}"
-    );
+    // Within the default three stages: the arithmetic loop, and the memory loops with
+    // their loads counted one II each; with full latencies the memory loops take the
+    // lifted limits.
+    for k in ["sqrt_sum_f32", "dot_f32", "stencil_f32", "horner_f64"] {
+        assert!(
+            pipelined
+                .iter()
+                .any(|p| p.starts_with(&format!("{k} sm_80 [\"--knob\", \"pipeliner-skip-hidden-latency=false\", \"--knob\", \"pipeliner-stage-latency=1\"]"))),
+            "{k} is pipelined within the default limits: {pipelined:?}"
+        );
+    }
     for k in ["dot_f32", "stencil_f32", "horner_f64"] {
         assert!(
             pipelined
                 .iter()
-                .any(|p| p.starts_with(&format!("{k} sm_80 [\"--knob\", \"pipeliner-max-stages=100\""))),
-            "{k} is pipelined with the limits lifted: {pipelined:?}"
+                .any(|p| p.starts_with(&format!("{k} sm_80 [\"--knob\", \"pipeliner-max-stages=100\"")) && stage_count(p) > 10),
+            "{k} is pipelined in tens of stages with the limits lifted and full latencies: {pipelined:?}"
         );
     }
 }
@@ -337,6 +347,15 @@ fn pipeliner_knobs_take_effect() {
     );
     let (r, _) = remarks(dot, "pipeliner", &["pipeliner-max-stages=100"]);
     assert!(r.contains("Pipelined succesfully!"), "{r}");
+    // With its loads' full 400-cycle latency the dot product needs more stages than the
+    // default limit allows; counting each dependence one II (pipeliner-stage-latency=1)
+    // it fits in four, and so does the square root loop, at a smaller II.
+    let (r, _) = remarks(dot, "pipeliner", &[]);
+    assert!(r.contains("not pipelined: Too many stages in schedule: numStages (") && r.contains(") > SwpMaxStages (3)"), "{r}");
+    let (r, _) = remarks(dot, "pipeliner", &["pipeliner-stage-latency=1"]);
+    assert!(r.contains("Pipelined succesfully! II=10, MII=10 (RecMII=4, ResMII=10), stages=4, iteration critical path 416 cycles"), "{r}");
+    let (r, _) = remarks(sqrt, "pipeliner", &["pipeliner-skip-hidden-latency=false", "pipeliner-stage-latency=1"]);
+    assert!(r.contains("Pipelined succesfully! II=8, MII=8 (RecMII=4, ResMII=8), stages=3"), "the square root counts one II too: {r}");
     // The rest of this test asks for every loop the limits allow.
     fn with<'a>(knobs: &[&'a str]) -> Vec<&'a str> {
         let mut knobs = knobs.to_vec();

@@ -17,7 +17,13 @@
 //!    ResMII: per functional unit, the busy cycles the description's `issue` figures
 //!    add up to, and the instruction count over the issue width.
 //! 4. II search from MII over `pipeliner-ii-search-range` (or exactly
-//!    `pipeliner-force-ii`): ASAP/ALAP at that II, nodes ordered recurrences first, then
+//!    `pipeliner-force-ii`). With `pipeliner-stage-latency` N (this backend's own knob;
+//!    0, off, by default) a dependence counts at most N IIs at each II: a global load
+//!    takes 400+ cycles, which no schedule of at most `pipeliner-max-stages` stages
+//!    covers, so its reader is placed a stage or two later instead, and each warp has
+//!    the loads of several iterations in flight while warp switching hides the rest
+//!    (RecMII keeps the full latencies: a recurrence through memory stays too slow).
+//!    ASAP/ALAP at that II, nodes ordered recurrences first, then
 //!    by mobility, and each placed in the first free slot of the modulo reservation
 //!    table within the window its placed neighbours allow. The exit test's inputs must
 //!    land in stage 0 (so no iteration starts that the input would not run). Stage
@@ -84,6 +90,9 @@ pub struct PipelinerKnobs {
     /// `pipeliner-skip-hidden-latency`: leave a loop whose latency the resident warps
     /// already hide.
     pub skip_hidden_latency: bool,
+    /// `pipeliner-stage-latency`: schedule each dependence as if its latency were at
+    /// most this many stages of II (0: the model's latencies).
+    pub stage_latency: u32,
 }
 
 impl PipelinerKnobs {
@@ -106,6 +115,7 @@ impl PipelinerKnobs {
             pressure_margin: int("pipeliner-register-pressure-margin", 5).min(100),
             copy_to_phi: flag("pipeliner-enable-copytophi", true),
             skip_hidden_latency: flag("pipeliner-skip-hidden-latency", true),
+            stage_latency: int("pipeliner-stage-latency", 0),
             issue_width: if width > 0 {
                 width
             } else {
@@ -758,8 +768,19 @@ fn pipeline_loop(
     };
     let mut failure = String::from("Unable to find schedule");
     let mut found = None;
+    let model_edges = edges;
     for ii in candidates {
-        let Some(asap) = longest_paths(n, &edges, ii, &vec![0; n]) else {
+        // Dependences longer than the stage budget are scheduled as that budget; the
+        // critical path below and the profitability step use the full latencies.
+        let capped: Vec<LoopEdge>;
+        let edges: &[LoopEdge] = if knobs.stage_latency > 0 {
+            let cap = i64::from(ii) * i64::from(knobs.stage_latency);
+            capped = model_edges.iter().map(|e| LoopEdge { latency: e.latency.min(cap), ..*e }).collect();
+            &capped
+        } else {
+            &model_edges
+        };
+        let Some(asap) = longest_paths(n, edges, ii, &vec![0; n]) else {
             continue;
         };
         let top = asap.iter().copied().max().unwrap_or(0);
@@ -780,11 +801,11 @@ fn pipeline_loop(
         // The swing order first; where it boxes a node in between neighbours placed on
         // both sides, top-down in ASAP order (only predecessors within an iteration
         // are placed before a node; iterative modulo scheduling's order).
-        let order = swing_order(n, &edges, &asap, &alap, &in_recurrence);
+        let order = swing_order(n, edges, &asap, &alap, &in_recurrence);
         let attempt = try_ii(
             ii,
             &nodes,
-            &edges,
+            edges,
             &preds,
             &succs,
             &order,
@@ -798,7 +819,7 @@ fn pipeline_loop(
             try_ii(
                 ii,
                 &nodes,
-                &edges,
+                edges,
                 &preds,
                 &succs,
                 &top_down,
@@ -818,7 +839,7 @@ fn pipeline_loop(
             Ok(s) => {
                 if knobs.register_pressure {
                     let estimate =
-                        kernel_pressure(f, &body, &dag.units, &s, &edges, &def_unit, sets);
+                        kernel_pressure(f, &body, &dag.units, &s, edges, &def_unit, sets);
                     let target = sets.targets(f, options)[0].max(0) as u64;
                     let limit = target * u64::from(100 - knobs.pressure_margin) / 100;
                     if u64::from(estimate) > limit {
@@ -838,7 +859,7 @@ fn pipeline_loop(
     // One iteration alone takes its critical path; pipelined, one starts every II.
     let asap0 = longest_paths(
         n,
-        &edges
+        &model_edges
             .iter()
             .copied()
             .filter(|e| e.distance == 0)
@@ -853,7 +874,7 @@ fn pipeline_loop(
         .unwrap_or(0);
     let mut extra = format!(", iteration critical path {critical} cycles");
     if knobs.annotate || knobs.dbg_res {
-        extra.push_str(&format!("; graph: {n} nodes, {} edges", edges.len()));
+        extra.push_str(&format!("; graph: {n} nodes, {} edges", model_edges.len()));
     }
     if knobs.dbg_res {
         let names = model.tables.scheduling.units;
