@@ -10,6 +10,7 @@
 #   scripts/sched-loops.sh                         # default knobs (at most 3 stages past the first)
 #   KNOBS="pipeliner-skip-hidden-latency=false" scripts/sched-loops.sh   # also where warps hide the latency
 #   KNOBS="pipeliner-max-stages=100 pipeliner-max-mii=100" scripts/sched-loops.sh
+#   KNOBS="pipeliner-stage-latency=1" scripts/sched-loops.sh       # memory loops within the default stages
 #   SMS="sm_80" scripts/sched-loops.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
