@@ -24,10 +24,34 @@ pub fn verify_module(module: &Module, tables: &TargetTables, source: Source<'_>)
     let mut errors = Vec::new();
     // Callees by name: a module of many functions each calling others stays linear.
     let by_name: HashMap<&str, usize> = module.functions.iter().enumerate().rev().map(|(i, f)| (f.name.as_str(), i)).collect();
+    let mut typed = rustc_hash::FxHashSet::default();
     for f in &module.functions {
-        Verifier { module, by_name: &by_name, tables, source, function: f, errors: &mut errors }.run();
+        Verifier { module, by_name: &by_name, tables, source, function: f, errors: &mut errors, typed: &mut typed }.run();
     }
     errors
+}
+
+/// What the type checks of a generic instruction read, when that is only its opcode,
+/// its result types and its operands' types (or condition codes): no flags, no literal
+/// operands, at most eight results and operands in all. Such an instruction passes iff
+/// every instruction with the same key does, so each key is checked once per module
+/// (the checks cost about a thousand instructions each; most keys repeat).
+type TypingKey = (u16, u8, [u16; 8]);
+
+fn typing_key(f: &Function, inst: &Inst, opcode: target_desc::tables::OpcodeId) -> Option<TypingKey> {
+    if !inst.flags.is_empty() || inst.defs.len() + inst.operands.len() > 8 {
+        return None;
+    }
+    let mut key = [0u16; 8];
+    let items = inst.defs.iter().map(|d| Some(u16::from(f.value(*d).ty.0))).chain(inst.operands.iter().map(|o| match o {
+        Operand::Value(v) => Some(u16::from(f.value(*v).ty.0)),
+        Operand::CondCode(c) => Some(0x100 | u16::from(c.0)),
+        _ => None,
+    }));
+    for (slot, item) in key.iter_mut().zip(items) {
+        *slot = item?;
+    }
+    Some((opcode.0, inst.defs.len() as u8, key))
 }
 
 struct Verifier<'a> {
@@ -37,6 +61,8 @@ struct Verifier<'a> {
     source: Source<'a>,
     function: &'a Function,
     errors: &'a mut Vec<MirError>,
+    /// Typings of the module's instructions that passed ([`typing_key`]).
+    typed: &'a mut rustc_hash::FxHashSet<TypingKey>,
 }
 
 impl Verifier<'_> {
@@ -302,6 +328,13 @@ impl Verifier<'_> {
             "RET" => return self.ret(b, i, inst),
             _ => {}
         }
+        let key = match inst.opcode {
+            Opcode::Generic(op) => typing_key(f, inst, op),
+            Opcode::Machine(_) => None,
+        };
+        if key.is_some_and(|k| self.typed.contains(&k)) {
+            return;
+        }
         // Signatures have a few type variables and instructions one result: both on the
         // stack in the common case (two allocations per instruction otherwise).
         let vars = info.signature.type_vars.len();
@@ -332,6 +365,10 @@ impl Verifier<'_> {
         }
         if let Err(message) = self.opcode_rules(name, inst).and_then(|()| self.element_rules(name, inst)).and_then(|()| self.write_rules(info, inst)) {
             self.error(inst.loc, Some(b), Some(i), format!("{name}: {message}"));
+            return;
+        }
+        if let Some(k) = key {
+            self.typed.insert(k);
         }
     }
 
