@@ -25,7 +25,11 @@ pub struct Cfg {
 impl Cfg {
     pub fn new(f: &Function, tables: &TargetTables) -> Cfg {
         let n = f.blocks.len();
-        let index: rustc_hash::FxHashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
+        // Blocks are numbered by position after the front end and most passes; a map
+        // only when they are not (building one cost every function it in every pass).
+        let positional = f.blocks.iter().enumerate().all(|(i, b)| b.number as usize == i);
+        let index: rustc_hash::FxHashMap<u32, usize> = if positional { Default::default() } else { f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect() };
+        let index_of = |number: u32| if positional { ((number as usize) < n).then_some(number as usize) } else { index.get(&number).copied() };
         let mut succs = vec![Vec::new(); n];
         let is_term = |inst: &crate::mir::Inst| opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
         for (b, block) in f.blocks.iter().enumerate() {
@@ -33,7 +37,7 @@ impl Cfg {
             let first_term = block.insts.iter().rposition(|i| !is_term(i)).map_or(0, |k| k + 1);
             for inst in &block.insts[first_term..] {
                 for target in inst.block_operands() {
-                    if let Some(&t) = index.get(&target) {
+                    if let Some(t) = index_of(target) {
                         if !succs[b].contains(&t) {
                             succs[b].push(t);
                         }
