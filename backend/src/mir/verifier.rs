@@ -36,7 +36,7 @@ pub fn verify_module(module: &Module, tables: &TargetTables, source: Source<'_>)
 /// operands, at most eight results and operands in all. Such an instruction passes iff
 /// every instruction with the same key does, so each key is checked once per module
 /// (the checks cost about a thousand instructions each; most keys repeat).
-type TypingKey = (u16, u8, [u16; 8]);
+type TypingKey = (u16, u8, u8, [u16; 8]);
 
 fn typing_key(f: &Function, inst: &Inst, opcode: target_desc::tables::OpcodeId) -> Option<TypingKey> {
     if !inst.flags.is_empty() || inst.defs.len() + inst.operands.len() > 8 {
@@ -51,7 +51,8 @@ fn typing_key(f: &Function, inst: &Inst, opcode: target_desc::tables::OpcodeId) 
     for (slot, item) in key.iter_mut().zip(items) {
         *slot = item?;
     }
-    Some((opcode.0, inst.defs.len() as u8, key))
+    // Both counts: a zero slot must not pass for a type whatever the description numbers.
+    Some((opcode.0, inst.defs.len() as u8, inst.operands.len() as u8, key))
 }
 
 struct Verifier<'a> {
