@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 
 // The allocator `ptxc` itself runs with.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: backend::allocator::Allocator = backend::allocator::Allocator;
 
 fn bench(c: &mut Criterion) {
     backend::allocator::tune();

@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: backend::allocator::Allocator = backend::allocator::Allocator;
 
 fn main() {
     backend::allocator::tune();

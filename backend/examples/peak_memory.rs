@@ -7,7 +7,7 @@
 //! Linux only (it reads /proc/self/status).
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: backend::allocator::Allocator = backend::allocator::Allocator;
 
 fn peak_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

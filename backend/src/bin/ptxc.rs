@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: backend::allocator::Allocator = backend::allocator::Allocator;
 
 fn main() -> ExitCode {
     backend::allocator::tune();
