@@ -29,7 +29,7 @@ pub(super) fn read(text: &str) -> Option<FunctionDoc> {
     // The block sequence being read (`params:` or `frame:` with no value) and the
     // indentation of its items.
     let mut sequence: Option<(&str, Option<usize>)> = None;
-    for line in text.lines() {
+    for line in super::syntax::lines(text) {
         let trimmed = line.trim_start_matches(' ');
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;

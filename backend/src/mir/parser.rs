@@ -171,7 +171,7 @@ fn documents<'a>(text: &'a str, file: &'a str) -> Vec<Document<'a>> {
         }
         current.clear();
     };
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in syntax::lines(text).enumerate() {
         let marker = line.trim_end();
         if marker == "---" || marker.starts_with("--- ") || marker == "..." {
             flush(&mut current, first_line, &mut docs);
@@ -378,7 +378,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         parsed.body = body.clone();
     }
     // The header's lines, split once for all the key positions below.
-    let doc_lines: Vec<&str> = doc.text.lines().collect();
+    let doc_lines: Vec<&str> = syntax::lines(&doc.text).collect();
     let name_line = yaml_lines::key_line_in(&doc_lines, &["name"]).unwrap_or(1);
     let kind = match parsed.kind.as_str() {
         "kernel" => FunctionKind::Kernel,
@@ -462,7 +462,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         ssa: parsed.ssa,
         loc: Loc { line: (doc.first_line + name_line - 1) as u32, column: 1 },
     };
-    let line_starts: Vec<usize> = std::iter::once(0).chain(parsed.body.bytes().enumerate().filter(|&(_, c)| c == b'\n').map(|(i, _)| i + 1)).collect();
+    let line_starts: Vec<usize> = std::iter::once(0).chain(memchr::memchr_iter(b'\n', parsed.body.as_bytes()).map(|i| i + 1)).collect();
     // About one value per line: reserved once rather than grown (and rehashed) by
     // doubling through a large body.
     let lines = line_starts.len();
@@ -548,9 +548,9 @@ impl<'a> BodyReader<'a> {
         // anywhere comes before the first error of meaning.
         let mut done = 0;
         let mut complete = false;
-        if let Some(lines) = syntax::body_lines(body) {
+        if let Some(mut lines) = syntax::body_lines(body) {
             complete = true;
-            for line in lines {
+            while let Some(line) = lines.next() {
                 match line {
                     None => {
                         complete = false;
@@ -558,7 +558,11 @@ impl<'a> BodyReader<'a> {
                     }
                     Some(None) => {}
                     Some(Some(item)) => {
-                        if let Err(e) = self.item(item) {
+                        let read = self.item(&item);
+                        if let Item::Inst(inst) = item {
+                            lines.recycle(inst);
+                        }
+                        if let Err(e) = read {
                             return Err(match syntax::lex_body(body) {
                                 Some(_) => e,
                                 None => syntax::pest_items(body).err().map_or(e, |s| self.syntax_error(*s, body)),
@@ -571,7 +575,7 @@ impl<'a> BodyReader<'a> {
         }
         if !complete {
             let items = syntax::pest_items(body).map_err(|e| self.syntax_error(*e, body))?;
-            for item in items.into_iter().skip(done) {
+            for item in items.iter().skip(done) {
                 self.item(item)?;
             }
         }
@@ -591,9 +595,9 @@ impl<'a> BodyReader<'a> {
         Ok(())
     }
 
-    fn item(&mut self, item: Item<'a>) -> Result<(), MirError> {
+    fn item(&mut self, item: &Item<'a>) -> Result<(), MirError> {
         match item {
-            Item::Label { at, number, name } => self.block(at, number, name),
+            &Item::Label { at, number, name } => self.block(at, number, name),
             Item::Inst(inst) => self.instruction(inst),
         }
     }
@@ -610,7 +614,7 @@ impl<'a> BodyReader<'a> {
         Ok(())
     }
 
-    fn instruction(&mut self, inst: InstSyntax<'a>) -> Result<(), MirError> {
+    fn instruction(&mut self, inst: &InstSyntax<'a>) -> Result<(), MirError> {
         let loc = self.loc(inst.at);
         if self.function.blocks.is_empty() {
             return Err(self.error(loc, "expected a block label (`bb.0:`) before the first instruction, found an instruction"));
@@ -704,8 +708,17 @@ impl<'a> BodyReader<'a> {
         Ok(match *p {
             OperandSyntax::BlockRef(t) => Operand::Block(t.text[4..].parse().map_err(|_| self.error(self.loc(at), format!("block number in `{}` is too large", t.text)))?),
             OperandSyntax::Vreg(t) => {
-                self.pending.push((block, inst, index, &t.text[1..], at));
-                Operand::Value(ValueId(u32::MAX))
+                // A value defined above is resolved now (a register written again keeps
+                // its id, so this is the id the end of the body would give); the others
+                // wait for every definition.
+                let name = &t.text[1..];
+                match self.names.get(name) {
+                    Some(&(id, _)) => Operand::Value(id),
+                    None => {
+                        self.pending.push((block, inst, index, name, at));
+                        Operand::Value(ValueId(u32::MAX))
+                    }
+                }
             }
             OperandSyntax::Symbol(t) => Operand::Symbol(t.text[1..].to_string()),
             OperandSyntax::Mask(_, ref lanes_syntax) => {
