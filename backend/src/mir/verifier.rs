@@ -156,20 +156,23 @@ impl Verifier<'_> {
         successors
     }
 
-    /// Where each value is defined: (block, instruction).
-    fn definitions(&mut self) -> HashMap<ValueId, (usize, usize)> {
-        let mut defs = HashMap::default();
+    /// Where each value is defined: (block, instruction), by value id (the last
+    /// definition of a value written more than once).
+    fn definitions(&mut self) -> Definitions {
+        let mut defs = Definitions(vec![None; self.function.values.len()]);
         for (b, block) in self.function.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {
-                    defs.insert(*d, (b, i));
+                    if let Some(slot) = defs.0.get_mut(d.0 as usize) {
+                        *slot = Some((b as u32, i as u32));
+                    }
                 }
             }
         }
         defs
     }
 
-    fn dominance(&mut self, successors: &[Vec<usize>], defs: &HashMap<ValueId, (usize, usize)>) {
+    fn dominance(&mut self, successors: &[Vec<usize>], defs: &Definitions) {
         let f = self.function;
         let n = f.blocks.len();
         let mut preds = vec![Vec::new(); n];
@@ -203,7 +206,7 @@ impl Verifier<'_> {
                     continue;
                 }
                 for v in inst.uses() {
-                    let Some(&(db, di)) = defs.get(&v) else { continue };
+                    let Some((db, di)) = defs.get(v) else { continue };
                     let ok = if db == b { di < i } else { idom[db].is_some() && dominates(db, b) };
                     if !ok {
                         let name = &f.value(v).name;
@@ -222,7 +225,7 @@ impl Verifier<'_> {
         i: usize,
         inst: &Inst,
         preds: &[usize],
-        defs: &HashMap<ValueId, (usize, usize)>,
+        defs: &Definitions,
         dominates: &dyn Fn(usize, usize) -> bool,
         reachable: bool,
         index: &HashMap<u32, usize>,
@@ -248,7 +251,7 @@ impl Verifier<'_> {
             }
             covered.push(p);
             if reachable {
-                if let Some(&(db, _)) = defs.get(v) {
+                if let Some((db, _)) = defs.get(*v) {
                     if !dominates(db, p) {
                         let name = &f.value(*v).name;
                         self.error(inst.loc, Some(b), Some(i), format!("PHI operand %{name} is not available at the end of %bb.{pb}"));
@@ -901,6 +904,16 @@ pub fn in_class(tables: &TargetTables, vt: VtId, class: TypeClass) -> bool {
         TypeClass::Pointer => t.kind == TypeKind::Pointer,
         TypeClass::Vector => t.kind == TypeKind::Vector,
         TypeClass::Bool => t.name == "i1" || (t.kind == TypeKind::Vector && tables.type_info(VtId(t.elem)).is_some_and(|e| e.name == "i1")),
+    }
+}
+
+/// Where each value is defined, indexed by value id (ids are dense).
+struct Definitions(Vec<Option<(u32, u32)>>);
+
+impl Definitions {
+    /// The (block, instruction) of `v`'s definition.
+    fn get(&self, v: ValueId) -> Option<(usize, usize)> {
+        self.0.get(v.0 as usize).copied().flatten().map(|(b, i)| (b as usize, i as usize))
     }
 }
 
