@@ -124,28 +124,35 @@ fn same(f: &Function, a: &Inst, b: &Inst) -> bool {
     a.same_expression(b) && a.defs.len() == b.defs.len() && a.defs.iter().zip(&b.defs).all(|(x, y)| f.value(*x).ty == f.value(*y).ty)
 }
 
+/// Each value's use sites (block, instruction) and defining block.
+type UseIndex = (HashMap<u32, Vec<(usize, usize)>>, HashMap<u32, usize>);
+
 fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s: &Settings, stats: &mut CseStats) -> Result<(), String> {
     let cfg = Cfg::new(f, tables);
-    let mut pressure = s.rp_aware.then(|| Pressure::compute(f, &cfg.preds, sets, tables));
+    // Pressure (when `rp_aware`) is computed at the first instruction found redundant,
+    // from the function as it still is then: most functions have none.
+    let mut pressure: Option<Pressure> = None;
     let targets = sets.targets(f, &s.options);
 
-    // Use sites of each value, to rename a CSE'd result's users.
-    let mut uses: HashMap<u32, Vec<(usize, usize)>> = HashMap::default();
-    for (b, block) in f.blocks.iter().enumerate() {
-        for (i, inst) in block.insts.iter().enumerate() {
-            for v in inst.uses() {
-                uses.entry(v.0).or_default().push((b, i));
+    // Use sites and defining block of each value, to rename a CSE'd result's users and
+    // update pressure: built at the first elimination (most functions have none), from
+    // the function as it still is then.
+    let mut index: Option<UseIndex> = None;
+    let build_index = |f: &Function| -> UseIndex {
+        let mut uses: HashMap<u32, Vec<(usize, usize)>> = HashMap::default();
+        let mut def_block: HashMap<u32, usize> = HashMap::default();
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                for v in inst.uses() {
+                    uses.entry(v.0).or_default().push((b, i));
+                }
+                for d in &inst.defs {
+                    def_block.insert(d.0, b);
+                }
             }
         }
-    }
-    let mut def_block: HashMap<u32, usize> = HashMap::default();
-    for (b, block) in f.blocks.iter().enumerate() {
-        for inst in &block.insts {
-            for d in &inst.defs {
-                def_block.insert(d.0, b);
-            }
-        }
-    }
+        (uses, def_block)
+    };
     let mut removed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     let mut table: HashMap<u64, (usize, usize)> = HashMap::default();
     // Scope undo log: (key, previous entry).
@@ -178,6 +185,9 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
                 undo.push((k, prev));
                 continue;
             };
+            if s.rp_aware && pressure.is_none() {
+                pressure = Some(Pressure::compute(f, &cfg.preds, sets, tables));
+            }
             let earlier = f.blocks[eb].insts[ei].defs.clone();
             let later = f.blocks[b].insts[i].defs.clone();
             let label = f.blocks[b].label();
@@ -189,6 +199,7 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
                     continue;
                 }
             }
+            let (uses, def_block) = index.get_or_insert_with(|| build_index(f));
             stats.eliminated += 1;
             stats.remarks.push((f.name.clone(), loc, format!("{label}: {} reuses {}", value_names(f, &later), value_names(f, &earlier))));
             let mut used = vec![false; later.len()];

@@ -75,12 +75,12 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
     }
     // Inner loops first (a nested loop has fewer blocks than the loops around it).
     loops.sort_by_key(|l| (l.blocks.len(), l.header));
-    let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
     let targets = sets.targets(f, options);
     let original_blocks = f.blocks.len();
-    // Pressure added to each block by hoisting so far, per set; new blocks start with
-    // their header's peak.
-    let mut peak: Vec<Vec<i64>> = pressure.peak.iter().map(|p| p.iter().map(|&x| i64::from(x)).collect()).collect();
+    // Each block's peak pressure per set, with what hoisting has added so far; new
+    // blocks start with their header's peak. Computed at the first loop-invariant
+    // instruction, before anything has moved: most loops have none.
+    let mut peak: Option<Vec<Vec<i64>>> = None;
     let mut def_block = vec![usize::MAX; f.values.len()];
     for (b, block) in f.blocks.iter().enumerate() {
         for inst in &block.insts {
@@ -117,7 +117,7 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
             order.push(b);
         }
         let loop_blocks: Vec<usize> = order.clone();
-        let mut loop_peak: Vec<i64> = (0..sets.names.len()).map(|s| loop_blocks.iter().map(|&b| peak[b][s]).max().unwrap_or(0)).collect();
+        let mut loop_peak: Option<Vec<i64>> = None;
         let mut added = vec![0i64; sets.names.len()];
         let mut hoist: Vec<(usize, usize)> = Vec::new();
         let mut hoisted_here = rustc_hash::FxHashSet::default();
@@ -138,6 +138,11 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
                 if !speculatable && !guaranteed(b) {
                     continue;
                 }
+                let peak = peak.get_or_insert_with(|| {
+                    let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
+                    pressure.peak.iter().map(|p| p.iter().map(|&x| i64::from(x)).collect()).collect()
+                });
+                let loop_peak = loop_peak.get_or_insert_with(|| (0..sets.names.len()).map(|s| loop_blocks.iter().map(|&b| peak[b][s]).max().unwrap_or(0)).collect());
                 let mut weight = vec![0i64; sets.names.len()];
                 for d in &inst.defs {
                     if let Some((s, w)) = sets.of(f, *d) {
@@ -165,6 +170,7 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
             stats.no_preheader += 1;
             continue;
         };
+        let peak = peak.as_mut().expect("a hoisted instruction computed the peaks");
         if preheader >= peak.len() {
             stats.preheaders_made += 1;
             peak.push(peak[l.header].clone());

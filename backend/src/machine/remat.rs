@@ -339,7 +339,9 @@ impl Planner<'_> {
 }
 
 fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s: &Settings, target: i64, stats: &mut RematStats) {
-    let mut names: crate::mir::NameSet = crate::mir::NameSet::of(f);
+    // The function's value names, for naming clones: read at the first pull (nothing
+    // changes the function before it), since most functions pull nothing.
+    let mut names: Option<crate::mir::NameSet> = None;
     let mut any = false;
     for iteration in 1..=s.max_times.max(0) {
         let cfg = Cfg::new(f, tables);
@@ -445,8 +447,9 @@ fn remat_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, 
         if chosen.is_empty() {
             break;
         }
+        let names = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         for plan in &chosen {
-            apply(f, plan, &mut names, tables, stats);
+            apply(f, plan, names, tables, stats);
         }
         stats.pulled += chosen.len();
         any = true;
