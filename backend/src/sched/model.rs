@@ -13,11 +13,24 @@ use super::dag::{access, Access};
 pub struct SchedModel<'t> {
     pub tables: &'t TargetTables,
     pub sm: &'t SmTables,
+    /// Per opcode category, the latency classes naming it, as a bit set over class
+    /// indices; `None` when the description has more than 64 classes.
+    classes_by_category: Option<Box<[u64; 256]>>,
 }
 
 impl<'t> SchedModel<'t> {
     pub fn new(tables: &'t TargetTables, sm: &'t SmTables) -> SchedModel<'t> {
-        SchedModel { tables, sm }
+        let classes = tables.scheduling.latency_classes;
+        let classes_by_category = (classes.len() <= 64).then(|| {
+            let mut by = Box::new([0u64; 256]);
+            for (c, class) in classes.iter().enumerate() {
+                for &k in class.categories {
+                    by[k as usize] |= 1 << c;
+                }
+            }
+            by
+        });
+        SchedModel { tables, sm, classes_by_category }
     }
 
     /// The latency class of `inst`: the first class whose categories hold the opcode's
@@ -28,6 +41,30 @@ impl<'t> SchedModel<'t> {
         let Some(info) = opcode_info(inst.opcode, self.tables) else {
             return s.default_latency_class as usize;
         };
+        if let Some(by_category) = &self.classes_by_category {
+            // The classes naming one of the opcode's categories, in order; the type and
+            // the access (the costly parts) only when a candidate class asks for them.
+            let mut candidates = info.categories.iter().fold(0u64, |m, &k| m | by_category[k as usize]);
+            let mut ty = None;
+            let mut space = None;
+            while candidates != 0 {
+                let c = candidates.trailing_zeros() as usize;
+                candidates &= candidates - 1;
+                let class = &s.latency_classes[c];
+                if !class.types.is_empty() && !ty.get_or_insert_with(|| data_type(f, inst)).is_some_and(|t| class.types.contains(&t.0)) {
+                    continue;
+                }
+                if !class.spaces.is_empty()
+                    && !space
+                        .get_or_insert_with(|| access(f, inst, self.tables).and_then(|a: Access| a.pointer_type))
+                        .is_some_and(|p| class.spaces.contains(&p))
+                {
+                    continue;
+                }
+                return c;
+            }
+            return s.default_latency_class as usize;
+        }
         let ty = data_type(f, inst);
         let space: Option<u8> = access(f, inst, self.tables).and_then(|a: Access| a.pointer_type);
         s.latency_classes
