@@ -16,6 +16,9 @@ use target_desc::tables::{SmTables, TargetTables, TypeKind, VtId};
 
 pub mod call_abi;
 pub mod frame;
+mod template;
+
+use template::{Piece, Templates};
 
 use crate::diagnostics::MirError;
 use crate::mir::{AddressSpace, Function, FunctionKind, InitValue, Module, Opcode, Operand, ValueId};
@@ -115,8 +118,15 @@ fn encode_float(x: f64, bits: u32, mantissa: u32) -> u64 {
 /// class-member requirement (both derived from the features gating them).
 fn ptx_version(module: &Module, tables: &TargetTables, sm: &SmTables) -> u16 {
     let mut version = sm.min_ptx;
+    // Each type's requirement once: a module has a few types and many values.
+    let mut seen = vec![false; sm.type_class.len()];
     for f in &module.functions {
         for v in &f.values {
+            match seen.get_mut(v.ty.0 as usize) {
+                Some(true) => continue,
+                Some(slot) => *slot = true,
+                None => {}
+            }
             if let Some((class, _)) = tables.register_type(sm, v.ty) {
                 if let Some(k) = class.members.iter().position(|&m| m == v.ty.0) {
                     version = version.max(class.member_ptx.get(k).copied().unwrap_or(0));
@@ -150,7 +160,8 @@ pub fn emit_module(module: &Module, tables: &TargetTables, sm: &SmTables, file: 
 pub fn emit_module_jobs(module: &Module, tables: &TargetTables, sm: &SmTables, file: &str, jobs: usize) -> Result<String, Vec<MirError>> {
     let (head, headers) = module_head(module, tables, sm, file)?;
     let indexed: Vec<(usize, &Function)> = module.functions.iter().enumerate().collect();
-    let texts = crate::parallel::map_ordered(&indexed, jobs, |&(index, f)| emit_function(f, index, &headers[index], tables, sm).map_err(|e| function_error(f, file, e)));
+    let templates = Templates::new(tables);
+    let texts = crate::parallel::map_ordered(&indexed, jobs, |&(index, f)| emit_function(f, index, &headers[index], tables, sm, &templates).map_err(|e| function_error(f, file, e)));
     assemble(head, texts)
 }
 
@@ -160,7 +171,8 @@ pub fn emit_module_jobs(module: &Module, tables: &TargetTables, sm: &SmTables, f
 pub fn emit_module_owned(mut module: Module, tables: &TargetTables, sm: &SmTables, file: &str, jobs: usize) -> Result<String, Vec<MirError>> {
     let (head, headers) = module_head(&module, tables, sm, file)?;
     let functions = std::mem::take(&mut module.functions);
-    let texts = crate::parallel::map_owned(functions, jobs, || (), |_, index, f| emit_function(&f, index, &headers[index], tables, sm).map_err(|e| function_error(&f, file, e)));
+    let templates = Templates::new(tables);
+    let texts = crate::parallel::map_owned(functions, jobs, || (), |_, index, f| emit_function(&f, index, &headers[index], tables, sm, &templates).map_err(|e| function_error(&f, file, e)));
     assemble(head, texts)
 }
 
@@ -433,7 +445,7 @@ impl BlockLines {
     }
 }
 
-fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
+fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables, sm: &SmTables, templates: &Templates<'_>) -> Result<String, String> {
     let name = sanitize(&f.name);
     let sm_index = tables.sm_index(sm);
     let mut regs = Registers { f, tables, sm, names: vec![None; f.values.len()], counts: Vec::new() };
@@ -504,30 +516,23 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                 continue;
             }
             text.clear();
-            let resolved: std::borrow::Cow<'static, str> = if p.flag_groups.is_empty() {
-                p.template.into()
+            // The template's pieces: made once per module for a template without flag
+            // groups; a flag-group template is resolved for this instruction's flags.
+            let resolved: String;
+            let resolved_pieces: Vec<Piece<'_>>;
+            let pieces: &[Piece<'_>] = if p.flag_groups.is_empty() {
+                templates.of(m as usize)
             } else {
-                tables.resolve_flag_groups(p, &inst.flags, sm_index)?.into()
+                resolved = tables.resolve_flag_groups(p, &inst.flags, sm_index)?;
+                resolved_pieces = template::split(&resolved, p.operands);
+                &resolved_pieces
             };
             let mut scratch: BTreeMap<&str, String> = BTreeMap::new();
-            let mut rest: &str = &resolved;
-            while let Some(open) = rest.bytes().position(|c| c == b'{' || c == b'}') {
-                text.push_str(&rest[..open]);
-                // `{{` and `}}` are literal braces.
-                if rest[open..].starts_with("{{") || rest[open..].starts_with("}}") {
-                    text.push_str(&rest[open..open + 1]);
-                    rest = &rest[open + 2..];
-                    continue;
-                }
-                if rest[open..].starts_with('}') {
-                    return Err(format!("{}: unmatched `}}` in the template", p.name));
-                }
-                let close = rest.as_bytes()[open..].iter().position(|&c| c == b'}').map_or(rest.len(), |c| open + c);
-                let key = &rest[open + 1..close];
-                rest = rest.get(close + 1..).unwrap_or("");
-                let result_index = key.strip_prefix('d').and_then(|n| n.parse::<usize>().ok()).filter(|_| !p.operands.iter().any(|(n, _)| *n == key));
-                match key {
-                    _ if key.starts_with("tmp.") => {
+            for piece in pieces {
+                match *piece {
+                    Piece::Text(t) => text.push_str(t),
+                    Piece::UnmatchedClose => return Err(format!("{}: unmatched `}}` in the template", p.name)),
+                    Piece::Scratch(key) => {
                         if let Some(name) = scratch.get(key) {
                             text.push_str(name);
                         } else {
@@ -544,24 +549,23 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                             scratch.insert(key, name);
                         }
                     }
-                    "d" => regs.write(*inst.defs.first().ok_or("template uses {d} without a result")?, &mut text)?,
-                    _ if result_index.is_some() => {
-                        let k = result_index.unwrap_or(0);
+                    Piece::Def => regs.write(*inst.defs.first().ok_or("template uses {d} without a result")?, &mut text)?,
+                    Piece::Result(k, key) => {
                         let d = inst.defs.get(k).ok_or_else(|| format!("{}: template uses {{{key}}} but the instruction has {} results", p.name, inst.defs.len()))?;
                         regs.write(*d, &mut text)?
                     }
-                    "T" => text.push_str(p.suffix),
-                    "param" => match operands.first() {
+                    Piece::Suffix => text.push_str(p.suffix),
+                    Piece::Param => match operands.first() {
                         Some(Operand::Int(i)) => {
                             let _ = write!(text, "{name}_param_{i}");
                         }
                         _ => return Err(format!("{}: {{param}} needs an ARG index", p.name)),
                     },
-                    "frame" => match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
+                    Piece::Frame => match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
                         Some(Operand::Int(k)) => text.push_str(&frame_address(*k)?),
                         _ => return Err(format!("{}: {{frame}} needs a FRAME_INDEX", p.name)),
                     },
-                    "cc" | "ccs" => {
+                    Piece::CondCode(key) => {
                         let cc = operands.iter().find_map(|o| if let Operand::CondCode(c) = o { Some(*c) } else { None });
                         let info = cc.and_then(|c| tables.cond_code_info(c)).ok_or("template uses {cc} without a condition code")?;
                         let compared = p.operands.iter().find_map(|(_, k)| if let target_desc::tables::PatternOperand::Reg(t) = k { tables.type_info(VtId(*t)) } else { None });
@@ -569,8 +573,8 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                         let form = if key == "ccs" { info.int_type } else if is_float { info.float_form } else { info.int_form };
                         text.push_str(form.ok_or_else(|| format!("condition code `{}` has no {} form for {}", info.name, if is_float { "float" } else { "integer" }, p.name))?);
                     }
-                    operand_name => {
-                        let k = p.operands.iter().position(|(n, _)| *n == operand_name).ok_or_else(|| format!("{}: unknown placeholder {{{operand_name}}}", p.name))?;
+                    Piece::Unknown(operand_name) => return Err(format!("{}: unknown placeholder {{{operand_name}}}", p.name)),
+                    Piece::Operand(k, operand_name) => {
                         match operands.get(k) {
                             Some(Operand::Value(v)) => regs.write(*v, &mut text)?,
                             Some(Operand::Block(n)) => write_label(&mut text, *n),
@@ -602,7 +606,6 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                     }
                 }
             }
-            text.push_str(rest);
             lines.push_text(&text);
         }
         if let Some(next) = f.blocks.get(b + 1) {
