@@ -131,7 +131,7 @@ pub fn schedule_function(
     let headroom = list.headroom;
     let mut reports = Vec::new();
     let values = f.values.len();
-    let mut scratch = Scratch { remaining: vec![0; values], read_here: vec![false; values], live_after: vec![false; values], reads: Vec::new() };
+    let mut scratch = Scratch { remaining: vec![0; values], read_here: vec![false; values], live_after: vec![false; values], reads: Vec::new(), unit_delta: Vec::new(), last_reads: Vec::new() };
     for b in 0..f.blocks.len() {
         let range = region(&f.blocks[b], tables);
         if range.len() < 2 {
@@ -284,6 +284,10 @@ struct Scratch {
     read_here: Vec<bool>,
     live_after: Vec<bool>,
     reads: Vec<u32>,
+    /// Per unit of the block: its fixed pressure change and its range of `last_reads`.
+    unit_delta: Vec<Option<(i64, u32, u32)>>,
+    /// Values units read, not read after the region: (value, reads in the unit).
+    last_reads: Vec<(u32, u32)>,
 }
 
 /// The static part of a unit's rank, best first: deeper, higher target priority,
@@ -325,7 +329,7 @@ fn list_schedule(
     // Remaining reads of each value inside the region, and whether it has any; values
     // read after it never die. Dense per value id (`scratch` is the function's, reset
     // on the way out), so no hashing per step.
-    let Scratch { remaining, read_here, live_after: after_flag, reads } = scratch;
+    let Scratch { remaining, read_here, live_after: after_flag, reads, unit_delta, last_reads } = scratch;
     for inst in insts {
         for v in inst.uses() {
             remaining[v.0 as usize] += 1;
@@ -336,30 +340,46 @@ fn list_schedule(
         after_flag[v as usize] = true;
     }
     let weight = |v: ValueId| sets.of(f, v).filter(|(s, _)| *s == 0).map_or(0i64, |(_, w)| i64::from(w));
-    // Pressure change of the general set if `u` went next.
-    let delta = |u: usize, remaining: &[u32], reads: &mut Vec<u32>| -> i64 {
-        let mut d = 0i64;
-        reads.clear();
-        for inst in &insts[dag.units[u].clone()] {
-            for def in &inst.defs {
-                d += weight(*def);
-                // A result nobody reads is freed right away.
-                if !read_here[def.0 as usize] && !after_flag[def.0 as usize] {
-                    d -= weight(*def);
+    // Pressure change of the general set if `u` went next: what its results add (a
+    // result nobody reads is freed at once), less the values it reads for the last
+    // time. The first part and the reads grouped by value are the same at every step,
+    // so they are made once per unit, when the unit is first considered (a unit is
+    // weighed at every step it waits in the window); only `remaining` changes.
+    unit_delta.clear();
+    unit_delta.resize(n, None);
+    last_reads.clear();
+    let mut delta = |u: usize, remaining: &[u32], reads: &mut Vec<u32>| -> i64 {
+        let (fixed, from, to) = *unit_delta[u].get_or_insert_with(|| {
+            let mut fixed = 0i64;
+            reads.clear();
+            for inst in &insts[dag.units[u].clone()] {
+                for def in &inst.defs {
+                    if read_here[def.0 as usize] || after_flag[def.0 as usize] {
+                        fixed += weight(*def);
+                    }
+                }
+                reads.extend(inst.uses().map(|v| v.0));
+            }
+            reads.sort_unstable();
+            let from = last_reads.len() as u32;
+            let mut i = 0;
+            while i < reads.len() {
+                let v = reads[i];
+                let mut count = 0;
+                while i < reads.len() && reads[i] == v {
+                    count += 1;
+                    i += 1;
+                }
+                // A value read after the region never dies here.
+                if !after_flag[v as usize] {
+                    last_reads.push((v, count));
                 }
             }
-            reads.extend(inst.uses().map(|v| v.0));
-        }
-        reads.sort_unstable();
-        let mut i = 0;
-        while i < reads.len() {
-            let v = reads[i];
-            let mut count = 0;
-            while i < reads.len() && reads[i] == v {
-                count += 1;
-                i += 1;
-            }
-            if !after_flag[v as usize] && remaining[v as usize] == count {
+            (fixed, from, last_reads.len() as u32)
+        });
+        let mut d = fixed;
+        for &(v, count) in &last_reads[from as usize..to as usize] {
+            if remaining[v as usize] == count {
                 d -= weight(ValueId(v));
             }
         }
