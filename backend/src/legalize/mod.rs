@@ -557,6 +557,11 @@ impl<'a> Cx<'a> {
             return Ok(false);
         }
         let mut parts = Vec::with_capacity(n);
+        // The parts' names go into the name sets at once: reserved, not grown by
+        // doubling (and rehashing) through a large function.
+        let illegal = actions.iter().filter(|a| **a != TypeAction::Legal).count();
+        self.names.reserve(2 * illegal);
+        self.next_suffix.reserve(2 * illegal);
         for (v, action) in actions.iter().enumerate() {
             if *action == TypeAction::Legal {
                 parts.push(Vec::new());
@@ -654,7 +659,8 @@ impl<'a> Cx<'a> {
 
     /// Rewrites one instruction whose results or operands have illegal types; copies it
     /// unchanged otherwise.
-    fn legalize_types(&mut self, inst: &Inst) -> LResult<()> {
+    fn legalize_types(&mut self, owned: Inst) -> LResult<()> {
+        let inst = &owned;
         let mut result = inst.defs.iter().copied().find(|d| self.is_replaced(*d));
         let operand = inst.uses().find(|u| self.is_replaced(*u));
         // Taking lanes out of a vector that is being split: the split decides (its
@@ -664,7 +670,7 @@ impl<'a> Cx<'a> {
             result = None;
         }
         let Some(value) = result.or(operand) else {
-            self.out.push(inst.clone());
+            self.out.push(owned);
             return Ok(());
         };
         let action = self.action(value);
@@ -750,10 +756,10 @@ impl<'a> Cx<'a> {
         self.aliases.clear();
         self.collect_constants(blocks);
         let changed = self.rewrite_blocks(blocks, |cx, inst| {
-            if operations::legalize(cx, inst)? {
+            if operations::legalize(cx, &inst)? {
                 Ok(true)
             } else {
-                cx.out.push(inst.clone());
+                cx.out.push(inst);
                 Ok(false)
             }
         })?;
@@ -763,8 +769,9 @@ impl<'a> Cx<'a> {
 
     /// Rewrites every instruction with `rewrite` (which emits into `self.out` and says
     /// whether it changed anything). A rewrite may split the block it is in
-    /// ([`Cx::switch_to_block`]), for lowerings that need control flow.
-    fn rewrite_blocks(&mut self, blocks: &mut Vec<Block>, rewrite: impl Fn(&mut Self, &Inst) -> LResult<bool>) -> LResult<bool> {
+    /// ([`Cx::switch_to_block`]), for lowerings that need control flow. The rewrite owns
+    /// the instruction, so one it leaves alone moves to the output, not a copy of it.
+    fn rewrite_blocks(&mut self, blocks: &mut Vec<Block>, rewrite: impl Fn(&mut Self, Inst) -> LResult<bool>) -> LResult<bool> {
         let mut changed = false;
         self.next_block = blocks.iter().map(|b| b.number + 1).max().unwrap_or(0);
         let original: HashSet<u32> = blocks.iter().map(|b| b.number).collect();
@@ -775,7 +782,7 @@ impl<'a> Cx<'a> {
             self.out = Vec::with_capacity(insts.len());
             self.current = (block.number, block.name.clone(), block.loc);
             self.extracted.clear();
-            for inst in &insts {
+            for inst in insts {
                 self.loc = inst.loc;
                 changed |= rewrite(self, inst)?;
             }
