@@ -53,34 +53,36 @@ fn aligned(p: *mut c_void, align: usize) -> bool {
     (p as usize) & (align - 1) == 0
 }
 
+/// A block for `layout` from `plain` (mimalloc's `mi_malloc` or `mi_zalloc`) when that
+/// one is aligned enough, else from `aligned` (the same with an alignment).
+///
+/// # Safety
+/// As [`GlobalAlloc::alloc`]: `layout` has a non-zero size.
+#[inline]
+unsafe fn allocate(layout: Layout, plain: unsafe extern "C" fn(usize) -> *mut c_void, aligned_alloc: unsafe extern "C" fn(usize, usize) -> *mut c_void) -> *mut u8 {
+    let (size, align) = (layout.size(), layout.align());
+    if align <= PLAIN_ALIGN && align <= size {
+        let p = plain(size);
+        if aligned(p, align) {
+            return p as *mut u8;
+        }
+        mi::mi_free(p);
+    }
+    aligned_alloc(size, align) as *mut u8
+}
+
 // SAFETY: every block comes from mimalloc and goes back to it through `mi_free`, which
 // accepts blocks from all of its entry points; a block is returned only when it has the
 // layout's alignment (checked) and at least its size.
 unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let (size, align) = (layout.size(), layout.align());
-        if align <= PLAIN_ALIGN && align <= size {
-            let p = mi::mi_malloc(size);
-            if aligned(p, align) {
-                return p as *mut u8;
-            }
-            mi::mi_free(p);
-        }
-        mi::mi_malloc_aligned(size, align) as *mut u8
+        allocate(layout, mi::mi_malloc, mi::mi_malloc_aligned)
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let (size, align) = (layout.size(), layout.align());
-        if align <= PLAIN_ALIGN && align <= size {
-            let p = mi::mi_zalloc(size);
-            if aligned(p, align) {
-                return p as *mut u8;
-            }
-            mi::mi_free(p);
-        }
-        mi::mi_zalloc_aligned(size, align) as *mut u8
+        allocate(layout, mi::mi_zalloc, mi::mi_zalloc_aligned)
     }
 
     #[inline]
