@@ -428,7 +428,7 @@ impl<'a> Combiner<'a> {
         let base = format!("k{}", key_literal.unsigned_abs());
         let v = self.new_value(f, vt, &base, Some(vec![value]));
         let loc = f.blocks[b].insts[i].loc;
-        self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![literal], loc }));
+        self.inserts.push((b, i, Inst { defs: smallvec::smallvec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![literal], loc }));
         self.made.insert((b, vt.0 as u16, key_literal), v);
         Some(v)
     }
@@ -694,7 +694,7 @@ impl<'a> Combiner<'a> {
         // (cloning it for every attempt was 2% of a compile of many small functions).
         // What stays in its place has its position, which is all an insertion reads.
         let slot = &mut f.blocks[b].insts[i];
-        let placeholder = Inst { defs: Vec::new(), opcode: slot.opcode, flags: Vec::new(), operands: Vec::new(), loc: slot.loc };
+        let placeholder = Inst { defs: Default::default(), opcode: slot.opcode, flags: Vec::new(), operands: Vec::new(), loc: slot.loc };
         let inst = std::mem::replace(slot, placeholder);
         let found = self.rule_for(f, b, i, op, d, &inst);
         f.blocks[b].insts[i] = inst;
@@ -1037,7 +1037,7 @@ impl<'a> Combiner<'a> {
             }
         }
         let loc = f.blocks[b].insts[i].loc;
-        self.inserts.push((b, i, Inst { defs: vec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands, loc }));
+        self.inserts.push((b, i, Inst { defs: smallvec::smallvec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands, loc }));
         v
     }
 

@@ -34,8 +34,8 @@ pub(crate) fn halves(cx: &mut Cx, v: ValueId, half: VtId, how: &Halves) -> (Valu
             let ops = cx.ops;
             let lo = cx.derived(v, "lo", half);
             let hi = cx.derived(v, "hi", half);
-            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(0)], vec![lo]);
-            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(1)], vec![hi]);
+            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(0)], smallvec::smallvec![lo]);
+            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(1)], smallvec::smallvec![hi]);
             // Only reused in this block: elsewhere the extraction may not dominate.
             cx.extracted.insert(v, (lo, hi));
             (lo, hi)
@@ -258,7 +258,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         }
         if op == ops.UNDEF {
             for p in parts {
-                cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![p]);
+                cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![p]);
             }
             return Ok(true);
         }
@@ -274,7 +274,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                     Operand::Value(v) => Operand::Value(cx.parts(*v)[i]),
                     other => other.clone(),
                 }).collect();
-                cx.emit(ops.PHI, Vec::new(), operands, vec![*p]);
+                cx.emit(ops.PHI, Vec::new(), operands, smallvec::smallvec![*p]);
             }
             return Ok(true);
         }

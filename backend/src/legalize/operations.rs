@@ -55,7 +55,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         if let (Some(extension), Some(narrow)) = (extension, narrow) {
             let flags: Vec<String> = inst.flags.iter().filter(|f| !matches!(f.as_str(), "sext" | "zext" | "anyext") && cx.tables.vt(f).is_none()).cloned().collect();
             let value = cx.derived(inst.defs[0], "narrow", narrow);
-            cx.emit(ops.LOAD, flags, inst.operands.clone(), vec![value]);
+            cx.emit(ops.LOAD, flags, inst.operands.clone(), smallvec::smallvec![value]);
             cx.op_into(extension, inst.defs[0], &[value]);
             return Ok(true);
         }
@@ -596,12 +596,12 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             } else {
                 (values[0], values[1], float_splat(cx, ty, -0.0)?)
             };
-            cx.emit(ops.FMA, inst.flags.clone(), vec![Operand::Value(x), Operand::Value(y), Operand::Value(z)], vec![def]);
+            cx.emit(ops.FMA, inst.flags.clone(), vec![Operand::Value(x), Operand::Value(y), Operand::Value(z)], smallvec::smallvec![def]);
             return Ok(true);
         }
         if op == ops.FSUB && cx.sm.is_legal(ops.FADD, ty) {
             let neg = cx.op(ops.FNEG, ty, &[values[1]]);
-            cx.emit(ops.FADD, inst.flags.clone(), vec![Operand::Value(values[0]), Operand::Value(neg)], vec![def]);
+            cx.emit(ops.FADD, inst.flags.clone(), vec![Operand::Value(values[0]), Operand::Value(neg)], smallvec::smallvec![def]);
             return Ok(true);
         }
         if op == ops.FNEG || op == ops.FABS {
@@ -620,7 +620,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             if op == ops.FEXP {
                 let k = cx.fconstant(ty, std::f64::consts::LOG2_E);
                 let scaled = cx.op(ops.FMUL, ty, &[values[0], k]);
-                cx.emit(ops.FEXP2, inst.flags.clone(), vec![Operand::Value(scaled)], vec![def]);
+                cx.emit(ops.FEXP2, inst.flags.clone(), vec![Operand::Value(scaled)], smallvec::smallvec![def]);
             } else {
                 let l = cx.op(ops.FLOG2, ty, &[values[0]]);
                 let k = cx.fconstant(ty, ln2);
@@ -629,7 +629,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             return Ok(true);
         }
         if op == ops.FSINCOS {
-            cx.emit(ops.FSIN, inst.flags.clone(), vec![Operand::Value(values[0])], vec![def]);
+            cx.emit(ops.FSIN, inst.flags.clone(), vec![Operand::Value(values[0])], smallvec::smallvec![def]);
             cx.emit(ops.FCOS, inst.flags.clone(), vec![Operand::Value(values[0])], vec![inst.defs[1]]);
             return Ok(true);
         }
@@ -647,14 +647,14 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             let i16t = cx.int(16)?;
             let ext = if op == ops.SINT_TO_FP { ops.SIGN_EXTEND } else { ops.ZERO_EXTEND };
             let w = cx.op(ext, i16t, &[values[0]]);
-            cx.emit(op, inst.flags.clone(), vec![Operand::Value(w)], vec![def]);
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(w)], smallvec::smallvec![def]);
             return Ok(true);
         }
     }
     if (op == ops.FP_TO_SINT || op == ops.FP_TO_UINT) && types::is_f32_top_half(cx.tables, cx.ty(values[0])) {
         let f32t = cx.named_type("f32")?;
         let f = cx.op(ops.FP_EXTEND, f32t, &[values[0]]);
-        cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], vec![def]);
+        cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], smallvec::smallvec![def]);
         return Ok(true);
     }
     if op == ops.FP_ROUND && types::is_f32_top_half(cx.tables, ty) && types::bits(cx.tables, cx.ty(values[0])) > 32 {
@@ -729,7 +729,7 @@ fn unroll(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             None => o.clone(),
         }).collect();
         let d = cx.derived(def, &format!("l{i}"), elem);
-        cx.emit(op, inst.flags.clone(), operands, vec![d]);
+        cx.emit(op, inst.flags.clone(), operands, smallvec::smallvec![d]);
         results.push(d);
     }
     cx.op_into(ops.BUILD_VECTOR, def, &results);
@@ -782,14 +782,14 @@ fn compare_swap_loop(cx: &mut Cx, inst: &Inst, ptr: ValueId, int_ty: VtId, updat
     let body = cx.reserve_block();
     let done = cx.reserve_block();
     let init = cx.derived(def, "init", int_ty);
-    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(ptr)], vec![init]);
+    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(ptr)], smallvec::smallvec![init]);
     cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
     cx.switch_to_block(body, "atomic.loop");
     let old = cx.derived(def, "old", int_ty);
     let seen = cx.derived(def, "seen", int_ty);
-    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], vec![old]);
+    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], smallvec::smallvec![old]);
     let new = update(cx, old)?;
-    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], vec![seen]);
+    cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], smallvec::smallvec![seen]);
     let again = cx.setcc("ne", seen, old);
     cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "atomic.done");
@@ -868,7 +868,7 @@ fn atomic_vector(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             let offset = cx.constant(i64t, k as i128 * element_bytes);
             let address = cx.op(ops.PTR_ADD, cx.ty(ptr), &[ptr, offset]);
             let d = cx.derived(def, &format!("l{k}"), element);
-            cx.emit(op, inst.flags.clone(), vec![Operand::Value(address), Operand::Value(lane)], vec![d]);
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(address), Operand::Value(lane)], smallvec::smallvec![d]);
             results.push(d);
         }
         cx.op_into(ops.BUILD_VECTOR, def, &results);
@@ -1027,7 +1027,7 @@ fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let (q, r, i) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
     let (q2, r2, i2) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
     for (phi, init, next) in [(q, zero, q2), (r, zero, r2), (i, top, i2)] {
-        cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(next), Operand::Block(body)], vec![phi]);
+        cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(next), Operand::Block(body)], smallvec::smallvec![phi]);
     }
     let one = cx.constant(ty, 1);
     let one32 = cx.constant(i32t, 1);

@@ -60,7 +60,7 @@ pub(crate) fn in_register(cx: &mut Cx, p: ValueId, narrow: VtId, ext: Ext) -> LR
         Ext::Sign => {
             let d = cx.new_value("sx", wide);
             let flag = cx.type_name(narrow).to_string();
-            cx.emit(ops.SIGN_EXTEND_INREG, vec![flag], vec![Operand::Value(p)], vec![d]);
+            cx.emit(ops.SIGN_EXTEND_INREG, vec![flag], vec![Operand::Value(p)], smallvec::smallvec![d]);
             Ok(d)
         }
         Ext::Zero => {
@@ -169,12 +169,12 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
     if is_result {
         let part = p(cx, value);
         if op == ops.CONSTANT {
-            cx.emit(ops.CONSTANT, inst.flags.clone(), inst.operands.clone(), vec![part]);
+            cx.emit(ops.CONSTANT, inst.flags.clone(), inst.operands.clone(), smallvec::smallvec![part]);
         } else if op == ops.ARG && inst.flags.is_empty() {
             // A narrow parameter is read zero-extended into its carrier.
-            cx.emit(ops.ARG, vec!["zext".into(), narrow_name], inst.operands.clone(), vec![part]);
+            cx.emit(ops.ARG, vec!["zext".into(), narrow_name], inst.operands.clone(), smallvec::smallvec![part]);
         } else if op == ops.UNDEF {
-            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![part]);
+            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![part]);
         } else if op == ops.COPY {
             let src = inst.uses().next().unwrap_or(value);
             let src_part = p(cx, src);
@@ -184,7 +184,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 Operand::Value(v) => Operand::Value(p(cx, *v)),
                 other => other.clone(),
             }).collect();
-            cx.emit(ops.PHI, Vec::new(), operands, vec![part]);
+            cx.emit(ops.PHI, Vec::new(), operands, smallvec::smallvec![part]);
         } else if op == ops.SELECT {
             let values: Vec<ValueId> = inst.uses().collect();
             let c = cx.original(values[0]);
@@ -201,7 +201,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 Operand::Value(v) => Operand::Value(cx.original(*v)),
                 other => other.clone(),
             }).collect();
-            cx.emit(ops.LOAD, flags, operands, vec![part]);
+            cx.emit(ops.LOAD, flags, operands, smallvec::smallvec![part]);
         } else if op == ops.SIGN_EXTEND || op == ops.ZERO_EXTEND || op == ops.ANY_EXTEND {
             // From a narrower type (i1): the same extension, to the wide type.
             let src = inst.uses().next().unwrap_or(value);
@@ -223,7 +223,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             let src = cx.original(src);
             let saturate = inst.has_flag("sat");
             let converted = if saturate { cx.new_value("cvt", wide) } else { part };
-            cx.emit(op, inst.flags.clone(), vec![Operand::Value(src)], vec![converted]);
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(src)], smallvec::smallvec![converted]);
             if saturate {
                 // The wide conversion saturates to the wide range; clamp to the narrow one.
                 let bits = types::bits(cx.tables, narrow) as i128;
@@ -322,7 +322,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
     if op == ops.SINT_TO_FP || op == ops.UINT_TO_FP {
         let ext = if op == ops.SINT_TO_FP { Ext::Sign } else { Ext::Zero };
         let w = widen(cx, value, narrow, wide, ext, Widening::Parts)?;
-        cx.emit(op, inst.flags.clone(), vec![Operand::Value(w)], vec![def]);
+        cx.emit(op, inst.flags.clone(), vec![Operand::Value(w)], smallvec::smallvec![def]);
         return Ok(true);
     }
     if op == ops.BUILD_VECTOR || op == ops.INSERT_VECTOR_ELT {

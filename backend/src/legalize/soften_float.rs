@@ -126,7 +126,7 @@ pub(crate) fn int_to_f32_odd(cx: &mut Cx, v: ValueId, signed: bool) -> LResult<V
         let i64t = cx.int(64)?;
         let v64 = if bits == 64 { v } else { cx.op(ops.TRUNCATE, i64t, &[v]) };
         let toward_zero = cx.new_value("rz", f64t);
-        cx.emit(convert, vec!["rz".into()], vec![Operand::Value(v64)], vec![toward_zero]);
+        cx.emit(convert, vec!["rz".into()], vec![Operand::Value(v64)], smallvec::smallvec![toward_zero]);
         let back_op = if signed { ops.FP_TO_SINT } else { ops.FP_TO_UINT };
         let back = cx.op(back_op, i64t, &[toward_zero]);
         let inexact = cx.setcc("ne", back, v64);
@@ -218,12 +218,12 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 _ => return Ok(false),
             };
             let signed = if literal >= 0x8000 { literal - 0x10000 } else { literal };
-            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(signed)], vec![part]);
+            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(signed)], smallvec::smallvec![part]);
         } else if op == ops.UNDEF {
-            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![part]);
+            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![part]);
         } else if op == ops.ARG {
             // The parameter's bits, in the integer of its width.
-            cx.emit(ops.ARG, Vec::new(), inst.operands.clone(), vec![part]);
+            cx.emit(ops.ARG, Vec::new(), inst.operands.clone(), smallvec::smallvec![part]);
         } else if op == ops.COPY {
             let s = soft(cx, values[0]);
             cx.alias(part, s);
@@ -232,7 +232,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 Operand::Value(v) => Operand::Value(cx.parts(*v)[0]),
                 other => other.clone(),
             }).collect();
-            cx.emit(ops.PHI, Vec::new(), operands, vec![part]);
+            cx.emit(ops.PHI, Vec::new(), operands, smallvec::smallvec![part]);
         } else if op == ops.SELECT {
             let c = cx.original(values[0]);
             let t = soft(cx, values[1]);
@@ -243,7 +243,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 Operand::Value(v) => Operand::Value(cx.original(*v)),
                 other => other.clone(),
             }).collect();
-            cx.emit(ops.LOAD, inst.flags.clone(), operands, vec![part]);
+            cx.emit(ops.LOAD, inst.flags.clone(), operands, smallvec::smallvec![part]);
         } else if op == ops.BITCAST {
             let src = cx.original(values[0]);
             if cx.ty(src) == int_ty {
@@ -275,7 +275,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 narrow_fma_to_odd(cx, args[0], args[1], args[2])?
             } else {
                 let r = cx.new_value("wide", target);
-                cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), vec![r]);
+                cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), smallvec::smallvec![r]);
                 r
             };
             let bits = float_to_bf16_bits(cx, r)?;
@@ -312,14 +312,14 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         if def_ty == f32t {
             cx.alias(def, f);
         } else {
-            cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], vec![def]);
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], smallvec::smallvec![def]);
         }
         return Ok(true);
     }
     if op == ops.FP_TO_SINT || op == ops.FP_TO_UINT {
         let f32t = cx.named_type("f32")?;
         let f = widened(cx, value, f32t)?;
-        cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], vec![def]);
+        cx.emit(op, inst.flags.clone(), vec![Operand::Value(f)], smallvec::smallvec![def]);
         return Ok(true);
     }
     if op == ops.BITCAST {

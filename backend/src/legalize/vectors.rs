@@ -204,7 +204,7 @@ pub(crate) fn lanewise(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         let mut lanes = Vec::new();
         for s in src {
             let d = cx.new_value("lane", elem);
-            cx.emit(op, inst.flags.clone(), vec![Operand::Value(s)], vec![d]);
+            cx.emit(op, inst.flags.clone(), vec![Operand::Value(s)], smallvec::smallvec![d]);
             lanes.push(d);
         }
         lanes
@@ -251,7 +251,7 @@ fn per_part(cx: &mut Cx, inst: &Inst, def: ValueId) {
             Operand::Value(v) => Operand::Value(cx.original(*v)),
             other => other.clone(),
         }).collect();
-        cx.emit(inst.opcode.generic().unwrap_or(cx.ops.COPY), inst.flags.clone(), operands, vec![*p]);
+        cx.emit(inst.opcode.generic().unwrap_or(cx.ops.COPY), inst.flags.clone(), operands, smallvec::smallvec![*p]);
     }
 }
 
@@ -295,7 +295,7 @@ fn load_pieces(cx: &mut Cx, inst: &Inst, ptr: ValueId, defs: &[ValueId], natural
         let bytes = types::bits(cx.tables, cx.ty(*d)) as u64 / 8;
         let p = address(cx, ptr, offset)?;
         let ops = cx.ops;
-        cx.emit(ops.LOAD, flags.clone(), vec![Operand::Value(p), Operand::Align(offset_align(align, offset).min(bytes.max(1)))], vec![*d]);
+        cx.emit(ops.LOAD, flags.clone(), vec![Operand::Value(p), Operand::Align(offset_align(align, offset).min(bytes.max(1)))], smallvec::smallvec![*d]);
         offset += bytes;
     }
     Ok(true)
@@ -329,7 +329,7 @@ pub(super) fn split(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
         let def = value;
         if op == ops.UNDEF {
             for p in cx.parts(def) {
-                cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![p]);
+                cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![p]);
             }
         } else if op == ops.COPY {
             let src = cx.parts(values[0]);
@@ -373,7 +373,7 @@ pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
         let def = value;
         if op == ops.UNDEF {
             let p = cx.parts(def)[0];
-            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), vec![p]);
+            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![p]);
         } else if op == ops.COPY {
             let src = cx.parts(values[0]);
             cx.alias_all(def, &src);
@@ -399,7 +399,7 @@ pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
             for i in 0..types::lanes(cx.tables, narrow) as usize {
                 let args: Vec<ValueId> = operand_lanes.iter().map(|l| l[i]).collect();
                 let d = cx.new_value("lane", elem);
-                cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), vec![d]);
+                cx.emit(op, inst.flags.clone(), args.into_iter().map(Operand::Value).collect(), smallvec::smallvec![d]);
                 lanes.push(d);
             }
             assemble(cx, def, lanes)?;

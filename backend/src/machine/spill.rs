@@ -336,11 +336,11 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut crate::mi
                         reloaded.push((v.0, t));
                         match home {
                             Home::Slot { slot, load, .. } => {
-                                out.push(Inst { defs: vec![t], opcode: Opcode::Machine(*load), flags: Vec::new(), operands: vec![Operand::Int(*slot as i128)], loc: inst.loc });
+                                out.push(Inst { defs: smallvec::smallvec![t], opcode: Opcode::Machine(*load), flags: Vec::new(), operands: vec![Operand::Int(*slot as i128)], loc: inst.loc });
                                 stats.reloads += 1;
                             }
                             Home::Remat(def) => {
-                                out.push(Inst { defs: vec![t], loc: inst.loc, ..def.clone() });
+                                out.push(Inst { defs: smallvec::smallvec![t], loc: inst.loc, ..def.clone() });
                                 stats.recomputed += 1;
                             }
                         }
@@ -353,7 +353,7 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut crate::mi
                 .defs
                 .iter()
                 .filter_map(|d| match slot_of.get(&d.0) {
-                    Some(Home::Slot { slot, store, .. }) => Some(Inst { defs: Vec::new(), opcode: Opcode::Machine(*store), flags: Vec::new(), operands: vec![Operand::Value(*d), Operand::Int(*slot as i128)], loc: inst.loc }),
+                    Some(Home::Slot { slot, store, .. }) => Some(Inst { defs: Default::default(), opcode: Opcode::Machine(*store), flags: Vec::new(), operands: vec![Operand::Value(*d), Operand::Int(*slot as i128)], loc: inst.loc }),
                     _ => None,
                 })
                 .collect();

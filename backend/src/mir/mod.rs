@@ -265,9 +265,13 @@ impl Opcode {
     }
 }
 
+/// An instruction's results: inline up to two (a heap vector per instruction was an
+/// allocation every time a pass built one).
+pub type Defs = smallvec::SmallVec<[ValueId; 2]>;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
-    pub defs: Vec<ValueId>,
+    pub defs: Defs,
     pub opcode: Opcode,
     pub flags: Vec<String>,
     pub operands: Vec<Operand>,

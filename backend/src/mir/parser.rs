@@ -621,7 +621,7 @@ impl<'a> BodyReader<'a> {
         }
         let block = self.function.blocks.len() - 1;
         let index = self.function.blocks[block].insts.len();
-        let mut defs = Vec::with_capacity(inst.defs.len());
+        let mut defs = crate::mir::Defs::with_capacity(inst.defs.len());
         for def in &inst.defs {
             let name = &def.reg.text[1..];
             let vt = match self.types_seen.get(def.ty.text) {

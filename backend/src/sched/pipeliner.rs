@@ -1416,7 +1416,7 @@ fn expand(
         .position(|p| p.opcode == br_opcode.0 && p.sms >> sm_index & 1 == 1)
         .ok_or("no branch pattern")?;
     let branch_to = |target: u32| Inst {
-        defs: Vec::new(),
+        defs: Default::default(),
         opcode: Opcode::Machine(br as u16),
         flags: Vec::new(),
         operands: vec![Operand::Block(target)],
@@ -1617,7 +1617,7 @@ fn expand(
             k.get(&x, f, names, v, r + 1)?
         };
         phi_insts.push(Inst {
-            defs: vec![s],
+            defs: smallvec::smallvec![s],
             opcode: Opcode::Generic(phi_opcode),
             flags: Vec::new(),
             operands: vec![
@@ -1694,7 +1694,7 @@ fn expand(
             operands.push(Operand::Block(num));
         }
         new_phis.push(Inst {
-            defs: vec![merged],
+            defs: smallvec::smallvec![merged],
             opcode: Opcode::Generic(phi_opcode),
             flags: Vec::new(),
             operands,
