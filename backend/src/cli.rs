@@ -542,6 +542,7 @@ const REMARK_PASSES: &[&str] = &[
     "machine-cse",
     "machine-licm",
     "machine-sink",
+    "machine-cp",
     "machine-pipeliner",
     "pipeliner",
     "nvptx-remat-block",

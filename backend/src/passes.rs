@@ -177,6 +177,12 @@ fn machine_sink(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<Mir
     Ok(())
 }
 
+fn machine_cp(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::machine::copy_prop::run(module, cx.tables, cx.sm("machine-cp")?, cx.remarks.is_some());
+    cx.report(stats.remarks, format!("operands propagated {}, copies removed {}, kept {}", stats.propagated, stats.removed, stats.kept));
+    Ok(())
+}
+
 fn dce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     crate::machine::dce::remove_dead_code(module, cx.tables);
     Ok(())
@@ -369,6 +375,14 @@ pub const PASSES: &[PassInfo] = &[
         switches: &[Switch::DisabledBy("disable-machine-dce")],
         scope: Scope::Function,
         run: dce,
+    },
+    PassInfo {
+        name: "machine-cp",
+        description: "machine copy propagation: readers of a copy or bitcast read its source where the description lets its register class stand there; copies left unread go",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-copyprop")],
+        scope: Scope::Function,
+        run: machine_cp,
     },
     PassInfo {
         name: "machine-pipeliner",

@@ -302,6 +302,7 @@ impl Emitter {
             let (name, prefix, ptx_type, weight, storage_only) = (c.name, c.prefix, c.ptx_type, c.pressure_weight, c.storage_only);
             let members = u8s(c.members);
             let member_ptx = u16s(c.member_ptx);
+            let read_as = u8s(c.read_as);
             let src = source(&c.source);
             let param_carrier = match c.param_carrier {
                 Some(t) => quote! { Some(#t) },
@@ -314,7 +315,7 @@ impl Emitter {
             quote! {
                 ::target_desc::tables::RegisterClassInfo {
                     name: #name, prefix: #prefix, ptx_type: #ptx_type, members: #members, member_ptx: #member_ptx,
-                    pressure_weight: #weight, storage_only: #storage_only, param_carrier: #param_carrier, pressure_limit: #pressure_limit, source: #src,
+                    pressure_weight: #weight, storage_only: #storage_only, param_carrier: #param_carrier, pressure_limit: #pressure_limit, read_as: #read_as, source: #src,
                 }
             }
         });

@@ -177,3 +177,16 @@ fn remat_exclusion_covers_memory_atomics_and_barriers() {
     assert_eq!(t.knob("nv-remat-max-times").unwrap().default, target_desc::tables::KnobValue::Int(10));
     assert_eq!(t.knob("nv-remat-default-max-reg").unwrap().default, target_desc::tables::KnobValue::Int(70));
 }
+
+#[test]
+fn bit_registers_stand_in_for_float_registers_of_their_width_only() {
+    for t in Target::all() {
+        let reads = |have, want| t.tables().register_reads_as(t.sm_tables(), have, want);
+        // A .b32/.b64/.b16 register is a valid .f32/.f64/f16 operand ...
+        assert!(reads(Vt::I32, Vt::F32) && reads(Vt::I64, Vt::F64) && reads(Vt::I16, Vt::F16) && reads(Vt::F16, Vt::I16), "{}", t.name());
+        assert!(reads(Vt::V2F16, Vt::I32) && reads(Vt::I32, Vt::V2F16), "{}", t.name());
+        // ... but an .f32/.f64 register is no integer operand, and widths never mix.
+        assert!(!reads(Vt::F32, Vt::I32) && !reads(Vt::F64, Vt::I64), "{}", t.name());
+        assert!(!reads(Vt::I32, Vt::F64) && !reads(Vt::I64, Vt::F32) && !reads(Vt::I1, Vt::I16), "{}", t.name());
+    }
+}

@@ -1038,8 +1038,36 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             storage_only: item.storage_only,
             param_carrier,
             pressure_limit: item.pressure_limit.map(|l| l.min(u32::from(u16::MAX)) as u16),
+            read_as: &[],
             source: b.source(file, line),
         });
+    }
+    // `read_as` names classes, possibly later ones: resolved once all exist.
+    for (index, Located { file, line, item }) in classes.iter().enumerate() {
+        let (file, line) = (*file, *line);
+        let width = |ptx: &str| ptx.trim_start_matches(|c: char| !c.is_ascii_digit()).parse::<u32>().ok();
+        let mut read_as = Vec::new();
+        for name in &item.read_as {
+            let (at, _) = yaml_lines::find_token(&b.file(file).text, line, 12, name);
+            let Some(other) = class_infos.iter().position(|c| c.name == name.as_str()) else {
+                let candidates = class_infos.iter().map(|c| c.name).collect();
+                return Err(b.err_at(b.unknown("register class", name, candidates), file, at, name));
+            };
+            let (mine, theirs) = (width(class_infos[index].ptx_type), width(class_infos[other].ptx_type));
+            if other == index || mine.is_none() || mine != theirs {
+                return Err(b.err_at(
+                    DescErrorKind::Invalid(format!(
+                        "read_as `{name}`: a class may be read as another class of the same register width only ({} is {}, {name} is {})",
+                        item.name, class_infos[index].ptx_type, class_infos[other].ptx_type
+                    )),
+                    file,
+                    at,
+                    name,
+                ));
+            }
+            read_as.push(other as u8);
+        }
+        class_infos[index].read_as = leak(read_as);
     }
 
     // ---- rules ----

@@ -113,6 +113,11 @@ pub struct RegisterClass {
     /// A class the hardware has few registers of (`.pred`: P0-P6), whose pressure is
     /// tracked apart from the others and checked against this count.
     pub pressure_limit: Option<u32>,
+    /// Other classes of the same width whose operands this class's registers may fill
+    /// (PTX: a `.b32` register is a valid `.f32` operand), so a copy between the two
+    /// classes can be propagated into its readers.
+    #[serde(default)]
+    pub read_as: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

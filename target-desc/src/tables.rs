@@ -305,6 +305,9 @@ pub struct RegisterClassInfo {
     /// checked against N registers (predicates); `None`: it counts towards the general
     /// register target with its `pressure_weight`.
     pub pressure_limit: Option<u16>,
+    /// `read_as: [Float32Regs]`: the classes (by index) whose operands a register of this
+    /// class may fill; a copy into one of them can be propagated into its readers.
+    pub read_as: &'static [u8],
     pub source: SourceLoc,
 }
 
@@ -1131,6 +1134,22 @@ impl TargetTables {
         }
         let source = lookup_sorted(sm.type_sources, vt.0).copied()?;
         Some((&self.register_classes[class as usize], self.rules[source as usize]))
+    }
+
+    /// Whether a register holding `have` may be the operand where the instruction
+    /// expects a `want` register on `sm`: the same class, or a class the description
+    /// lets stand in for `want`'s (`read_as`).
+    pub fn register_reads_as(&self, sm: &SmTables, have: VtId, want: VtId) -> bool {
+        let class = |t: VtId| sm.type_class.get(t.0 as usize).copied().filter(|&c| c != NO_CLASS);
+        match (class(have), class(want)) {
+            (Some(h), Some(w)) => h == w || self.register_classes[h as usize].read_as.contains(&w),
+            _ => false,
+        }
+    }
+
+    /// [`Self::register_reads_as`] on some SM (for checks that do not know the SM).
+    pub fn register_reads_as_somewhere(&self, have: VtId, want: VtId) -> bool {
+        self.sms.iter().any(|sm| self.register_reads_as(sm, have, want))
     }
 
     /// The entry of the promotion table (BSWAP, CTLZ, ...) or the FSINCOS table.

@@ -490,14 +490,17 @@ fn pipeliner_knobs_take_effect() {
         pruned, unpruned,
         "dependences between unrelated PHIs change the schedule"
     );
+    // The loop's COPY must reach the pipeliner: the combiner and machine-cp would fold it.
     let fib = "tests/sched/fib_copy_i32.mir";
-    let (with, _) = swp(fib, "pipeliner", &["pipeliner-annotate-for-testing=true"]);
+    let (with, _) = swp(fib, "pipeliner", &["pipeliner-annotate-for-testing=true", "disable-combine=true", "disable-copyprop=true"]);
     let (without, _) = swp(
         fib,
         "pipeliner",
         &[
             "pipeliner-annotate-for-testing=true",
             "pipeliner-enable-copytophi=false",
+            "disable-combine=true",
+            "disable-copyprop=true",
         ],
     );
     assert_ne!(

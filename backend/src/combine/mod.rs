@@ -16,7 +16,9 @@
 //!   multiplications and unsigned divisions by powers of two as shifts, unsigned
 //!   remainders by powers of two as masks;
 //! - chains: `ADD`/`PTR_ADD` of constants re-associated into one, extensions of
-//!   extensions, truncations of extensions, bitcasts of bitcasts;
+//!   extensions, truncations of extensions, bitcasts of bitcasts; a `COPY` is its
+//!   operand; a store of a `BITCAST` stores its source, and (after the walk, on the
+//!   final use counts) a full-width load read only by a `BITCAST` loads its type;
 //! - vector chains: a lane extracted from `BUILD_VECTOR`/`INSERT_VECTOR_ELT`, a vector
 //!   rebuilt from all its own lanes, a pair's half from `BUILD_PAIR`;
 //! - `SETCC` of a value with itself, `SELECT` of a known condition, `SELECT` of a
@@ -105,6 +107,9 @@ struct Ops {
     fma: OpcodeId,
     addrspacecast: OpcodeId,
     smin: OpcodeId,
+    copy: OpcodeId,
+    load: OpcodeId,
+    store: OpcodeId,
     smax: OpcodeId,
     umin: OpcodeId,
     umax: OpcodeId,
@@ -149,12 +154,19 @@ impl Ops {
             fma: op("FMA")?,
             addrspacecast: op("ADDRSPACECAST")?,
             smin: op("SMIN")?,
+            copy: op("COPY")?,
+            load: op("LOAD")?,
+            store: op("STORE")?,
             smax: op("SMAX")?,
             umin: op("UMIN")?,
             umax: op("UMAX")?,
         })
     }
 }
+
+/// Flags of a load or store that keep it a full-width access of its value's type; the
+/// others (`sext.i8`, `trunc.i16`, ...) make its bits depend on the type.
+const FULL_WIDTH_FLAGS: &[&str] = &["volatile", "invariant"];
 
 /// The flag that allows contraction (LLVM's `contract` fast-math flag); selection
 /// ignores it.
@@ -189,6 +201,18 @@ pub fn run_with(module: &mut Module, tables: &TargetTables, sm: &SmTables, remar
         stats.remarks.append(&mut cx.stats.remarks);
     }
     crate::machine::dce::remove_dead_code(module, tables);
+    // Loads read by one bitcast only, counted on the final code: a rule of the walk
+    // may still give a value more readers after its visit (a lane of a vector).
+    for f in &mut module.functions {
+        if !f.ssa {
+            continue;
+        }
+        let mut cx = Combiner::new(tables, sm, &ops, f);
+        cx.want_remarks = remarks;
+        cx.fold_bitcast_loads(f);
+        stats.simplified += cx.stats.simplified;
+        stats.remarks.append(&mut cx.stats.remarks);
+    }
     Ok(stats)
 }
 
@@ -283,6 +307,7 @@ impl<'a> Combiner<'a> {
             for i in 0..f.blocks[b].insts.len() {
                 self.resolve_operands(&mut f.blocks[b].insts[i]);
                 self.access_specific_space(f, b, i);
+                self.store_bitcast_source(f, b, i);
                 // A rewrite may enable another on the same instruction (an extract
                 // of an insert of an insert): a few rounds, each looking one step up.
                 for _ in 0..4 {
@@ -461,6 +486,9 @@ impl<'a> Combiner<'a> {
         match earlier {
             Some(v) => {
                 self.repl[d.0 as usize] = v;
+                // `d`'s readers now read `v` (an overcount: the dead instruction's own
+                // read of `v` stays counted, which only makes single-use rules wait).
+                self.uses[v.0 as usize] += self.uses[d.0 as usize];
                 self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
                 self.stats.cse += 1;
                 let loc = inst.loc;
@@ -619,6 +647,89 @@ impl<'a> Combiner<'a> {
         self.count("address space");
         let space = self.tables.type_info(xt).map_or("?", |t| t.name);
         self.remark(loc, || format!("address space: {name} through %{} accesses {space} directly", f.value(p).name));
+    }
+
+    /// A full-width load whose only user is a `BITCAST` to `vt` loads `vt` instead (LLVM's
+    /// DAG combine of `bitcast (load)`): memory holds bits, and a load of either type
+    /// reads the same ones, so the register that would be copied is written directly.
+    /// Only plain, volatile and invariant loads (an extending load's bits depend on its
+    /// type), and only where the SM can select the load of `vt`. Retypes `x` in place.
+    fn load_as(&mut self, f: &mut Function, x: ValueId, vt: VtId) -> bool {
+        let Some(load) = self.def(f, x).filter(|d| self.is(d, self.ops.load)).cloned() else { return false };
+        if self.uses[x.0 as usize] != 1 || load.defs.len() != 1 || !load.flags.iter().all(|fl| FULL_WIDTH_FLAGS.contains(&fl.as_str())) || !self.legal(self.ops.load, vt) {
+            return false;
+        }
+        let old = self.ty(f, x);
+        f.values[x.0 as usize].ty = vt;
+        if self.selectable(f, &load, self.ops.load) {
+            return true;
+        }
+        f.values[x.0 as usize].ty = old;
+        false
+    }
+
+    /// Every `BITCAST` of a load it alone reads becomes that load ([`Self::load_as`]).
+    /// Runs on dead-code-free code with fresh use counts, so a single reader is exact.
+    fn fold_bitcast_loads(&mut self, f: &mut Function) {
+        let mut folded = Vec::new();
+        for b in 0..f.blocks.len() {
+            for i in 0..f.blocks[b].insts.len() {
+                let inst = &f.blocks[b].insts[i];
+                let (true, [d], [Operand::Value(x)]) = (self.is(inst, self.ops.bitcast), inst.defs.as_slice(), inst.operands.as_slice()) else { continue };
+                let (d, x, loc) = (*d, *x, inst.loc);
+                if self.load_as(f, x, self.ty(f, d)) {
+                    self.repl[d.0 as usize] = x;
+                    folded.push((b, i));
+                    self.count("bitcast of a load");
+                    self.remark(loc, || format!("bitcast of a load: %{} loads {}", f.value(x).name, f.value(d).name));
+                }
+            }
+        }
+        if folded.is_empty() {
+            return;
+        }
+        for block in &mut f.blocks {
+            for inst in &mut block.insts {
+                self.resolve_operands(inst);
+            }
+        }
+        // One pass per block touched (`folded` is in block order, then position).
+        let mut at = 0;
+        while at < folded.len() {
+            let b = folded[at].0;
+            let (mut i, mut next) = (0, at);
+            f.blocks[b].insts.retain(|_| {
+                let drop = folded.get(next) == Some(&(b, i));
+                next += usize::from(drop);
+                i += 1;
+                !drop
+            });
+            at = next;
+        }
+    }
+
+    /// A store of a `BITCAST` stores the bitcast's source instead (the bits in memory are
+    /// the same), when the SM can select that store: the copy into another register
+    /// class goes away once the bitcast has no other user.
+    fn store_bitcast_source(&mut self, f: &mut Function, b: usize, i: usize) {
+        let inst = &f.blocks[b].insts[i];
+        if !self.is(inst, self.ops.store) || !inst.flags.iter().all(|fl| FULL_WIDTH_FLAGS.contains(&fl.as_str())) {
+            return;
+        }
+        let Some(&Operand::Value(v)) = inst.operands.first() else { return };
+        let Some(cast) = self.def(f, v).filter(|d| self.is(d, self.ops.bitcast)) else { return };
+        let Some(x) = cast.uses().next() else { return };
+        let mut changed = inst.clone();
+        changed.operands[0] = Operand::Value(x);
+        if !self.selectable(f, &changed, self.ops.store) {
+            return;
+        }
+        let loc = changed.loc;
+        self.uses[x.0 as usize] += 1;
+        self.uses[v.0 as usize] = self.uses[v.0 as usize].saturating_sub(1);
+        f.blocks[b].insts[i] = changed;
+        self.count("bitcast of a store");
+        self.remark(loc, || format!("bitcast of a store: STORE of %{} stores %{}", f.value(v).name, f.value(x).name));
     }
 
     /// Whether some pattern of the SM could select `inst` (root opcode, flags, and the
@@ -886,6 +997,9 @@ impl<'a> Combiner<'a> {
                 return identity(Rewrite::Inst(iop, Vec::new(), vec![Operand::Value(src)]));
             }
             return None;
+        }
+        if op == ops.copy && vals.len() == 1 && self.ty(f, vals[0]) == vt {
+            return identity(Rewrite::Value(vals[0]));
         }
         if op == ops.bitcast && vals.len() == 1 {
             let x = vals[0];

@@ -5,6 +5,7 @@
 
 pub mod cfg;
 pub mod checker;
+pub mod copy_prop;
 pub mod cse;
 pub mod dce;
 pub mod frame;

@@ -734,7 +734,9 @@ impl Verifier<'_> {
         for (k, ((name, kind), actual)) in p.operands.iter().zip(&operands).enumerate() {
             use target_desc::tables::PatternOperand as K;
             let ok = match (kind, actual) {
-                (K::Reg(t), Operand::Value(v)) => f.value(*v).ty.0 == *t,
+                // Or a register of a class the description lets stand in for `t`'s
+                // (`read_as`; machine copy propagation leaves such operands).
+                (K::Reg(t), Operand::Value(v)) => f.value(*v).ty.0 == *t || self.tables.register_reads_as_somewhere(f.value(*v).ty, VtId(*t)),
                 (K::Flag, Operand::Value(v)) => in_class(self.tables, f.value(*v).ty, TypeClass::Bool),
                 (K::Imm(_), Operand::Int(_) | Operand::Float(_)) | (K::Literal, Operand::Int(_) | Operand::Float(_)) => true,
                 (K::ImmIs(_, n) | K::LiteralIs(n), Operand::Int(i)) => *i == *n as i128,
