@@ -87,24 +87,39 @@ pub fn select_module_with(module: &mut Module, tables: &TargetTables, sm: &SmTab
 /// type and space; here it tries the f32 stores and the patterns whose key position
 /// takes any type (flags, variadic leaves), in the same best-first order.
 struct Candidates {
-    keyed: HashMap<(u16, u8), Vec<usize>>,
+    /// By (opcode, key type, address-space type): the patterns an instruction with
+    /// those types can match. The space is the type of a memory access's pointer
+    /// operand ([`space_slot`]), [`ANY_SPACE`] for the list of every space (an
+    /// instruction whose space no pattern names, or an opcode without one): a store
+    /// weighs only the forms of its own address space, not those of all eight.
+    keyed: HashMap<(u16, u8, u8), Vec<usize>>,
     /// Per opcode, the patterns without a key type: all an instruction whose key
     /// position holds no register can match.
     unkeyed: Vec<Vec<usize>>,
 }
 
+const ANY_SPACE: u8 = u8::MAX;
+
 impl Candidates {
     fn new(tables: &TargetTables, by_opcode: &[Vec<usize>]) -> Candidates {
-        let mut keyed: HashMap<(u16, u8), Vec<usize>> = HashMap::default();
+        let mut keyed: HashMap<(u16, u8, u8), Vec<usize>> = HashMap::default();
         let mut unkeyed = vec![Vec::new(); by_opcode.len()];
         for (op, list) in by_opcode.iter().enumerate() {
             let keys: Vec<Option<u8>> = list.iter().map(|&i| pattern_key(tables, &tables.patterns[i])).collect();
+            let spaces: Vec<Option<u8>> = list.iter().map(|&i| pattern_space(tables, &tables.patterns[i])).collect();
             let mut types: Vec<u8> = keys.iter().flatten().copied().collect();
             types.sort_unstable();
             types.dedup();
+            let mut named: Vec<u8> = spaces.iter().flatten().copied().collect();
+            named.sort_unstable();
+            named.dedup();
             for t in types {
-                let fits = list.iter().zip(&keys).filter(|(_, k)| k.is_none_or(|k| k == t)).map(|(&i, _)| i).collect();
-                keyed.insert((op as u16, t), fits);
+                let fits: Vec<usize> = list.iter().zip(&keys).filter(|(_, k)| k.is_none_or(|k| k == t)).map(|(&i, _)| i).collect();
+                for &space in &named {
+                    let here = list.iter().zip(&keys).zip(&spaces).filter(|((_, k), s)| k.is_none_or(|k| k == t) && s.is_none_or(|s| s == space)).map(|((&i, _), _)| i).collect();
+                    keyed.insert((op as u16, t, space), here);
+                }
+                keyed.insert((op as u16, t, ANY_SPACE), fits);
             }
             unkeyed[op] = list.iter().zip(&keys).filter(|(_, k)| k.is_none()).map(|(&i, _)| i).collect();
         }
@@ -112,10 +127,40 @@ impl Candidates {
     }
 
     fn of(&self, f: &Function, inst: &crate::mir::Inst, op: OpcodeId, tables: &TargetTables) -> &[usize] {
-        match inst_key(f, inst, tables).and_then(|t| self.keyed.get(&(op.0, t))) {
+        let Some(t) = inst_key(f, inst, tables) else { return &self.unkeyed[op.0 as usize] };
+        let space = inst_space(f, inst, tables).unwrap_or(ANY_SPACE);
+        match self.keyed.get(&(op.0, t, space)).or_else(|| self.keyed.get(&(op.0, t, ANY_SPACE))) {
             Some(list) => list,
             None => &self.unkeyed[op.0 as usize],
         }
+    }
+}
+
+/// The operand slot of a memory access's address (LOAD, STORE and their vector forms,
+/// atomics), whose pointer type names the address space.
+fn space_slot(info: &target_desc::tables::OpcodeInfo) -> Option<usize> {
+    crate::mir::address_slots(info.name).map(|s| s.0).or_else(|| crate::mir::pointer_operand_slot(info))
+}
+
+/// The address-space type a pattern requires of its root's address operand: the
+/// register's type or the nested node's (`PTR_ADD(p: p1, ...)`, `GLOBAL_ADDR : p3`).
+fn pattern_space(tables: &TargetTables, p: &PatternInfo) -> Option<u8> {
+    let slot = space_slot(tables.opcode_info(OpcodeId(p.opcode))?)?;
+    match *p.nodes.first()?.args.get(slot)? {
+        NodeArg::Leaf(l) => match p.operands.get(l as usize)?.1 {
+            PatternOperand::Reg(t) => Some(t),
+            _ => None,
+        },
+        NodeArg::Node(m) => p.nodes.get(m as usize)?.ty,
+    }
+}
+
+/// The type of an instruction's address operand (see [`pattern_space`]).
+fn inst_space(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> Option<u8> {
+    let slot = space_slot(tables.opcode_info(inst.opcode.generic()?)?)?;
+    match value_operands(&inst.operands).get(slot)? {
+        Operand::Value(v) => Some(f.value(*v).ty.0),
+        _ => None,
     }
 }
 
