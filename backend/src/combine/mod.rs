@@ -204,7 +204,8 @@ pub fn run_with(module: &mut Module, tables: &TargetTables, sm: &SmTables, remar
     // Loads read by one bitcast only, counted on the final code: a rule of the walk
     // may still give a value more readers after its visit (a lane of a vector).
     for f in &mut module.functions {
-        if !f.ssa {
+        let bitcast = Opcode::Generic(ops.bitcast);
+        if !f.ssa || !f.blocks.iter().any(|b| b.insts.iter().any(|i| i.opcode == bitcast)) {
             continue;
         }
         let mut cx = Combiner::new(tables, sm, &ops, f);

@@ -16,8 +16,9 @@
 //! and a carry flag take only a source of the copy's own type. A chain of copies is
 //! followed to the furthest source the reader accepts.
 //!
-//! Linear: one walk indexes the copies and counts uses, one rewrites operands, and a
-//! worklist removes the copies left without readers.
+//! Linear: one walk finds the copies (and ends the pass in a function without any),
+//! one counts uses, one rewrites operands, and a worklist removes the copies left
+//! without readers.
 
 use target_desc::tables::{OpcodeId, PatternOperand, SmTables, TargetTables};
 
@@ -48,28 +49,35 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, remarks: b
 }
 
 fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &[Option<OpcodeId>; 2], remarks: bool, stats: &mut CopyPropStats) {
-    let n = f.values.len();
-    // source[v]: the value `v` is a copy of; site[v]: where that copy is.
-    let mut source: Vec<Option<ValueId>> = vec![None; n];
-    let mut site: Vec<Option<(usize, usize)>> = vec![None; n];
-    let mut uses = vec![0u32; n];
+    // The copies first: most functions have none, and then nothing else is indexed.
+    let mut copies: Vec<(ValueId, ValueId, usize, usize)> = Vec::new();
     for (b, block) in f.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
-            for v in inst.uses() {
-                uses[v.0 as usize] += 1;
-            }
             let Opcode::Machine(m) = inst.opcode else { continue };
             let Some(p) = tables.patterns.get(m as usize) else { continue };
             let is_copy = p.nodes.len() == 1 && copy_ops.iter().flatten().any(|op| op.0 == p.opcode) && p.flag_groups.is_empty();
             let mut values = inst.operands.iter().filter(|o| !matches!(o, Operand::Align(_)));
             if let (true, [d], Some(Operand::Value(s)), None) = (is_copy, inst.defs.as_slice(), values.next(), values.next()) {
-                source[d.0 as usize] = Some(*s);
-                site[d.0 as usize] = Some((b, i));
+                copies.push((*d, *s, b, i));
             }
         }
     }
-    if source.iter().all(Option::is_none) {
+    if copies.is_empty() {
         return;
+    }
+    let n = f.values.len();
+    // source[v]: the value `v` is a copy of; site[v]: where that copy is.
+    let mut source: Vec<Option<ValueId>> = vec![None; n];
+    let mut site: Vec<Option<(usize, usize)>> = vec![None; n];
+    for (d, s, b, i) in copies {
+        source[d.0 as usize] = Some(s);
+        site[d.0 as usize] = Some((b, i));
+    }
+    let mut uses = vec![0u32; n];
+    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+        for v in inst.uses() {
+            uses[v.0 as usize] += 1;
+        }
     }
     let first_remark = stats.remarks.len();
     let ty = |f: &Function, v: ValueId| f.value(v).ty;
