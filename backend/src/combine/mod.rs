@@ -439,6 +439,42 @@ impl<'a> Combiner<'a> {
         }
     }
 
+    /// A vector whose lanes are all known (`BUILD_VECTOR` of constants, a splat) becomes
+    /// a `BITCAST` of one integer constant of its width, lane 0 in the low bits as the
+    /// interpreter lays vectors out: `mov.b32 %r1, -1140802560` instead of a constant
+    /// per lane and a pack, as llc writes a v2f16 splat. Only where the SM has the
+    /// integer constant and a pattern selecting the bitcast.
+    fn pack_vector_constant(&mut self, f: &mut Function, b: usize, i: usize, lanes: &[u128]) -> bool {
+        let d = f.blocks[b].insts[i].defs[0];
+        let vt = self.ty(f, d);
+        let (Some(t), sm_index) = (self.tables.type_info(vt), self.tables.sm_index(self.sm)) else { return false };
+        let Some(e) = self.tables.type_info(VtId(t.elem)) else { return false };
+        let (width, lane_bits) = (u32::from(t.bits), u32::from(e.bits));
+        if usize::from(t.lanes) != lanes.len() || width > 64 || lane_bits * lanes.len() as u32 != width || !self.legal(self.ops.bitcast, vt) {
+            return false;
+        }
+        let Some(int) = self.tables.types.iter().find(|x| x.kind == TypeKind::Int && x.lanes == 1 && u32::from(x.bits) == width) else { return false };
+        let selects = self.tables.patterns.iter().any(|p| {
+            p.opcode == self.ops.bitcast.0 && p.sms >> sm_index & 1 == 1 && p.result() == Some(vt.0) && matches!(p.operands, [(_, PatternOperand::Reg(x))] if *x == int.id)
+        });
+        if !selects {
+            return false;
+        }
+        let mask = crate::interp::int::mask(lane_bits);
+        let packed = lanes.iter().enumerate().fold(0u128, |acc, (k, l)| acc | (l & mask) << (k as u32 * lane_bits));
+        let Some(c) = self.constant(f, b, i, VtId(int.id), packed) else { return false };
+        let loc = f.blocks[b].insts[i].loc;
+        let name = f.blocks[b].insts[i].opcode.name(self.tables);
+        let inst = &mut f.blocks[b].insts[i];
+        inst.opcode = Opcode::Generic(self.ops.bitcast);
+        inst.flags.clear();
+        inst.operands = vec![Operand::Value(c)];
+        self.uses[c.0 as usize] += 1;
+        self.stats.folded += 1;
+        self.remark(loc, || format!("folded {name} to a bitcast of the constant {packed:#x}"));
+        true
+    }
+
     /// A value holding the constant `value` of type `vt`, inserted before (b, i).
     fn constant(&mut self, f: &mut Function, b: usize, i: usize, vt: VtId, value: u128) -> Option<ValueId> {
         let (op, literal) = self.literal(vt, value)?;
@@ -535,6 +571,9 @@ impl<'a> Combiner<'a> {
             if let Evaluation::Values(values) = fold::evaluate(self.tables, f, inst, &operands) {
                 let lanes = values.into_iter().next().unwrap_or_default();
                 self.konst[d.0 as usize] = Some(lanes.clone());
+                if lanes.len() > 1 && op != self.ops.bitcast {
+                    return self.pack_vector_constant(f, b, i, &lanes);
+                }
                 if op == self.ops.constant || op == self.ops.fconstant || lanes.len() != 1 {
                     return false;
                 }

@@ -233,18 +233,21 @@ impl Checker<'_> {
             // a `TID_X` at its use and drops the original): a clone of that window
             // instruction's value, which does not depend on where it is computed.
             // The window instruction stays unmatched; later output may still match it.
+            // Every such window instruction computes the same value (two `mov.b32 %r, 0`
+            // of the input are one value twice), so the clone holds all of them.
             if target.is_none() && from_nothing {
                 let value = |j: usize| input[j].defs.first().filter(|d| self.ssa_input || self.def_count.get(d.0 as usize) == Some(&1));
-                if let (Some(j), Some(r)) = (window.clone().find(|&j| self.pure(input[j]) && matches(j) && value(j).is_some()), g.defs.first()) {
-                    if let Some(d) = value(j) {
-                        state.insert(r.0, BTreeSet::from([self.c(*d)]));
+                if let Some(r) = g.defs.first() {
+                    let held: BTreeSet<u32> = window.clone().filter(|&j| self.pure(input[j]) && matches(j)).filter_map(|j| value(j).map(|d| self.c(*d))).collect();
+                    if !held.is_empty() {
+                        state.insert(r.0, held);
                         continue;
                     }
                 }
             }
             if target.is_none() {
-                if let (Some(v), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
-                    state.insert(r.0, BTreeSet::from([v]));
+                if let (Some(held), Some(r)) = (self.clone_of(g, &state), g.defs.first()) {
+                    state.insert(r.0, held);
                     continue;
                 }
                 if from_nothing {
@@ -304,11 +307,27 @@ impl Checker<'_> {
     }
 
     /// The input value `g` recomputes, if it is a pure input instruction's twin.
-    fn clone_of(&self, g: &Inst, state: &State) -> Option<u32> {
-        self.clones_of.get(&Self::shape(g))?.iter().find_map(|&(bb, ii)| {
+    /// The input values `g` recomputes: every pure input instruction of its shape that
+    /// reads the same values computes the same value. Out of SSA a register defined
+    /// more than once is a variable, which holds that value only after this definition:
+    /// the first such match stands, as it always did, but the values (registers
+    /// defined once) are all kept, so a rematerialized `mov.b32 %r, 0` is also the
+    /// constant it recomputes, not only a loop counter that happens to start at 0.
+    fn clone_of(&self, g: &Inst, state: &State) -> Option<BTreeSet<u32>> {
+        let mut held = BTreeSet::new();
+        let mut first = true;
+        for &(bb, ii) in self.clones_of.get(&Self::shape(g))? {
             let f = &self.input.blocks[bb].insts[ii];
-            self.reads_same(g, f, state).then(|| self.c(f.defs[0]))
-        })
+            if !self.reads_same(g, f, state) {
+                continue;
+            }
+            let value = self.ssa_input || self.def_count.get(f.defs[0].0 as usize) == Some(&1);
+            if value || first {
+                held.insert(self.c(f.defs[0]));
+            }
+            first = false;
+        }
+        (!held.is_empty()).then_some(held)
     }
 
     fn wrong_read(&self, g: &Inst, n: usize, r: ValueId, u: ValueId, state: &State) -> String {
@@ -496,6 +515,26 @@ body: |
     fn an_instruction_the_input_lacks_is_named() {
         let errors = run(&output("    %b.remat:i32 = LDPARAM_i32 2\n    %x:i32 = MUL_i32 %acc, %acc\n    %r:i32 = ADD_i32 %acc, %b.remat")).unwrap_err();
         assert!(errors[0].message.contains("`MUL_i32` is neither the input's next instruction"), "{}", errors[0]);
+    }
+
+    /// Out of SSA, a recomputed constant stands for the values computed by an equal
+    /// instruction, not for a variable that also starts at that constant: %z's
+    /// `mov 0` rematerialized at its use is %z, not the loop counter %i.
+    #[test]
+    fn a_recomputed_constant_is_not_a_variable_with_the_same_start() {
+        let tables = tables::nvptx();
+        let function = |entry: &str, exit: &str| {
+            format!(
+                "---\nname: k\nkind: kernel\nparams:\n  - {{ name: n, type: i32 }}\n  - {{ name: out, type: p1 }}\nssa: false\nbody: |\n  bb.0:\n    %n:i32 = LDPARAM_i32 0\n    %out:p1 = LDPARAM_GLOBAL_PTR 1\n    %i:i32 = MOV_IMM_i32 0\n{entry}    BRA %bb.1\n  bb.1:\n    %i:i32 = ADD_IMM_i32 %i, 1\n    %more:i1 = SETP_i32 lt, %i, %n\n    BRA_COND %more, %bb.1, %bb.2\n  bb.2:\n{exit}    ST_GLOBAL_i32 %r, %out\n    RET_VOID\n...\n"
+            )
+        };
+        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        let input = parse(&function("    %z:i32 = MOV_IMM_i32 0\n", "    %r:i32 = ADD_i32 %i, %z\n"));
+        let remat = parse(&function("", "    %z.remat:i32 = MOV_IMM_i32 0\n    %r:i32 = ADD_i32 %i, %z.remat\n"));
+        assert_eq!(check(&input.functions[0], &remat.functions[0], tables), Ok(()));
+        // Reading the counter where the input reads %z is still caught.
+        let wrong = parse(&function("    %z:i32 = MOV_IMM_i32 0\n", "    %r:i32 = ADD_i32 %i, %i\n"));
+        assert!(check(&input.functions[0], &wrong.functions[0], tables).is_err());
     }
 
     /// Spill code is followed through its slot: the spiller's own output passes; a
