@@ -733,19 +733,7 @@ impl<'a> Combiner<'a> {
                 self.resolve_operands(inst);
             }
         }
-        // One pass per block touched (`folded` is in block order, then position).
-        let mut at = 0;
-        while at < folded.len() {
-            let b = folded[at].0;
-            let (mut i, mut next) = (0, at);
-            f.blocks[b].insts.retain(|_| {
-                let drop = folded.get(next) == Some(&(b, i));
-                next += usize::from(drop);
-                i += 1;
-                !drop
-            });
-            at = next;
-        }
+        f.remove_insts(folded);
     }
 
     /// A store of a `BITCAST` stores the bitcast's source instead (the bits in memory are

@@ -306,7 +306,6 @@ impl Checker<'_> {
         })
     }
 
-    /// The input value `g` recomputes, if it is a pure input instruction's twin.
     /// The input values `g` recomputes: every pure input instruction of its shape that
     /// reads the same values computes the same value. Out of SSA a register defined
     /// more than once is a variable, which holds that value only after this definition:

@@ -126,13 +126,13 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
         }
     }
     // Copies without readers go, and with them the uses of their sources.
-    let mut removed = vec![Vec::new(); f.blocks.len()];
+    let mut removed = Vec::new();
     let mut work: Vec<ValueId> = (0..n as u32).map(ValueId).filter(|v| source[v.0 as usize].is_some() && uses[v.0 as usize] == 0).collect();
     while let Some(d) = work.pop() {
         let (Some(_), Some((b, i))) = (source[d.0 as usize].take(), site[d.0 as usize]) else { continue };
         // What the copy reads now (its own operand may have been propagated too).
         let Some(s) = f.blocks[b].insts[i].uses().next() else { continue };
-        removed[b].push(i);
+        removed.push((b, i));
         stats.removed += 1;
         if remarks {
             let loc = f.blocks[b].insts[i].loc;
@@ -153,17 +153,5 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
         }
     }
     stats.remarks[first_remark..].sort_by_key(|(_, loc, _)| (loc.line, loc.column));
-    for (block, mut gone) in f.blocks.iter_mut().zip(removed) {
-        if gone.is_empty() {
-            continue;
-        }
-        gone.sort_unstable();
-        let (mut i, mut next) = (0, 0);
-        block.insts.retain(|_| {
-            let drop = gone.get(next) == Some(&i);
-            next += usize::from(drop);
-            i += 1;
-            !drop
-        });
-    }
+    f.remove_insts(removed);
 }

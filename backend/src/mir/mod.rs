@@ -152,6 +152,24 @@ pub struct Function {
 }
 
 impl Function {
+    /// Removes the instructions at `sites` ((block, index) pairs, any order, no
+    /// repeats), one pass over each block touched.
+    pub fn remove_insts(&mut self, mut sites: Vec<(usize, usize)>) {
+        sites.sort_unstable();
+        let mut at = 0;
+        while at < sites.len() {
+            let b = sites[at].0;
+            let (mut i, mut next) = (0, at);
+            self.blocks[b].insts.retain(|_| {
+                let drop = sites.get(next) == Some(&(b, i));
+                next += usize::from(drop);
+                i += 1;
+                !drop
+            });
+            at = next;
+        }
+    }
+
     pub fn value(&self, id: ValueId) -> &ValueInfo {
         &self.values[id.0 as usize]
     }
