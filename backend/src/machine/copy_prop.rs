@@ -65,6 +65,7 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
     if copies.is_empty() {
         return;
     }
+    let copy_count = copies.len();
     let n = f.values.len();
     // source[v]: the value `v` is a copy of; site[v]: where that copy is.
     let mut source: Vec<Option<ValueId>> = vec![None; n];
@@ -109,15 +110,22 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
                 if !fits(f, s) {
                     continue;
                 }
-                while let Some(next) = source[s.0 as usize].filter(|&x| fits(f, x)) {
+                // At most one step per copy: copies that read each other in a cycle
+                // (invalid SSA a hand-written input may still hold) end the walk.
+                let mut steps = 0;
+                while let Some(next) = source[s.0 as usize].filter(|&x| fits(f, x) && x != v) {
                     s = next;
+                    steps += 1;
+                    if steps > copy_count {
+                        break;
+                    }
                 }
                 changed.push((j, s));
             }
             for (j, s) in changed {
                 let inst = &mut f.blocks[b].insts[i];
                 if let Operand::Value(v) = inst.operands[j] {
-                    uses[v.0 as usize] -= 1;
+                    uses[v.0 as usize] = uses[v.0 as usize].saturating_sub(1);
                     uses[s.0 as usize] += 1;
                     inst.operands[j] = Operand::Value(s);
                     stats.propagated += 1;
@@ -138,7 +146,7 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
             let loc = f.blocks[b].insts[i].loc;
             stats.remarks.push((f.name.clone(), loc, format!("removed %{} = {} %{}: its readers read its source", f.value(d).name, f.blocks[b].insts[i].opcode.name(tables), f.value(s).name)));
         }
-        uses[s.0 as usize] -= 1;
+        uses[s.0 as usize] = uses[s.0 as usize].saturating_sub(1);
         if uses[s.0 as usize] == 0 && source[s.0 as usize].is_some() {
             work.push(s);
         }
@@ -154,4 +162,19 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
     }
     stats.remarks[first_remark..].sort_by_key(|(_, loc, _)| (loc.line, loc.column));
     f.remove_insts(removed);
+}
+
+#[cfg(test)]
+mod tests {
+    /// Copies that read each other (invalid SSA, but a hand-written `run-pass` input can
+    /// hold it) end the walk along the chain instead of looping.
+    #[test]
+    fn a_cycle_of_copies_terminates() {
+        let tables = tables::nvptx();
+        let text = "---\nname: k\nkind: kernel\nparams:\n  - { name: out, type: p1 }\nbody: |\n  bb.0:\n    %out:p1 = LDPARAM_GLOBAL_PTR 0\n    %a:i32 = MOV_i32 %b\n    %b:i32 = MOV_i32 %a\n    ST_GLOBAL_i32 %a, %out\n    RET_VOID\n...\n";
+        let mut module = crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        let sm = tables.find_sm("80").unwrap();
+        let stats = super::run(&mut module, tables, sm, true);
+        assert!(stats.propagated >= 1, "{stats:?}");
+    }
 }
