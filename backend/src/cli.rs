@@ -525,7 +525,7 @@ fn time_report(times: &[(&str, std::time::Duration)], threads: Option<(usize, st
     }
     out.push_str(&format!("  {total:>13.6}  100.0%  total\n"));
     if let Some((n, wall)) = threads {
-        out.push_str(&format!("  {:>13.6}          wall time on {n} threads (the function passes above are summed over functions)\n", wall.as_secs_f64()));
+        out.push_str(&format!("  {:>13.6}          wall time on {n} threads (the function passes above are summed over batches of functions)\n", wall.as_secs_f64()));
     }
     out
 }

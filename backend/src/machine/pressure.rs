@@ -115,8 +115,12 @@ pub struct Pressure {
     /// Values live on entry to each block (PHI results excluded: they are defined at
     /// the block's start).
     live_in: Vec<HashSet<u32>>,
-    /// The blocks each value is live into (the inverse of `live_in`).
-    live_blocks: rustc_hash::FxHashMap<u32, Vec<usize>>,
+    /// The blocks each value is live into (the inverse of `live_in`), for the
+    /// incremental updates only: made at the first one ([`Pressure::live_blocks`]), so
+    /// the passes that only read the analysis do not pay for it.
+    live_blocks: Option<rustc_hash::FxHashMap<u32, Vec<usize>>>,
+    /// The walk of [`Pressure::mark_live_in`], kept between calls.
+    stack: Vec<usize>,
     /// Peak pressure per block and set.
     pub peak: Vec<Vec<u32>>,
     /// The live set of [`Pressure::scan_block`], dense: per value, the number of the
@@ -143,7 +147,7 @@ impl Pressure {
     pub fn compute(f: &Function, preds: &[Vec<usize>], sets: &PressureSets, tables: &TargetTables) -> Pressure {
         let n = f.blocks.len();
         let defs = Defs::new(f);
-        let mut p = Pressure { live_in: vec![HashSet::default(); n], live_blocks: Default::default(), peak: vec![vec![0; sets.names.len()]; n], scan_marks: Default::default() };
+        let mut p = Pressure { live_in: vec![HashSet::default(); n], live_blocks: None, stack: Vec::new(), peak: vec![vec![0; sets.names.len()]; n], scan_marks: Default::default() };
         // `defined_in[v] == b + 1` once `v` is defined earlier in block `b`: a use
         // after that is not upward exposed.
         let mut defined_in = vec![0usize; f.values.len()];
@@ -194,15 +198,33 @@ impl Pressure {
         if self.live_in[b].contains(&v.0) {
             return;
         }
-        let mut stack = vec![b];
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.push(b);
         while let Some(x) = stack.pop() {
             if !self.live_in[x].insert(v.0) {
                 continue;
             }
-            self.live_blocks.entry(v.0).or_default().push(x);
+            if let Some(blocks) = &mut self.live_blocks {
+                blocks.entry(v.0).or_default().push(x);
+            }
             changed.push(x);
             stack.extend(preds[x].iter().copied().filter(|&p| !defs.defines(v, p)));
         }
+        self.stack = stack;
+    }
+
+    /// The inverse of `live_in`, made at the first incremental update.
+    fn live_blocks(&mut self) -> &mut rustc_hash::FxHashMap<u32, Vec<usize>> {
+        let live_in = &self.live_in;
+        self.live_blocks.get_or_insert_with(|| {
+            let mut blocks: rustc_hash::FxHashMap<u32, Vec<usize>> = Default::default();
+            for (b, values) in live_in.iter().enumerate() {
+                for &v in values {
+                    blocks.entry(v).or_default().push(b);
+                }
+            }
+            blocks
+        })
     }
 
     /// Marks `v` live out of `b` (a PHI of a successor reads it on that edge).
@@ -304,10 +326,10 @@ impl Pressure {
     #[allow(clippy::too_many_arguments)]
     pub fn merge(&mut self, f: &Function, from: ValueId, into: ValueId, def: usize, at: usize, from_was_used: bool, cfg: &super::cfg::Cfg, sets: &PressureSets, tables: &TargetTables) -> usize {
         let mut changed: Vec<usize> = vec![at, def];
-        for b in self.live_blocks.remove(&from.0).unwrap_or_default() {
+        for b in self.live_blocks().remove(&from.0).unwrap_or_default() {
             self.live_in[b].remove(&from.0);
             if self.live_in[b].insert(into.0) {
-                self.live_blocks.entry(into.0).or_default().push(b);
+                self.live_blocks().entry(into.0).or_default().push(b);
             }
             changed.push(b);
         }
@@ -335,7 +357,7 @@ impl Pressure {
     #[allow(clippy::too_many_arguments)]
     pub fn reset_value(&mut self, f: &Function, v: ValueId, def: usize, reads: &[(usize, bool)], cfg: &super::cfg::Cfg, sets: &PressureSets, tables: &TargetTables) -> usize {
         let mut changed: Vec<usize> = vec![def];
-        for b in self.live_blocks.remove(&v.0).unwrap_or_default() {
+        for b in self.live_blocks().remove(&v.0).unwrap_or_default() {
             self.live_in[b].remove(&v.0);
             changed.push(b);
         }
