@@ -757,8 +757,19 @@ fn run_pass(args: RunPassArgs) -> Output {
     if args.remarks {
         cx.remarks = Some(&remarks);
     }
+    // The input is verified first, as `compile`'s pipeline starts with the verifier: a
+    // pass may assume what the verifier checks (every use dominated by its definition,
+    // operand types), and a hand-written input that breaks it gets the verifier's
+    // diagnostic, not a pass's panic or endless loop.
+    let input_errors = if pass.name == "verify" { Vec::new() } else { crate::mir::verifier::verify_module(&module, tables, cx.source) };
     // A pass its level or knob switches off leaves the MIR as it is, as in the pipeline.
-    let result = if pass.enabled(&cx.options) { (pass.run)(&mut module, &cx) } else { Ok(()) };
+    let result = if !input_errors.is_empty() {
+        Err(input_errors)
+    } else if pass.enabled(&cx.options) {
+        (pass.run)(&mut module, &cx)
+    } else {
+        Ok(())
+    };
     let remarks: String = remarks.take().into_iter().map(|r| format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message)).collect();
     match result {
         Ok(()) => Output { stdout: crate::mir::printer::print_module(&module, tables), stderr: remarks, ..Output::default() },
