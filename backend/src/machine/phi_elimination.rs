@@ -622,11 +622,13 @@ struct Classes {
     /// Classes holding two members whose live ranges overlap (with the same value):
     /// the dominance-forest test is not exact for them.
     overlapping: HashSet<u32>,
+    /// The walk of [`Classes::forest_test`], kept between merges.
+    stack: Vec<(u32, bool)>,
 }
 
 impl Classes {
     fn new(f: &Function) -> Classes {
-        Classes { class: (0..f.values.len() as u32).collect(), members: vec![Vec::new(); f.values.len()], overlapping: HashSet::default() }
+        Classes { class: (0..f.values.len() as u32).collect(), members: vec![Vec::new(); f.values.len()], overlapping: HashSet::default(), stack: Vec::new() }
     }
 
     /// Joins two classes without an interference check (a PHI's web, which step 1 made
@@ -682,40 +684,31 @@ impl Classes {
         if !pairwise && !forest {
             return Err(None);
         }
-        let a = self.take(cd);
-        let b = self.take(cs);
-        let verdict = if a.iter().chain(&b).any(|&v| !facts.reachable(v)) {
+        // The two member lists, read in place (a one-value class has none stored):
+        // most merges join small classes, and copying them out cost more than the test.
+        let (one_d, one_s) = ([cd], [cs]);
+        let a: &[u32] = if self.members[cd as usize].is_empty() { &one_d } else { &self.members[cd as usize] };
+        let b: &[u32] = if self.members[cs as usize].is_empty() { &one_s } else { &self.members[cs as usize] };
+        let verdict = if a.iter().chain(b).any(|&v| !facts.reachable(v)) {
             Err(None)
         } else if pairwise {
-            Self::pairwise_test(&a, &b, facts)
+            Self::pairwise_test(a, b, facts)
         } else {
-            Self::forest_test(&a, &b, facts).map(|()| false)
+            Self::forest_test(a, b, facts, &mut self.stack).map(|()| false)
         };
-        let same_value_overlap = match verdict {
-            Ok(o) => o,
-            Err(e) => {
-                self.put_back(cd, a);
-                self.put_back(cs, b);
-                return Err(e);
-            }
-        };
+        let same_value_overlap = verdict?;
         // Union by size, so a value changes class O(log n) times.
-        let (keep, gone, moved) = if a.len() >= b.len() { (cd, cs, &b) } else { (cs, cd, &a) };
+        let (keep, gone, moved) = if a.len() >= b.len() { (cd, cs, b) } else { (cs, cd, a) };
         for &m in moved {
             self.class[m as usize] = keep;
         }
-        let merged = merge_sorted(&a, &b, |&v| facts.order_key(v));
+        let merged = merge_sorted(a, b, |&v| facts.order_key(v));
+        self.members[gone as usize] = Vec::new();
         self.members[keep as usize] = merged;
         if same_value_overlap | self.overlapping.remove(&gone) {
             self.overlapping.insert(keep);
         }
         Ok(())
-    }
-
-    fn put_back(&mut self, c: u32, list: Vec<u32>) {
-        if list.len() > 1 {
-            self.members[c as usize] = list;
-        }
     }
 
     /// Every pair: exact, values included. `Ok(true)` when some pair overlaps with the
@@ -737,8 +730,8 @@ impl Classes {
 
     /// Budimlic's test, linear in the two classes: when each class is free of overlaps,
     /// the union has one iff some value overlaps its nearest dominating member.
-    fn forest_test(a: &[u32], b: &[u32], facts: &Facts<'_>) -> Result<(), Option<(ValueId, ValueId)>> {
-        let mut stack: Vec<(u32, bool)> = Vec::new();
+    fn forest_test(a: &[u32], b: &[u32], facts: &Facts<'_>, stack: &mut Vec<(u32, bool)>) -> Result<(), Option<(ValueId, ValueId)>> {
+        stack.clear();
         let (mut i, mut j) = (0, 0);
         while i < a.len() || j < b.len() {
             let take_a = j == b.len() || (i < a.len() && facts.order_key(a[i]) <= facts.order_key(b[j]));
