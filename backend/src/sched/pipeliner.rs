@@ -28,8 +28,9 @@
 //!    table within the window its placed neighbours allow. The exit test's inputs must
 //!    land in stage 0 (so no iteration starts that the input would not run). Stage
 //!    count at most `pipeliner-max-stages` + 1; with `pipeliner-register-pressure`,
-//!    estimated kernel pressure within the target less
-//!    `pipeliner-register-pressure-margin` percent.
+//!    the kernel's registers (MaxLive of the modulo schedule plus the values live into
+//!    the loop; [`kernel_pressure`]) within the target less
+//!    `pipeliner-register-pressure-margin` percent. The success remark reports them.
 //! 5. Code: a prologue of S-1 steps, each starting one more iteration and testing its
 //!    exit condition (a loop that ends early drains what it started in an epilogue of
 //!    its own: this is the guard for trip counts below the stage count), the kernel
@@ -149,8 +150,9 @@ pub fn run(
             continue;
         }
         let mut index = FunctionIndex::new(f, tables);
-        // The warps per scheduler, found when a loop first gets a schedule.
-        let mut warps: Option<u32> = None;
+        // MRPA of the function (before any of its loops is rewritten), made when a loop
+        // first gets a schedule.
+        let mut mrpa: Option<Mrpa> = None;
         // Loops are rewritten in place (their blocks left where they are, so indices
         // stay valid) and the new blocks spliced in at the end, all at once.
         let mut replacements: Vec<(usize, Vec<Block>)> = Vec::new();
@@ -161,7 +163,7 @@ pub fn run(
             stats.loops += 1;
             let label = f.blocks[b].label();
             let loc = f.blocks[b].loc;
-            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, &mut warps, &mut index);
+            let outcome = pipeline_loop(f, &shape, &model, &sets, options, &knobs, &mut mrpa, &mut index);
             let message = match outcome {
                 Ok(Done::Pipelined {
                     ii,
@@ -540,13 +542,21 @@ fn try_ii(
     })
 }
 
-/// The warps per warp scheduler that `f`'s registers allow (its MRPA peak against the
-/// description's occupancy profile); 0 when the SM has no profile.
-fn warps_per_scheduler(f: &Function, tables: &TargetTables, sets: &PressureSets) -> u32 {
-    let Some(occupancy) = sets.occupancy.as_ref() else { return 0 };
-    let cfg = crate::machine::cfg::Cfg::new(f, tables);
-    let pressure = crate::machine::pressure::Pressure::compute(f, &cfg.preds, sets, tables);
-    super::list::warps_for(Some(occupancy), pressure.function_peak(0)) / occupancy.sub_partitions.max(1)
+/// MRPA of a function whose loops are being pipelined, and what the pipeliner reads of it.
+struct Mrpa {
+    pressure: crate::machine::pressure::Pressure,
+    /// The warps per warp scheduler that the function's registers allow (its peak
+    /// against the description's occupancy profile); 0 when the SM has no profile.
+    warps: u32,
+}
+
+impl Mrpa {
+    fn new(f: &Function, tables: &TargetTables, sets: &PressureSets) -> Mrpa {
+        let cfg = crate::machine::cfg::Cfg::new(f, tables);
+        let pressure = crate::machine::pressure::Pressure::compute(f, &cfg.preds, sets, tables);
+        let warps = sets.occupancy.as_ref().map_or(0, |o| super::list::warps_for(Some(o), pressure.function_peak(0)) / o.sub_partitions.max(1));
+        Mrpa { pressure, warps }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -557,7 +567,7 @@ fn pipeline_loop(
     sets: &PressureSets,
     options: &Options,
     knobs: &PipelinerKnobs,
-    warps: &mut Option<u32>,
+    mrpa: &mut Option<Mrpa>,
     index: &mut FunctionIndex,
 ) -> Result<Done, String> {
     let tables = model.tables;
@@ -838,8 +848,8 @@ fn pipeline_loop(
             }
             Ok(s) => {
                 if knobs.register_pressure {
-                    let estimate =
-                        kernel_pressure(f, &body, &dag.units, &s, edges, &def_unit, sets);
+                    let live_in = mrpa.get_or_insert_with(|| Mrpa::new(f, tables, sets)).pressure.live_in_of(shape.block);
+                    let estimate = kernel_pressure(f, &body, &unit_of_inst, &s, &phis, &def_unit, live_in, sets);
                     let target = sets.targets(f, options)[0].max(0) as u64;
                     let limit = target * u64::from(100 - knobs.pressure_margin) / 100;
                     if u64::from(estimate) > limit {
@@ -872,7 +882,9 @@ fn pipeline_loop(
         .map(|v| asap0[v] + i64::from(dag.latency[v]))
         .max()
         .unwrap_or(0);
-    let mut extra = format!(", iteration critical path {critical} cycles");
+    let live_in = mrpa.get_or_insert_with(|| Mrpa::new(f, tables, sets)).pressure.live_in_of(shape.block);
+    let pressure = kernel_pressure(f, &body, &unit_of_inst, &schedule, &phis, &def_unit, live_in, sets);
+    let mut extra = format!(", iteration critical path {critical} cycles, kernel register pressure {pressure}");
     if knobs.annotate || knobs.dbg_res {
         extra.push_str(&format!("; graph: {n} nodes, {} edges", model_edges.len()));
     }
@@ -935,7 +947,7 @@ fn pipeline_loop(
     }
     // The warps per scheduler, each issuing ResMII cycles per iteration, against one
     // iteration's path: if they cover it, the scheduler never waits.
-    let warps = if knobs.skip_hidden_latency { *warps.get_or_insert_with(|| warps_per_scheduler(f, tables, sets)) } else { 0 };
+    let warps = if knobs.skip_hidden_latency { mrpa.get_or_insert_with(|| Mrpa::new(f, tables, sets)).warps } else { 0 };
     if warps > 0 && i64::from(warps) * i64::from(res_mii) >= critical {
         return Err(format!(
             "latency already hidden: {warps} warps per scheduler x {res_mii} cycles issued per iteration >= iteration critical path {critical} cycles (the schedule found: II {} in {stages} stages). Refer to -pipeliner-skip-hidden-latency.",
@@ -1160,41 +1172,85 @@ fn recurrences(n: usize, edges: &[LoopEdge]) -> Vec<(bool, usize)> {
     result
 }
 
-/// Registers the kernel keeps live: each value for as many stages as its longest use
-/// reaches past its definition (at least one), by its pressure weight.
+/// The general registers the kernel needs: MaxLive of the modulo schedule (Rau's
+/// lifetime measure), plus the values live into the loop from outside (`live_in`,
+/// MRPA's: what the loop reads but does not compute, and what lives through it).
+///
+/// A value lives from its definition's cycle to its last reader's (a reader of a PHI
+/// it feeds reads it `distance` IIs later, in a later iteration), at least one cycle.
+/// In the kernel every cycle `c` of the flat schedule runs at slot `c mod II`, so the
+/// values live at a slot are those of every iteration in flight there: the lifetimes
+/// are summed over the flat timeline and folded onto the II slots, and the fullest
+/// slot is the estimate. Modulo variable expansion gives each of a value's
+/// overlapping lifetimes a register of its own, so this is what the kernel's code
+/// needs (the check against MRPA of generated kernels is in tests/tests/scheduling.rs).
+#[allow(clippy::too_many_arguments)]
 fn kernel_pressure(
     f: &Function,
     body: &[Inst],
-    units: &[std::ops::Range<usize>],
+    unit_of_inst: &[usize],
     s: &Schedule,
-    edges: &[LoopEdge],
+    phis: &[LoopPhi],
     def_unit: &HashMap<u32, usize>,
+    live_in: &HashSet<u32>,
     sets: &PressureSets,
 ) -> u32 {
-    let _ = edges;
-    let mut reach: HashMap<u32, i64> = HashMap::default();
-    let unit_of = |i: usize| units.iter().position(|r| r.contains(&i)).unwrap_or(0);
+    let ii = i64::from(s.ii.max(1));
+    let phi_index: HashMap<u32, usize> = phis.iter().enumerate().map(|(k, p)| (p.value.0, k)).collect();
+    // The value a read stands for and how many iterations later it is read: a PHI
+    // reads its latch value one iteration later (a chain of PHIs, one per link).
+    let resolve = |v: u32| -> (u32, i64) {
+        let (mut x, mut d) = (v, 0i64);
+        while let Some(&k) = phi_index.get(&x) {
+            x = phis[k].latch.0;
+            d += 1;
+            if d as usize > phis.len() {
+                break;
+            }
+        }
+        (x, d)
+    };
+    let weight = |v: u32| sets.of(f, ValueId(v)).filter(|(set, _)| *set == 0).map_or(0, |(_, w)| i64::from(w));
+    let mut end: HashMap<u32, i64> = HashMap::default();
+    let mut invariant: HashSet<u32> = HashSet::default();
     for (i, inst) in body.iter().enumerate() {
-        let at = s.cycle[unit_of(i)];
+        let at = s.cycle[unit_of_inst[i]];
         for v in inst.uses() {
-            if let Some(&d) = def_unit.get(&v.0) {
-                let span = at - s.cycle[d];
-                let e = reach.entry(v.0).or_insert(0);
-                *e = (*e).max(span);
+            let (x, distance) = resolve(v.0);
+            if def_unit.contains_key(&x) {
+                let e = end.entry(x).or_insert(i64::MIN);
+                *e = (*e).max(at + distance * ii);
+            } else {
+                invariant.insert(x);
             }
         }
     }
-    let mut total = 0u32;
-    for inst in body {
+    let mut lifetimes: Vec<(i64, i64, i64)> = Vec::new();
+    for (i, inst) in body.iter().enumerate() {
+        let start = s.cycle[unit_of_inst[i]];
         for d in &inst.defs {
-            let span = reach.get(&d.0).copied().unwrap_or(0).max(0);
-            let copies = (span / i64::from(s.ii) + 1) as u32;
-            if let Some((0, w)) = sets.of(f, *d) {
-                total += w * copies;
+            let w = weight(d.0);
+            if w > 0 {
+                let stop = end.get(&d.0).copied().unwrap_or(i64::MIN).max(start + 1);
+                lifetimes.push((start.max(0), stop.max(1), w));
             }
         }
     }
-    total
+    let horizon = lifetimes.iter().map(|l| l.1).max().unwrap_or(0).max(0) as usize + 1;
+    let mut delta = vec![0i64; horizon + 1];
+    for &(start, stop, w) in &lifetimes {
+        delta[start as usize] += w;
+        delta[stop as usize] -= w;
+    }
+    let mut slots = vec![0i64; ii as usize];
+    let mut live = 0i64;
+    for (t, d) in delta.iter().enumerate().take(horizon) {
+        live += d;
+        slots[t % ii as usize] += live;
+    }
+    invariant.extend(live_in.iter().copied());
+    let fixed: i64 = invariant.iter().map(|&v| weight(v)).sum();
+    (slots.into_iter().max().unwrap_or(0) + fixed).clamp(0, i64::from(u32::MAX)) as u32
 }
 
 /// Where a value comes from when a generated instruction reads it.
