@@ -371,6 +371,7 @@ impl<'a> Module<'a> {
             local_size: 0,
             labels: HashMap::new(),
             insts: Vec::new(),
+            wide_registers: false,
         };
         let mut params = Vec::new();
         let mut kernel_param_size = 0u32;
@@ -635,6 +636,9 @@ struct FnCx<'m, 'a> {
     local_size: u32,
     labels: HashMap<String, u32>,
     insts: Vec<Inst>,
+    /// The instruction being decoded takes registers wider than its type (`ld`, `st`,
+    /// `cvt`; see [`compatible`]).
+    wide_registers: bool,
 }
 
 impl FnCx<'_, '_> {
@@ -792,6 +796,7 @@ impl FnCx<'_, '_> {
                     if ty != Ty::Pred && reg_ty == Ty::Pred {
                         return Err(SimError::syntax(*at, format!("`{name}` is a predicate; expected a .{} value", ty.name())));
                     }
+                    self.check_register_type(name, reg_ty, ty, *at)?;
                     return Ok(Src::Reg(slot));
                 }
                 match Special::from_name(name) {
@@ -823,6 +828,15 @@ impl FnCx<'_, '_> {
         self.src(op, Ty::Pred)
     }
 
+    /// A register operand of type `reg` where the instruction reads or writes `ty`:
+    /// an error when ptxas would reject the pair ([`compatible`]).
+    fn check_register_type(&self, name: &str, reg: Ty, ty: Ty, at: u32) -> Result<(), SimError> {
+        if reg == Ty::Pred || ty == Ty::Pred || compatible(reg, ty, self.wide_registers) {
+            return Ok(());
+        }
+        Err(SimError::syntax(at, format!("`{name}` is a .{} register, which a .{} operand cannot be (PTX operand type rules)", reg.name(), ty.name())))
+    }
+
     fn dst(&self, op: &Operand, ty: Ty) -> Result<Dst, SimError> {
         match op {
             Operand::Reg { name, negated: false, at } => {
@@ -833,6 +847,7 @@ impl FnCx<'_, '_> {
                 if ty == Ty::B128 && reg_ty != Ty::B128 {
                     return Err(SimError::syntax(*at, format!("a .b128 destination must be a .b128 register; `{name}` is .{}", reg_ty.name())));
                 }
+                self.check_register_type(name, reg_ty, ty, *at)?;
                 Ok(Dst::Reg(slot))
             }
             Operand::Sink(_) => Ok(Dst::Sink),
@@ -899,6 +914,7 @@ impl FnCx<'_, '_> {
             }
         };
         let mut out = Inst { op: Op::Nop, guard, dsts: Vec::new(), srcs: Vec::new(), addr: None, at: inst.at };
+        self.wide_registers = matches!(inst.opcode.as_str(), "ld" | "ldu" | "st" | "cvt");
         let mut w = Words::new(inst);
         let ops = &inst.operands;
         match inst.opcode.as_str() {
@@ -1788,4 +1804,31 @@ fn wide(ty: Ty) -> Ty {
         Ty::S64 | Ty::U64 => Ty::B128,
         other => other,
     }
+}
+
+/// Whether a register of type `reg` may be an operand of type `ty` (PTX ISA, "Type
+/// Information for Instructions and Operands"): the same size, where a bit-size type
+/// goes with any type, signed and unsigned integers go with each other, and a
+/// floating-point register only with its own type. `wide` (ld, st, cvt) also takes a
+/// register wider than the operand type. ptxas rejects the rest, for example `sub.s32`
+/// reading an `.f32` register.
+fn compatible(reg: Ty, ty: Ty, wide: bool) -> bool {
+    #[derive(PartialEq)]
+    enum Kind {
+        Bits,
+        Int,
+        Float,
+    }
+    let kind = |t: Ty| match t {
+        Ty::B8 | Ty::B16 | Ty::B32 | Ty::B64 | Ty::B128 | Ty::Pred => Kind::Bits,
+        Ty::U8 | Ty::U16 | Ty::U32 | Ty::U64 | Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64 | Ty::U16x2 | Ty::S16x2 => Kind::Int,
+        Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 | Ty::F32 | Ty::F64 | Ty::F32x2 | Ty::TF32 => Kind::Float,
+    };
+    let size = reg.bits() == ty.bits() || (wide && reg.bits() > ty.bits());
+    let class = match (kind(reg), kind(ty)) {
+        (Kind::Bits, _) | (_, Kind::Bits) | (Kind::Int, Kind::Int) => true,
+        (Kind::Float, Kind::Float) => reg == ty,
+        _ => false,
+    };
+    size && class
 }

@@ -66,3 +66,41 @@ fn mixed_precision_add_sub_fma() {
     assert_eq!(e.kind, SimErrorKind::Requirement, "{}", e.render("mixed90.ptx", &older));
     assert!(e.message.contains("ptx-isa.yaml") && e.message.contains("sm_100"), "{}", e.message);
 }
+
+/// PTX's operand type rules: the simulator rejects a register whose type the
+/// instruction's cannot take, as ptxas does, and accepts the compatible pairs. Each
+/// verdict was checked against ptxas 12.9 for sm_80 (`.b` goes with any type of its
+/// size, `.s`/`.u` with each other, a float register only with its own type; ld, st
+/// and cvt also take wider registers).
+#[test]
+fn register_types_follow_the_operand_type_rules() {
+    let tables = tables::nvptx();
+    let cases = [
+        ("sub.s32 %r1, %f1, %r2;", false),
+        ("add.f32 %f2, %u1, %f1;", false),
+        ("add.s32 %r1, %rd1, %r2;", false),
+        ("mov.f32 %f2, %u1;", false),
+        ("mov.b32 %r1, %f1;", true),
+        ("add.f32 %f2, %r2, %f1;", true),
+        ("add.u32 %r1, %s1, %r2;", true),
+        ("add.s32 %u1, %r1, %r2;", true),
+        ("add.f16 %h1, %hf, %h3;", true),
+        ("cvt.rn.f32.s32 %f2, %r1;", true),
+        ("ld.global.u8 %r1, [%rd1];", true),
+        ("st.global.u8 [%rd1], %r1;", true),
+    ];
+    for (body, accepted) in cases {
+        let ptx = format!(
+            ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+             .reg .b32 %r<4>; .reg .f32 %f<4>; .reg .u32 %u<3>; .reg .s32 %s<3>; .reg .b64 %rd<3>; .reg .b16 %h<4>; .reg .f16 %hf;\n\
+             ld.param.u64 %rd1, [p];\n{body}\nret;\n}}\n"
+        );
+        match Simulator::new(&ptx, "types.ptx", tables, None) {
+            Ok(_) => assert!(accepted, "`{body}` was accepted; ptxas rejects it"),
+            Err(e) => {
+                assert!(!accepted, "`{body}` was rejected; ptxas accepts it: {}", e.render("types.ptx", &ptx));
+                assert!(e.message.contains("operand type rules"), "`{body}`: {}", e.message);
+            }
+        }
+    }
+}
