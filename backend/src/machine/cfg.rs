@@ -98,6 +98,12 @@ impl Cfg {
         self.pre[b]
     }
 
+    /// The dominator-tree postorder number of a reachable block: `a` dominates `b` iff
+    /// `a`'s preorder number is at most `b`'s and its postorder number at least `b`'s.
+    pub fn postorder_number(&self, b: usize) -> usize {
+        self.post[b]
+    }
+
     /// Reachable blocks in reverse postorder of a depth-first walk from the entry: every
     /// block after its predecessors except along back edges (forward dataflow order).
     pub fn reverse_postorder(&self) -> Vec<usize> {

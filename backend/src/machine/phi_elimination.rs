@@ -407,11 +407,11 @@ pub(crate) fn sequentialize<T: Copy + Eq + std::hash::Hash>(copies: &[(T, T)], m
 /// conventional form of step 1. Uses and liveness are kept per value (a few blocks
 /// each), not per block: a large block's lists would make every interference query a
 /// binary search over all the values it touches.
-struct Facts<'c> {
-    cfg: &'c Cfg,
-    /// Block and position of each value's definition (`u32::MAX` block: never defined).
-    def_block: Vec<u32>,
-    def_pos: Vec<u32>,
+struct Facts {
+    /// Where each value is defined, with its block's dominator-tree numbers: the
+    /// coalescing tests ask millions of dominance questions on long chains of
+    /// diamonds, and one record per value answers each from one place.
+    at: Vec<DefAt>,
     /// Per value, the blocks at whose end it is live, sorted: `live_out[live_at[v]..live_at[v + 1]]`.
     live_at: Vec<u32>,
     live_out: Vec<u32>,
@@ -421,6 +421,18 @@ struct Facts<'c> {
     last_use: Vec<(u32, u32)>,
     /// The value each value holds: a copy's destination holds its source's.
     value: Vec<u32>,
+}
+
+/// A value's definition: block (`u32::MAX`: never defined), position in it, and the
+/// block's preorder and postorder numbers in the dominator tree (`reachable` false for
+/// a block the entry does not reach).
+#[derive(Clone, Copy)]
+struct DefAt {
+    block: u32,
+    pos: u32,
+    pre: u32,
+    post: u32,
+    reachable: bool,
 }
 
 /// Lists grouped by key in one buffer (compressed sparse rows), filled in the order the
@@ -442,8 +454,8 @@ fn group_by_key<T: Copy + Default>(keys: usize, items: &[(u32, T)]) -> (Vec<u32>
     (at, out)
 }
 
-impl<'c> Facts<'c> {
-    fn new(f: &Function, cfg: &'c Cfg, groups: &[Groups], tables: &TargetTables) -> Facts<'c> {
+impl Facts {
+    fn new(f: &Function, cfg: &Cfg, groups: &[Groups], tables: &TargetTables) -> Facts {
         let nv = f.values.len();
         let nb = f.blocks.len();
         let (mut def_block, mut def_pos) = (vec![u32::MAX; nv], vec![0u32; nv]);
@@ -569,26 +581,36 @@ impl<'c> Facts<'c> {
             live_out[first..].sort_unstable();
             live_at.push(live_out.len() as u32);
         }
-        Facts { cfg, def_block, def_pos, live_at, live_out, use_at, last_use, value }
+        let at = def_block
+            .iter()
+            .zip(&def_pos)
+            .map(|(&block, &pos)| {
+                let b = block as usize;
+                let reachable = block != u32::MAX && cfg.reachable(b);
+                let (pre, post) = if block != u32::MAX { (cfg.preorder_number(b) as u32, cfg.postorder_number(b) as u32) } else { (u32::MAX, 0) };
+                DefAt { block, pos, pre, post, reachable }
+            })
+            .collect();
+        Facts { at, live_at, live_out, use_at, last_use, value }
     }
 
     fn reachable(&self, v: u32) -> bool {
-        let b = self.def_block[v as usize];
-        b != u32::MAX && self.cfg.reachable(b as usize)
+        self.at[v as usize].reachable
     }
 
     /// The dominance order of definitions: dominators first.
-    fn order_key(&self, v: u32) -> (usize, u32, u32) {
-        (self.cfg.preorder_number(self.def_block[v as usize] as usize), self.def_pos[v as usize], v)
+    fn order_key(&self, v: u32) -> (u32, u32, u32) {
+        let d = &self.at[v as usize];
+        (d.pre, d.pos, v)
     }
 
     /// Whether `a`'s definition dominates `b`'s (or is at the same point).
     fn dominates(&self, a: u32, b: u32) -> bool {
-        let (ba, bb) = (self.def_block[a as usize] as usize, self.def_block[b as usize] as usize);
-        if ba == bb {
-            self.def_pos[a as usize] <= self.def_pos[b as usize]
+        let (x, y) = (&self.at[a as usize], &self.at[b as usize]);
+        if x.block == y.block {
+            x.pos <= y.pos
         } else {
-            self.cfg.dominates(ba, bb)
+            x.reachable && y.reachable && x.pre <= y.pre && y.post <= x.post
         }
     }
 
@@ -596,7 +618,7 @@ impl<'c> Facts<'c> {
     /// dominates `b`'s. A use at the same point (a parallel copy reading `a` while
     /// writing `b`) does not count.
     fn live_after_def(&self, a: u32, b: u32) -> bool {
-        let (block, pos) = (self.def_block[b as usize], self.def_pos[b as usize]);
+        let DefAt { block, pos, .. } = self.at[b as usize];
         let a = a as usize;
         let live_out = &self.live_out[self.live_at[a] as usize..self.live_at[a + 1] as usize];
         let uses = &self.last_use[self.use_at[a] as usize..self.use_at[a + 1] as usize];
@@ -651,7 +673,7 @@ impl Classes {
 
     /// Puts every class's members in dominance order of their definitions, the order
     /// [`Classes::try_merge`] keeps.
-    fn sort_members(&mut self, facts: &Facts<'_>) {
+    fn sort_members(&mut self, facts: &Facts) {
         for list in self.members.iter_mut().filter(|l| !l.is_empty()) {
             list.sort_by_key(|&v| facts.order_key(v));
         }
@@ -673,7 +695,7 @@ impl Classes {
 
     /// Merges the classes of `d` and `s` unless they interfere; on refusal, names the
     /// two values that interfere when the test found them.
-    fn try_merge(&mut self, d: ValueId, s: ValueId, facts: &Facts<'_>) -> Result<(), Option<(ValueId, ValueId)>> {
+    fn try_merge(&mut self, d: ValueId, s: ValueId, facts: &Facts) -> Result<(), Option<(ValueId, ValueId)>> {
         let (cd, cs) = (self.class[d.0 as usize], self.class[s.0 as usize]);
         if cd == cs {
             return Ok(());
@@ -713,7 +735,7 @@ impl Classes {
 
     /// Every pair: exact, values included. `Ok(true)` when some pair overlaps with the
     /// same value (allowed, but the merged class is then not overlap-free).
-    fn pairwise_test(a: &[u32], b: &[u32], facts: &Facts<'_>) -> Result<bool, Option<(ValueId, ValueId)>> {
+    fn pairwise_test(a: &[u32], b: &[u32], facts: &Facts) -> Result<bool, Option<(ValueId, ValueId)>> {
         let mut same_value_overlap = false;
         for &x in a {
             for &y in b {
@@ -730,7 +752,7 @@ impl Classes {
 
     /// Budimlic's test, linear in the two classes: when each class is free of overlaps,
     /// the union has one iff some value overlaps its nearest dominating member.
-    fn forest_test(a: &[u32], b: &[u32], facts: &Facts<'_>, stack: &mut Vec<(u32, bool)>) -> Result<(), Option<(ValueId, ValueId)>> {
+    fn forest_test(a: &[u32], b: &[u32], facts: &Facts, stack: &mut Vec<(u32, bool)>) -> Result<(), Option<(ValueId, ValueId)>> {
         stack.clear();
         let (mut i, mut j) = (0, 0);
         while i < a.len() || j < b.len() {
