@@ -482,9 +482,13 @@ body: |
         )
     }
 
+    /// A test module, or a panic with its diagnostic.
+    fn parse(text: &str) -> crate::mir::Module {
+        crate::mir::parser::parse_module(text, "t.mir", tables::nvptx()).unwrap_or_else(|e| panic!("{}", e.render()))
+    }
+
     fn run(output: &str) -> Result<(), Vec<CheckError>> {
         let tables = tables::nvptx();
-        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
         let (input, output) = (parse(INPUT), parse(output));
         check(&input.functions[0], &output.functions[0], tables)
     }
@@ -527,7 +531,6 @@ body: |
                 "---\nname: k\nkind: kernel\nparams:\n  - {{ name: n, type: i32 }}\n  - {{ name: out, type: p1 }}\nssa: false\nbody: |\n  bb.0:\n    %n:i32 = LDPARAM_i32 0\n    %out:p1 = LDPARAM_GLOBAL_PTR 1\n    %i:i32 = MOV_IMM_i32 0\n{entry}    BRA %bb.1\n  bb.1:\n    %i:i32 = ADD_IMM_i32 %i, 1\n    %more:i1 = SETP_i32 lt, %i, %n\n    BRA_COND %more, %bb.1, %bb.2\n  bb.2:\n{exit}    ST_GLOBAL_i32 %r, %out\n    RET_VOID\n...\n"
             )
         };
-        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
         let input = parse(&function("    %z:i32 = MOV_IMM_i32 0\n", "    %r:i32 = ADD_i32 %i, %z\n"));
         let remat = parse(&function("", "    %z.remat:i32 = MOV_IMM_i32 0\n    %r:i32 = ADD_i32 %i, %z.remat\n"));
         assert_eq!(check(&input.functions[0], &remat.functions[0], tables), Ok(()));
@@ -547,7 +550,6 @@ body: |
             )
         };
         let input = "---\nname: k\nkind: kernel\nparams:\n  - { name: p, type: p1 }\n  - { name: q, type: p1 }\n  - { name: a, type: i32 }\nbody: |\n  bb.0:\n    %p:p1 = LDPARAM_GLOBAL_PTR 0\n    %a:i32 = LDPARAM_i32 2\n    ST_GLOBAL_i32 %a, %p\n    %q:p1 = LDPARAM_GLOBAL_PTR 1\n    ST_GLOBAL_i32 %a, %q\n    RET\n...\n";
-        let parse = |text: &str| crate::mir::parser::parse_module(text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
         let input = parse(input);
         let good = parse(&body("    %p.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %p.reload\n", "    %q.reload:p1 = LD_FRAME_p1 0\n    ST_GLOBAL_i32 %a, %q.reload\n"));
         assert_eq!(check(&input.functions[0], &good.functions[0], tables), Ok(()));

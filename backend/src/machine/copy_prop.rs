@@ -111,7 +111,7 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
                     continue;
                 }
                 // At most one step per copy: copies that read each other in a cycle
-                // (invalid SSA a hand-written input may still hold) end the walk.
+                // (invalid SSA, which the verifier rejects before any pass) end the walk.
                 let mut steps = 0;
                 while let Some(next) = source[s.0 as usize].filter(|&x| fits(f, x) && x != v) {
                     s = next;
@@ -166,8 +166,9 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
 
 #[cfg(test)]
 mod tests {
-    /// Copies that read each other (invalid SSA, but a hand-written `run-pass` input can
-    /// hold it) end the walk along the chain instead of looping.
+    /// Copies that read each other (invalid SSA: `run-pass` rejects such input with the
+    /// verifier, but the pass does not rely on that) end the walk along the chain
+    /// instead of looping.
     #[test]
     fn a_cycle_of_copies_terminates() {
         let tables = tables::nvptx();

@@ -300,9 +300,6 @@ enum Home {
 }
 
 fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut crate::mir::NameSet, reloads: &mut HashSet<u32>, stats: &mut SpillStats) {
-    // The next free `.reload.N` suffix per spilled value: a value read a thousand times
-    // gets its names without probing from 1 each time.
-    let mut next_suffix: HashMap<u32, u32> = HashMap::default();
     for b in 0..f.blocks.len() {
         if !f.blocks[b].insts.iter().any(|i| i.defs.iter().any(|v| slot_of.contains_key(&v.0)) || i.uses().any(|v| slot_of.contains_key(&v.0))) {
             continue;
@@ -321,17 +318,11 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut crate::mi
                 let t = match reloaded.iter().find(|(s, _)| *s == v.0) {
                     Some(&(_, t)) => t,
                     None => {
+                        // `x.reload`, `x.reload.1`, ...: the name set resumes each base's
+                        // suffix search, so a value read a thousand times is named in
+                        // linear time.
                         let (base, ty) = (format!("{}.reload", f.values[v.0 as usize].name), f.values[v.0 as usize].ty);
-                        let n = next_suffix.entry(v.0).or_insert(0);
-                        let mut name = if *n == 0 { base.clone() } else { format!("{base}.{n}") };
-                        while names.contains(&name) {
-                            *n += 1;
-                            name = format!("{base}.{n}");
-                        }
-                        *n += 1;
-                        names.insert(&name);
-                        f.values.push(crate::mir::ValueInfo { name, ty });
-                        let t = ValueId(f.values.len() as u32 - 1);
+                        let t = f.fresh_value(names, &base, ty);
                         reloads.insert(t.0);
                         reloaded.push((v.0, t));
                         match home {

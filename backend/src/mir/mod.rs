@@ -523,24 +523,29 @@ pub fn row_type(f: &Function, inst: &Inst, tables: &target_desc::tables::TargetT
 mod tests {
     use super::*;
 
-    /// Fresh names skip every name the function has and every name made before.
-    #[test]
-    fn fresh_values_get_unused_names() {
-        let ty = VtId(0);
-        let mut f = Function {
+    /// A body-less device function whose values have `names`.
+    fn with_values(names: &[&str], ty: VtId) -> Function {
+        Function {
             name: "f".into(),
             kind: FunctionKind::Device,
             params: Vec::new(),
             returns: Vec::new(),
             attributes: Attributes::default(),
             frame: Vec::new(),
-            values: ["x", "x.1", "y.phi"].iter().map(|n| ValueInfo { name: n.to_string(), ty }).collect(),
+            values: names.iter().map(|n| ValueInfo { name: n.to_string(), ty }).collect(),
             blocks: Vec::new(),
             returns_loc: None,
             attributes_loc: None,
             ssa: true,
             loc: Loc::default(),
-        };
+        }
+    }
+
+    /// Fresh names skip every name the function has and every name made before.
+    #[test]
+    fn fresh_values_get_unused_names() {
+        let ty = VtId(0);
+        let mut f = with_values(&["x", "x.1", "y.phi"], ty);
         let mut names = NameSet::of(&f);
         let made: Vec<String> = ["x", "x", "y.phi", "z"].iter().map(|base| {
             let v = f.fresh_value(&mut names, base, ty);
@@ -558,20 +563,7 @@ mod tests {
     fn resumed_suffix_search_picks_the_first_free_suffix() {
         let ty = VtId(0);
         let taken = ["k", "k.1", "k.3", "k.4", "k.7", "m", "k.2.1"];
-        let mut f = Function {
-            name: "f".into(),
-            kind: FunctionKind::Device,
-            params: Vec::new(),
-            returns: Vec::new(),
-            attributes: Attributes::default(),
-            frame: Vec::new(),
-            values: taken.iter().map(|n| ValueInfo { name: n.to_string(), ty }).collect(),
-            blocks: Vec::new(),
-            returns_loc: None,
-            attributes_loc: None,
-            ssa: true,
-            loc: Loc::default(),
-        };
+        let mut f = with_values(&taken, ty);
         let mut names = NameSet::of(&f);
         let bases = ["k", "m", "k", "k", "k.2", "k", "m", "k.2", "k"];
         let made: Vec<String> = bases.iter().map(|base| {
