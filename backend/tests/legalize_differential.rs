@@ -4,7 +4,7 @@
 //! same random inputs, and the final memory must be bit-identical (NaNs canonicalized
 //! per the element type each buffer is accessed with). Runs that hit undefined
 //! behaviour or run out of fuel before legalization are discarded and counted; the
-//! valid-run rate is printed (`cargo test --test legalize_differential -- --nocapture`).
+//! valid-run rate is printed (`cargo test -p backend --test integration -- legalize_differential:: --nocapture`).
 //! Legalization producing the same MIR for several SMs is run once.
 
 use std::collections::HashMap;

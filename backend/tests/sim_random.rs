@@ -5,7 +5,7 @@
 //! valid-run rate and mismatches (`-- --nocapture`).
 //!
 //! The suite runs 500 kernels; the long run is the same test with more:
-//! `SIM_RANDOM_PROGRAMS=10000 cargo test --release -p backend --test sim_random -- --nocapture`
+//! `SIM_RANDOM_PROGRAMS=10000 cargo test --release -p backend --test integration -- sim_random:: --nocapture`
 //! (`SIM_RANDOM_FIRST` sets the first seed).
 
 use backend::random_mir::{generate, GeneratorConfig};

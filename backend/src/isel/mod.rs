@@ -30,14 +30,16 @@ use crate::mir::verifier::{in_class, Source};
 use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
 
 /// The selector's view of the description for one SM: its patterns by root opcode and
-/// by key type. Building it scans every pattern, so a compile builds it once and
-/// shares it between the functions (`PassContext::isel_index`), which `-j` selects
-/// one module at a time.
+/// by key type. A compile builds it once and shares it between the functions
+/// (`PassContext::isel_index`, which `-j` shares between threads). Building it only
+/// buckets the SM's patterns by root opcode; each opcode's candidate lists are ordered
+/// and keyed when an instruction of that opcode is first selected, so a small kernel
+/// pays for the few opcodes it has, not for every pattern of the description (which
+/// was more than half the time of compiling one).
 pub struct Index {
-    /// Candidate patterns per root opcode, enabled on this SM, best first: larger
-    /// trees, then higher priority, then description order.
+    /// The patterns enabled on this SM per root opcode, in description order.
     by_opcode: Vec<Vec<usize>>,
-    candidates: Candidates,
+    candidates: Vec<std::sync::OnceLock<Candidates>>,
 }
 
 impl Index {
@@ -51,11 +53,13 @@ impl Index {
                 }
             }
         }
-        for list in &mut by_opcode {
-            list.sort_by_key(|&i| (std::cmp::Reverse(tables.patterns[i].nodes.len()), std::cmp::Reverse(tables.patterns[i].priority), i));
-        }
-        let candidates = Candidates::new(tables, &by_opcode);
+        let candidates = by_opcode.iter().map(|_| std::sync::OnceLock::new()).collect();
         Index { by_opcode, candidates }
+    }
+
+    /// The candidate lists of root opcode `op`, built on first use.
+    fn of_opcode(&self, tables: &TargetTables, op: OpcodeId) -> &Candidates {
+        self.candidates[op.0 as usize].get_or_init(|| Candidates::new(tables, op, &self.by_opcode[op.0 as usize]))
     }
 }
 
@@ -65,14 +69,13 @@ pub fn select_module(module: &mut Module, tables: &TargetTables, sm: &SmTables, 
 
 /// [`select_module`] with an index built beforehand for `sm`.
 pub fn select_module_with(module: &mut Module, tables: &TargetTables, sm: &SmTables, source: Source<'_>, index: &Index) -> Result<(), Vec<MirError>> {
-    let (by_opcode, candidates) = (&index.by_opcode, &index.candidates);
     let mut errors = Vec::new();
     for f in &mut module.functions {
         // `.contract` permits the combiner to fuse; no machine instruction depends on it.
         for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
             inst.flags.retain(|fl| fl != crate::combine::CONTRACT);
         }
-        select_function(f, tables, sm, by_opcode, candidates, source, &mut errors);
+        select_function(f, tables, sm, index, source, &mut errors);
     }
     if errors.is_empty() {
         Ok(())
@@ -81,57 +84,94 @@ pub fn select_module_with(module: &mut Module, tables: &TargetTables, sm: &SmTab
     }
 }
 
-/// The candidate patterns of an instruction, by its opcode and its key type: the type
-/// of the operand that selects its legality row (or of its first result). Patterns are
-/// written once per type, so a store of f32 would otherwise try every store of every
-/// type and space; here it tries the f32 stores and the patterns whose key position
-/// takes any type (flags, variadic leaves), in the same best-first order.
+/// The candidate patterns of an instruction of one root opcode, by its key type: the
+/// type of the operand that selects its legality row (or of its first result). Patterns
+/// are written once per type, so a store of f32 would otherwise try every store of
+/// every type and space; here it tries the f32 stores and the patterns whose key
+/// position takes any type (flags, variadic leaves), in the same best-first order.
 struct Candidates {
-    /// By (opcode, key type, address-space type): the patterns an instruction with
-    /// those types can match. The space is the type of a memory access's pointer
-    /// operand ([`space_slot`]), [`ANY_SPACE`] for the list of every space (an
-    /// instruction whose space no pattern names, or an opcode without one): a store
-    /// weighs only the forms of its own address space, not those of all eight.
-    keyed: HashMap<(u16, u8, u8), Vec<usize>>,
-    /// Per opcode, the patterns without a key type: all an instruction whose key
-    /// position holds no register can match.
-    unkeyed: Vec<Vec<usize>>,
+    /// The opcode's patterns, best first: larger trees, then higher priority, then
+    /// description order.
+    ordered: Vec<usize>,
+    /// By (key type, address-space type): the patterns an instruction with those types
+    /// can match. The space is the type of a memory access's pointer operand
+    /// ([`space_slot`]), [`ANY_SPACE`] for the list of every space (an instruction
+    /// whose space no pattern names, or an opcode without one): a store weighs only the
+    /// forms of its own address space, not those of all eight.
+    keyed: HashMap<(u8, u8), Vec<usize>>,
+    /// The patterns without a key type: all an instruction whose key position holds
+    /// no register can match.
+    unkeyed: Vec<usize>,
+    /// The opcode's address operand ([`space_slot`]).
+    space_slot: Option<usize>,
 }
 
 const ANY_SPACE: u8 = u8::MAX;
 
 impl Candidates {
-    fn new(tables: &TargetTables, by_opcode: &[Vec<usize>]) -> Candidates {
-        let mut keyed: HashMap<(u16, u8, u8), Vec<usize>> = HashMap::default();
-        let mut unkeyed = vec![Vec::new(); by_opcode.len()];
-        for (op, list) in by_opcode.iter().enumerate() {
-            let keys: Vec<Option<u8>> = list.iter().map(|&i| pattern_key(tables, &tables.patterns[i])).collect();
-            let spaces: Vec<Option<u8>> = list.iter().map(|&i| pattern_space(tables, &tables.patterns[i])).collect();
-            let mut types: Vec<u8> = keys.iter().flatten().copied().collect();
-            types.sort_unstable();
-            types.dedup();
-            let mut named: Vec<u8> = spaces.iter().flatten().copied().collect();
-            named.sort_unstable();
-            named.dedup();
-            for t in types {
-                let fits: Vec<usize> = list.iter().zip(&keys).filter(|(_, k)| k.is_none_or(|k| k == t)).map(|(&i, _)| i).collect();
-                for &space in &named {
-                    let here = list.iter().zip(&keys).zip(&spaces).filter(|((_, k), s)| k.is_none_or(|k| k == t) && s.is_none_or(|s| s == space)).map(|((&i, _), _)| i).collect();
-                    keyed.insert((op as u16, t, space), here);
-                }
-                keyed.insert((op as u16, t, ANY_SPACE), fits);
+    /// `patterns`: the opcode's patterns enabled on the SM, in description order.
+    fn new(tables: &TargetTables, op: OpcodeId, patterns: &[usize]) -> Candidates {
+        let info = tables.opcode_info(op).expect("patterns name opcodes of the table");
+        let slot = space_slot(info);
+        // Sorted on keys read once (each comparison reading two patterns was most of the
+        // cost); the stable sort keeps description order among equals and is linear on
+        // the long runs of one-node patterns of equal priority.
+        let mut keyed_order: Vec<(std::cmp::Reverse<(usize, i32)>, usize)> = patterns.iter().map(|&i| (std::cmp::Reverse((tables.patterns[i].nodes.len(), tables.patterns[i].priority as i32)), i)).collect();
+        keyed_order.sort_by_key(|&(k, _)| k);
+        let ordered: Vec<usize> = keyed_order.into_iter().map(|(_, i)| i).collect();
+        // The positions in `ordered` of the patterns of each key (`None` at 0, type t
+        // at t + 1) and their spaces. Every list below merges a few of these groups back
+        // into `ordered` order, so building is linear in the patterns and the lists
+        // made, not types x spaces x patterns.
+        let mut by_key: Vec<Vec<u32>> = vec![Vec::new(); 257];
+        let mut spaces: Vec<Option<u8>> = Vec::with_capacity(ordered.len());
+        let (mut has_type, mut has_space) = ([false; 256], [false; 256]);
+        for (pos, &i) in ordered.iter().enumerate() {
+            let (key, space) = (pattern_key(info, &tables.patterns[i]), slot.and_then(|slot| pattern_space(slot, &tables.patterns[i])));
+            by_key[key.map_or(0, |k| k as usize + 1)].push(pos as u32);
+            spaces.push(space);
+            if let Some(k) = key {
+                has_type[k as usize] = true;
             }
-            unkeyed[op] = list.iter().zip(&keys).filter(|(_, k)| k.is_none()).map(|(&i, _)| i).collect();
+            if let Some(s) = space {
+                has_space[s as usize] = true;
+            }
         }
-        Candidates { keyed, unkeyed }
+        let types: Vec<u8> = (0..=255u8).filter(|&t| has_type[t as usize]).collect();
+        let named: Vec<u8> = (0..=255u8).filter(|&s| has_space[s as usize]).collect();
+        let in_space = |group: &[u32], space: u8| -> Vec<u32> { group.iter().copied().filter(|&pos| spaces[pos as usize].is_none_or(|s| s == space)).collect() };
+        // Each group is in increasing position; the groups are disjoint.
+        let merge = |groups: &[Option<&Vec<u32>>]| -> Vec<usize> {
+            let mut heads: Vec<&[u32]> = groups.iter().flatten().map(|g| g.as_slice()).filter(|g| !g.is_empty()).collect();
+            let mut out = Vec::with_capacity(heads.iter().map(|g| g.len()).sum());
+            while let Some(k) = (0..heads.len()).min_by_key(|&k| heads[k][0]) {
+                out.push(ordered[heads[k][0] as usize]);
+                heads[k] = &heads[k][1..];
+                if heads[k].is_empty() {
+                    heads.swap_remove(k);
+                }
+            }
+            out
+        };
+        let mut keyed: HashMap<(u8, u8), Vec<usize>> = HashMap::default();
+        let unkeyed_in: Vec<Vec<u32>> = named.iter().map(|&space| in_space(&by_key[0], space)).collect();
+        for &t in &types {
+            let group = &by_key[t as usize + 1];
+            for (&space, unkeyed_here) in named.iter().zip(&unkeyed_in) {
+                keyed.insert((t, space), merge(&[Some(unkeyed_here), Some(&in_space(group, space))]));
+            }
+            keyed.insert((t, ANY_SPACE), merge(&[Some(&by_key[0]), Some(group)]));
+        }
+        let unkeyed = merge(&[Some(&by_key[0])]);
+        Candidates { ordered, keyed, unkeyed, space_slot: slot }
     }
 
-    fn of(&self, f: &Function, inst: &crate::mir::Inst, op: OpcodeId, tables: &TargetTables) -> &[usize] {
-        let Some(t) = inst_key(f, inst, tables) else { return &self.unkeyed[op.0 as usize] };
-        let space = inst_space(f, inst, tables).unwrap_or(ANY_SPACE);
-        match self.keyed.get(&(op.0, t, space)).or_else(|| self.keyed.get(&(op.0, t, ANY_SPACE))) {
+    fn of(&self, f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> &[usize] {
+        let Some(t) = inst_key(f, inst, tables) else { return &self.unkeyed };
+        let space = self.space_slot.and_then(|slot| inst_space(f, inst, slot)).unwrap_or(ANY_SPACE);
+        match self.keyed.get(&(t, space)).or_else(|| self.keyed.get(&(t, ANY_SPACE))) {
             Some(list) => list,
-            None => &self.unkeyed[op.0 as usize],
+            None => &self.unkeyed,
         }
     }
 }
@@ -144,8 +184,7 @@ fn space_slot(info: &target_desc::tables::OpcodeInfo) -> Option<usize> {
 
 /// The address-space type a pattern requires of its root's address operand: the
 /// register's type or the nested node's (`PTR_ADD(p: p1, ...)`, `GLOBAL_ADDR : p3`).
-fn pattern_space(tables: &TargetTables, p: &PatternInfo) -> Option<u8> {
-    let slot = space_slot(tables.opcode_info(OpcodeId(p.opcode))?)?;
+fn pattern_space(slot: usize, p: &PatternInfo) -> Option<u8> {
     match *p.nodes.first()?.args.get(slot)? {
         NodeArg::Leaf(l) => match p.operands.get(l as usize)?.1 {
             PatternOperand::Reg(t) => Some(t),
@@ -156,8 +195,7 @@ fn pattern_space(tables: &TargetTables, p: &PatternInfo) -> Option<u8> {
 }
 
 /// The type of an instruction's address operand (see [`pattern_space`]).
-fn inst_space(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> Option<u8> {
-    let slot = space_slot(tables.opcode_info(inst.opcode.generic()?)?)?;
+fn inst_space(f: &Function, inst: &crate::mir::Inst, slot: usize) -> Option<u8> {
     match value_operands(&inst.operands).get(slot)? {
         Operand::Value(v) => Some(f.value(*v).ty.0),
         _ => None,
@@ -167,8 +205,7 @@ fn inst_space(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> O
 /// The type a pattern requires at its opcode's key position, when it requires one
 /// (see [`Candidates`]). Must never name a type an instruction the pattern matches
 /// could lack: the matcher checks exactly these types.
-fn pattern_key(tables: &TargetTables, p: &PatternInfo) -> Option<u8> {
-    let info = tables.opcode_info(OpcodeId(p.opcode))?;
+fn pattern_key(info: &target_desc::tables::OpcodeInfo, p: &PatternInfo) -> Option<u8> {
     let root = p.nodes.first()?;
     let arg_type = |k: usize| -> Option<u8> {
         match *root.args.get(k)? {
@@ -479,7 +516,7 @@ fn float_bits(tables: &TargetTables, t: u8, x: f64) -> Option<i64> {
     }
 }
 
-fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_opcode: &[Vec<usize>], candidates: &Candidates, source: Source<'_>, errors: &mut Vec<MirError>) {
+fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index: &Index, source: Source<'_>, errors: &mut Vec<MirError>) {
     let sm_index = tables.sm_index(sm);
     let mut selected: Vec<(usize, usize, u16, Vec<String>, Vec<Operand>)> = Vec::new();
     let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
@@ -499,7 +536,8 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_op
                 }
                 let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
                 flags.sort();
-                let best = candidates.of(f, inst, op, tables).iter().find_map(|&index| {
+                let candidates = index.of_opcode(tables, op);
+                let best = candidates.of(f, inst, tables).iter().find_map(|&index| {
                     let p = &tables.patterns[index];
                     let kept = tables.match_flags(p, &flags, sm_index)?;
                     let m = matcher.match_root(p, b, i)?;
@@ -515,7 +553,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, by_op
                     None => {
                         // A pattern whose operands fit but one of whose flag groups has no
                         // member for the flag on this SM (`.sys` before sm_60) says why.
-                        let flag_gap = by_opcode[op.0 as usize].iter().find_map(|&index| {
+                        let flag_gap = candidates.ordered.iter().find_map(|&index| {
                             let p = &tables.patterns[index];
                             if p.flag_groups.is_empty() || tables.match_flags(p, &flags, sm_index).is_some() {
                                 return None;

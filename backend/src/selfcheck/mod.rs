@@ -175,15 +175,21 @@ fn check(tables: &TargetTables, p: &probe::Probe) -> Result<crate::mir::Module, 
     }
 }
 
+/// The selector's index of one SM, shared by the compiles of its probes.
+type IselIndex = std::sync::Arc<std::sync::OnceLock<crate::isel::Index>>;
+
 /// Compiles one probe through the pipeline; `Ok` holds the PTX. With `selects`, the
-/// probed instruction must come out of selection as that pattern.
-fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe, selects: Option<usize>) -> Result<String, Outcome> {
+/// probed instruction must come out of selection as that pattern. `index` is the
+/// selector's index for `sm`, built by the first probe and shared by the rest: building
+/// it scans every pattern, which cost more than compiling a probe.
+fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe, selects: Option<usize>, index: &IselIndex) -> Result<String, Outcome> {
     let file = format!("{}.mir", p.kernel);
     let mut module = check(tables, p)?;
     let source = Source { file: &file, text: &p.mir };
     // At -O0: a probe holds the shape of one cell or pattern on purpose (a select of
     // two constants, a compare of a value with itself), which the combiner would fold.
     let mut cx = crate::passes::PassContext::new(tables, Some(sm), source);
+    cx.isel_index = index.clone();
     cx.options = crate::options::Options::new(tables, crate::options::OptLevel::O0);
     for pass in crate::passes::PASSES.iter().filter(|p| p.name != "verify" && p.enabled(&cx.options)) {
         (pass.run)(&mut module, &cx).map_err(|e| failed(pass.name, render(&e)))?;
@@ -233,6 +239,7 @@ pub fn probes_pattern(p: &target_desc::tables::PatternInfo) -> bool {
 
 /// Runs the self-check on one SM. Without `ptxas` the probes are only compiled.
 pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> SmReport {
+    let isel_index = IselIndex::default();
     let mut cells = Vec::new();
     // (cell, instance) of every compiled probe, with its PTX version and body.
     let mut compiled: Vec<(usize, usize, String, String)> = Vec::new();
@@ -261,7 +268,7 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
                         }
                         continue;
                     }
-                    let outcome = match compile(tables, sm, &p, None) {
+                    let outcome = match compile(tables, sm, &p, None, &isel_index) {
                         Ok(ptx) => match split_header(&ptx) {
                             Some((version, body)) => {
                                 compiled.push((c, cell.instances.len(), version.to_string(), body.to_string()));
@@ -290,7 +297,7 @@ pub fn verify_sm(tables: &TargetTables, sm: &SmTables, ptxas: Option<&Path>) -> 
             probe::Plan::Unprobeable(reason) => cell.unprobeable = Some(reason),
             probe::Plan::Probes { probes, .. } => {
                 for pr in probes {
-                    let outcome = match compile(tables, sm, &pr, Some(index)) {
+                    let outcome = match compile(tables, sm, &pr, Some(index), &isel_index) {
                         Ok(ptx) => match split_header(&ptx) {
                             Some((version, body)) => {
                                 compiled.push((slot, cell.instances.len(), version.to_string(), body.to_string()));
