@@ -849,7 +849,8 @@ fn pipeline_loop(
             Ok(s) => {
                 if knobs.register_pressure {
                     let live_in = mrpa.get_or_insert_with(|| Mrpa::new(f, tables, sets)).pressure.live_in_of(shape.block);
-                    let estimate = kernel_pressure(f, &body, &unit_of_inst, &s, &phis, &def_unit, live_in, sets);
+                    let read_after = |v: u32| index.reads.get(&v).is_some_and(|r| r.iter().any(|&(bi, _)| bi != shape.block));
+                    let estimate = kernel_pressure(f, &read_after, &body, &unit_of_inst, &s, &phis, &def_unit, live_in, sets);
                     let target = sets.targets(f, options)[0].max(0) as u64;
                     let limit = target * u64::from(100 - knobs.pressure_margin) / 100;
                     if u64::from(estimate) > limit {
@@ -883,7 +884,8 @@ fn pipeline_loop(
         .max()
         .unwrap_or(0);
     let live_in = mrpa.get_or_insert_with(|| Mrpa::new(f, tables, sets)).pressure.live_in_of(shape.block);
-    let pressure = kernel_pressure(f, &body, &unit_of_inst, &schedule, &phis, &def_unit, live_in, sets);
+    let read_after = |v: u32| index.reads.get(&v).is_some_and(|r| r.iter().any(|&(bi, _)| bi != shape.block));
+    let pressure = kernel_pressure(f, &read_after, &body, &unit_of_inst, &schedule, &phis, &def_unit, live_in, sets);
     let mut extra = format!(", iteration critical path {critical} cycles, kernel register pressure {pressure}");
     if knobs.annotate || knobs.dbg_res {
         extra.push_str(&format!("; graph: {n} nodes, {} edges", model_edges.len()));
@@ -1184,9 +1186,13 @@ fn recurrences(n: usize, edges: &[LoopEdge]) -> Vec<(bool, usize)> {
 /// slot is the estimate. Modulo variable expansion gives each of a value's
 /// overlapping lifetimes a register of its own, so this is what the kernel's code
 /// needs (the check against MRPA of generated kernels is in tests/tests/scheduling.rs).
+/// A value read after the loop (`read_after`) must outlive every kernel iteration that
+/// may be the last: its latest copy lives until the next copy is made, II cycles
+/// later; one read after the loop through a PHI is the copy before that, 2 II.
 #[allow(clippy::too_many_arguments)]
 fn kernel_pressure(
     f: &Function,
+    read_after: &dyn Fn(u32) -> bool,
     body: &[Inst],
     unit_of_inst: &[usize],
     s: &Schedule,
@@ -1213,6 +1219,15 @@ fn kernel_pressure(
     let weight = |v: u32| sets.of(f, ValueId(v)).filter(|(set, _)| *set == 0).map_or(0, |(_, w)| i64::from(w));
     let mut end: HashMap<u32, i64> = HashMap::default();
     let mut invariant: HashSet<u32> = HashSet::default();
+    let def_cycle = |x: u32| def_unit.get(&x).map(|&u| s.cycle[u]);
+    let live_after = phis.iter().map(|p| p.value.0).chain(body.iter().flat_map(|i| i.defs.iter().map(|d| d.0)));
+    for v in live_after.filter(|&v| read_after(v)) {
+        let (x, distance) = resolve(v);
+        if let Some(at) = def_cycle(x) {
+            let e = end.entry(x).or_insert(i64::MIN);
+            *e = (*e).max(at + (distance + 1) * ii);
+        }
+    }
     for (i, inst) in body.iter().enumerate() {
         let at = s.cycle[unit_of_inst[i]];
         for v in inst.uses() {
