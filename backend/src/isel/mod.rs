@@ -141,8 +141,8 @@ impl Candidates {
         let named: Vec<u8> = (0..=255u8).filter(|&s| has_space[s as usize]).collect();
         let in_space = |group: &[u32], space: u8| -> Vec<u32> { group.iter().copied().filter(|&pos| spaces[pos as usize].is_none_or(|s| s == space)).collect() };
         // Each group is in increasing position; the groups are disjoint.
-        let merge = |groups: &[Option<&Vec<u32>>]| -> Vec<usize> {
-            let mut heads: Vec<&[u32]> = groups.iter().flatten().map(|g| g.as_slice()).filter(|g| !g.is_empty()).collect();
+        let merge = |groups: &[&[u32]]| -> Vec<usize> {
+            let mut heads: Vec<&[u32]> = groups.iter().copied().filter(|g| !g.is_empty()).collect();
             let mut out = Vec::with_capacity(heads.iter().map(|g| g.len()).sum());
             while let Some(k) = (0..heads.len()).min_by_key(|&k| heads[k][0]) {
                 out.push(ordered[heads[k][0] as usize]);
@@ -158,11 +158,11 @@ impl Candidates {
         for &t in &types {
             let group = &by_key[t as usize + 1];
             for (&space, unkeyed_here) in named.iter().zip(&unkeyed_in) {
-                keyed.insert((t, space), merge(&[Some(unkeyed_here), Some(&in_space(group, space))]));
+                keyed.insert((t, space), merge(&[unkeyed_here, &in_space(group, space)]));
             }
-            keyed.insert((t, ANY_SPACE), merge(&[Some(&by_key[0]), Some(group)]));
+            keyed.insert((t, ANY_SPACE), merge(&[&by_key[0], group]));
         }
-        let unkeyed = merge(&[Some(&by_key[0])]);
+        let unkeyed = merge(&[&by_key[0]]);
         Candidates { ordered, keyed, unkeyed, space_slot: slot }
     }
 

@@ -262,6 +262,13 @@ impl FunctionIndex {
     }
 }
 
+/// Whether `v` is read in a block other than `block`, by [`FunctionIndex::reads`] (for
+/// a loop's value: read after the loop, exit PHIs included). A function of the field,
+/// not a method, so callers can hold the index's other fields mutably.
+fn read_outside(reads: &HashMap<u32, Vec<(usize, bool)>>, v: u32, block: usize) -> bool {
+    reads.get(&v).is_some_and(|r| r.iter().any(|&(bi, _)| bi != block))
+}
+
 /// A single-block loop.
 struct Shape {
     block: usize,
@@ -849,7 +856,7 @@ fn pipeline_loop(
             Ok(s) => {
                 if knobs.register_pressure {
                     let live_in = mrpa.get_or_insert_with(|| Mrpa::new(f, tables, sets)).pressure.live_in_of(shape.block);
-                    let read_after = |v: u32| index.reads.get(&v).is_some_and(|r| r.iter().any(|&(bi, _)| bi != shape.block));
+                    let read_after = |v: u32| read_outside(&index.reads, v, shape.block);
                     let estimate = kernel_pressure(f, &read_after, &body, &unit_of_inst, &s, &phis, &def_unit, live_in, sets);
                     let target = sets.targets(f, options)[0].max(0) as u64;
                     let limit = target * u64::from(100 - knobs.pressure_margin) / 100;
@@ -884,7 +891,7 @@ fn pipeline_loop(
         .max()
         .unwrap_or(0);
     let live_in = mrpa.get_or_insert_with(|| Mrpa::new(f, tables, sets)).pressure.live_in_of(shape.block);
-    let read_after = |v: u32| index.reads.get(&v).is_some_and(|r| r.iter().any(|&(bi, _)| bi != shape.block));
+    let read_after = |v: u32| read_outside(&index.reads, v, shape.block);
     let pressure = kernel_pressure(f, &read_after, &body, &unit_of_inst, &schedule, &phis, &def_unit, live_in, sets);
     let mut extra = format!(", iteration critical path {critical} cycles, kernel register pressure {pressure}");
     if knobs.annotate || knobs.dbg_res {
@@ -1453,7 +1460,7 @@ fn expand(
             .collect(),
         stages,
     };
-    let names = &mut index.names;
+    let (names, reads) = (&mut index.names, &index.reads);
     let b = shape.block;
     let b_number = f.blocks[b].number;
     let exit_number = f.blocks[shape.exit].number;
@@ -1521,12 +1528,7 @@ fn expand(
     let mut live_out: Vec<ValueId> = loop_values
         .iter()
         .copied()
-        .filter(|v| {
-            index
-                .reads
-                .get(&v.0)
-                .is_some_and(|r| r.iter().any(|&(bi, _)| bi != b))
-        })
+        .filter(|v| read_outside(reads, v.0, b))
         .collect();
     live_out.sort_by_key(|v| v.0);
     // Exit block: other predecessors besides the loop make new PHIs there unsound for

@@ -180,8 +180,8 @@ type IselIndex = std::sync::Arc<std::sync::OnceLock<crate::isel::Index>>;
 
 /// Compiles one probe through the pipeline; `Ok` holds the PTX. With `selects`, the
 /// probed instruction must come out of selection as that pattern. `index` is the
-/// selector's index for `sm`, built by the first probe and shared by the rest: building
-/// it scans every pattern, which cost more than compiling a probe.
+/// selector's index for `sm`, shared by all its probes: ordering and keying an opcode's
+/// patterns costs more than compiling a probe, and each opcode is done once per SM.
 fn compile(tables: &TargetTables, sm: &SmTables, p: &probe::Probe, selects: Option<usize>, index: &IselIndex) -> Result<String, Outcome> {
     let file = format!("{}.mir", p.kernel);
     let mut module = check(tables, p)?;
