@@ -8,7 +8,10 @@ wait4's rusage (user + system CPU time, peak RSS).
     python3 scripts/compile-time.py --jobs 1             # ptxc -j 1 (default: its default)
     LLC=/path/to/llc python3 scripts/compile-time.py --llc-max 100000 --llc-timeout 60
 
-Prints a Markdown table per shape and size: ptxc CPU ms, microseconds per instruction,
+Prints a Markdown table per shape and size: ptxc CPU ms and the share of it spent in
+the kernel (system time: page faults, which grow faster than the footprint on a
+virtual machine once a compile touches gigabytes; left blank under 100 ms, where the
+kernel's tick-sampled split of CPU time means nothing), microseconds per instruction,
 that figure over the smallest size's (the linearity goal: at most 1.5), peak RSS and
 bytes per instruction; then llc's CPU and RSS and the ratios (goals: llc CPU / ptxc CPU
 at least 10 at 100k, ptxc RSS at most half of llc's). Sizes are the generators'
@@ -27,8 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(cmd, timeout=None):
-    """Runs `cmd` with output discarded; returns (cpu seconds, peak RSS KiB, wall s), or
-    None when it ran longer than `timeout` seconds (then it is killed)."""
+    """Runs `cmd` with output discarded; returns (cpu seconds, peak RSS KiB, wall s, system
+    seconds), or None when it ran longer than `timeout` seconds (then it is killed)."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     while True:
@@ -46,7 +49,7 @@ def run(cmd, timeout=None):
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{err[:2000]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall, usage.ru_stime
 
 
 def best(cmd, repeat, timeout=None):
@@ -81,8 +84,8 @@ def main():
 
     print(f"ptxc {'-j ' + str(args.jobs) if args.jobs else '(default -j)'} vs {llc if have_llc else 'no llc'}; CPU = user + system; "
           f"{os.cpu_count()} cores\n")
-    print("| shape | instructions | ptxc CPU ms | µs/inst | vs smallest | ptxc RSS MiB | B/inst | llc CPU ms | llc RSS MiB | llc/ptxc CPU | ptxc/llc RSS |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| shape | instructions | ptxc CPU ms | of it system | µs/inst | vs smallest | ptxc RSS MiB | B/inst | llc CPU ms | llc RSS MiB | llc/ptxc CPU | ptxc/llc RSS |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     first = {}
     for shape, size, sm, stem in rows:
         n = int(size)
@@ -92,17 +95,17 @@ def main():
         cmd = [ptxc, "compile", "--sm", sm, os.path.join(work, stem + ".mir"), "-o", os.devnull]
         if args.jobs:
             cmd[2:2] = ["-j", str(args.jobs)]
-        cpu, rss, _ = best(cmd, repeat)
+        cpu, rss, _, system = best(cmd, repeat)
         per = cpu / n * 1e6
         first.setdefault(shape, per)
-        cells = [shape, f"{n}", f"{cpu * 1e3:.1f}", f"{per:.2f}", f"{per / first[shape]:.2f}", f"{rss / 1024:.1f}", f"{rss * 1024 / n:.0f}"]
+        cells = [shape, f"{n}", f"{cpu * 1e3:.1f}", f"{100 * system / cpu:.0f}%" if cpu >= 0.1 else "", f"{per:.2f}", f"{per / first[shape]:.2f}", f"{rss / 1024:.1f}", f"{rss * 1024 / n:.0f}"]
         if have_llc and n <= args.llc_max:
             measured = best([llc, "-O3", "-march=nvptx64", f"-mcpu=sm_{sm}", os.path.join(work, stem + ".ll"), "-o", os.devnull], repeat, args.llc_timeout)
             if measured is None:
                 t = args.llc_timeout
                 cells += [f">{t * 1e3:.0f}", "", f">{t / cpu:.0f}", ""]
             else:
-                lcpu, lrss, _ = measured
+                lcpu, lrss, _, _ = measured
                 cells += [f"{lcpu * 1e3:.1f}", f"{lrss / 1024:.1f}", f"{lcpu / cpu:.1f}", f"{rss / lrss:.2f}"]
         else:
             cells += ["", "", "", ""]
