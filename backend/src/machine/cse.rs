@@ -5,8 +5,10 @@
 //!
 //! Candidates have no effects: no store, call, barrier, terminator or side effect, and
 //! a load only when it reads invariant memory; intrinsics use the properties of their
-//! description entry. The walk is a preorder of the dominator tree with a scoped hash
-//! table, so each instruction is hashed once.
+//! description entry. Instructions of carry chains (`add.cc`/`addc`) are not: an
+//! `addc` reading an earlier `add.cc`'s flag would read whatever `.cc` instruction ran
+//! last. The walk is a preorder of the dominator tree with a scoped hash table, so
+//! each instruction is hashed once.
 //!
 //! With `rp-aware-mcse` a CSE is suppressed when keeping the earlier result live down
 //! to the later instruction would push a block's peak pressure (from
@@ -175,7 +177,7 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
             stack.push((c, None));
         }
         for i in 0..f.blocks[b].insts.len() {
-            if !candidate(&f.blocks[b].insts[i], tables) {
+            if !candidate(&f.blocks[b].insts[i], tables) || f.blocks[b].insts[i].tied_by_carry(tables) {
                 continue;
             }
             let k = key(f, &f.blocks[b].insts[i]);

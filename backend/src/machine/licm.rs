@@ -16,6 +16,12 @@
 //! `unsafe_to_speculate` in the description), or when its block dominates every exit
 //! of the loop (it ran in the input whenever the loop was entered).
 //!
+//! A carry chain (`add.cc` and the `addc`s reading its flag) moves whole or not at
+//! all, as one unit with the pressure of all its results: half of it moved would read
+//! or leave the flag across the loop's own carry chains (random kernel 10510 of
+//! `sim_random`: the `sub.cc` of an invariant i128 subtraction hoisted, its `subc`
+//! refused by pressure).
+//!
 //! Pressure: a hoisted value is live across the whole loop. The pass keeps each
 //! loop's peak pressure per set (from [`super::pressure`]) plus what it already
 //! hoisted, and refuses a hoist that would take the peak past the target (the same
@@ -31,7 +37,7 @@ use target_desc::tables::{props, SmTables, TargetTables};
 
 use super::cfg::Cfg;
 use super::pressure::{Pressure, PressureSets};
-use crate::mir::{opcode_info, Block, Function, Inst, Loc, Module, Opcode, Operand};
+use crate::mir::{opcode_info, Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 use crate::options::Options;
 
 /// What the pass did, for `--remarks machine-licm` and tests.
@@ -122,19 +128,36 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
         let mut hoist: Vec<(usize, usize)> = Vec::new();
         let mut hoisted_here = rustc_hash::FxHashSet::default();
         for &b in &order {
-            for (i, inst) in f.blocks[b].insts.iter().enumerate() {
-                if inst.is_phi(tables) || !super::cse::candidate(inst, tables) {
+            let insts = &f.blocks[b].insts;
+            let mut i = 0;
+            while i < insts.len() {
+                // The unit: one instruction, or a carry chain (`add.cc` and the `addc`s
+                // reading its flag), which moves whole or not at all.
+                let mut end = i + 1;
+                if insts[i].writes_carry(tables) {
+                    while end < insts.len() && insts[end].reads_carry(tables) {
+                        end += 1;
+                    }
+                }
+                let unit = i..end;
+                i = end;
+                let chain = &insts[unit.clone()];
+                // A reader without its writer before it is not a unit to move.
+                if chain[0].reads_carry(tables) || chain.iter().any(|inst| inst.is_phi(tables) || !super::cse::candidate(inst, tables)) {
                     continue;
                 }
-                let invariant = inst.uses().all(|v| {
+                let defined_here = |v: ValueId| chain.iter().any(|inst| inst.defs.contains(&v));
+                let invariant = chain.iter().flat_map(|inst| inst.uses()).all(|v| {
                     let d = def_block[v.0 as usize];
-                    (d != usize::MAX && !member(d)) || hoisted_here.contains(&v.0)
+                    (d != usize::MAX && !member(d)) || hoisted_here.contains(&v.0) || defined_here(v)
                 });
                 if !invariant {
                     continue;
                 }
-                let info = opcode_info(inst.opcode, tables).expect("candidates have an opcode");
-                let speculatable = info.props & (props::MAY_LOAD | props::UNSAFE_TO_SPECULATE) == 0;
+                let speculatable = chain.iter().all(|inst| {
+                    let info = opcode_info(inst.opcode, tables).expect("candidates have an opcode");
+                    info.props & (props::MAY_LOAD | props::UNSAFE_TO_SPECULATE) == 0
+                });
                 if !speculatable && !guaranteed(b) {
                     continue;
                 }
@@ -144,7 +167,7 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
                 });
                 let loop_peak = loop_peak.get_or_insert_with(|| (0..sets.names.len()).map(|s| loop_blocks.iter().map(|&b| peak[b][s]).max().unwrap_or(0)).collect());
                 let mut weight = vec![0i64; sets.names.len()];
-                for d in &inst.defs {
+                for d in chain.iter().flat_map(|inst| &inst.defs) {
                     if let Some((s, w)) = sets.of(f, *d) {
                         weight[s] += i64::from(w);
                     }
@@ -152,15 +175,15 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
                 if let Some(s) = (0..weight.len()).find(|&s| weight[s] > 0 && loop_peak[s] + weight[s] > targets[s]) {
                     stats.suppressed_by_pressure += 1;
                     let message = format!("not hoisted: {} pressure in the loop would reach {}, above the target {}", sets.names[s], loop_peak[s] + weight[s], targets[s]);
-                    stats.remarks.push((f.name.clone(), inst.loc, message));
+                    stats.remarks.push((f.name.clone(), chain[0].loc, message));
                     continue;
                 }
                 for s in 0..weight.len() {
                     loop_peak[s] += weight[s];
                     added[s] += weight[s];
                 }
-                hoisted_here.extend(inst.defs.iter().map(|d| d.0));
-                hoist.push((b, i));
+                hoisted_here.extend(chain.iter().flat_map(|inst| inst.defs.iter().map(|d| d.0)));
+                hoist.extend(unit.map(|k| (b, k)));
             }
         }
         if hoist.is_empty() {

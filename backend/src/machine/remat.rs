@@ -220,7 +220,9 @@ impl Planner<'_> {
     fn cloneable(&self, inst: &Inst) -> bool {
         // What only computes its result (MachineCSE's candidates: no effects, loads
         // only of invariant memory, pure intrinsics), with one result.
-        if inst.defs.len() != 1 || !super::cse::candidate(inst, self.tables) {
+        // Part of a carry chain reads or leaves the flag of its neighbour: a clone
+        // elsewhere would read whatever carry was left there.
+        if inst.defs.len() != 1 || !super::cse::candidate(inst, self.tables) || inst.tied_by_carry(self.tables) {
             return false;
         }
         let (Opcode::Machine(m), Some(info)) = (inst.opcode, opcode_info(inst.opcode, self.tables)) else { return false };

@@ -106,7 +106,7 @@ fn sink_function(f: &mut Function, tables: &TargetTables, reach: Reach, want_rem
         let mut remarks = Vec::new();
         for i in (0..f.blocks[b].insts.len()).rev() {
             let inst = &f.blocks[b].insts[i];
-            if !super::cse::candidate(inst, tables) || inst.reads_carry(tables) || inst.writes_carry(tables) {
+            if !super::cse::candidate(inst, tables) || inst.tied_by_carry(tables) {
                 continue;
             }
             if reach == Reach::RegisterFree && inst.uses().next().is_some() {

@@ -369,6 +369,15 @@ impl Inst {
         tables.patterns.get(m as usize).is_some_and(|p| p.results.contains(&target_desc::tables::PatternResult::Flag))
     }
 
+    /// Whether this machine instruction is part of a carry chain (writes or reads the
+    /// flag). The flag is one hardware register that every `.cc` instruction writes, so
+    /// a pass that moves, merges or repeats instructions moves a chain whole or leaves
+    /// it: a hoisted `sub.cc` left its `subc` in the loop reading whatever carry the
+    /// loop's own chains left (random kernel 10510 of `sim_random`).
+    pub fn tied_by_carry(&self, tables: &target_desc::tables::TargetTables) -> bool {
+        self.writes_carry(tables) || self.reads_carry(tables)
+    }
+
     /// A hash of what the instruction computes: opcode, flags and operands (floats by
     /// their bits), for value numbering. Equal expressions ([`Inst::same_expression`])
     /// hash equally; callers confirm a hit with `same_expression`.
