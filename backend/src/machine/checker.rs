@@ -237,7 +237,11 @@ impl Checker<'_> {
             if let (true, false, Some(r)) = (from_nothing, self.ssa_input, g.defs.first()) {
                 let name = &self.output.value(*r).name;
                 let defines = |j: usize| input[j].defs.first().copied().filter(|d| self.def_count.get(d.0 as usize).is_some_and(|&n| n > 1) && self.input.value(*d).name == *name);
-                target = window.clone().find(|&j| defines(j).is_some() && matches(j)).filter(|&j| defines(j).is_some_and(|d| input[fi..j].iter().all(|i| i.uses().all(|u| u != d))));
+                target = window
+                    .clone()
+                    .find_map(|j| defines(j).filter(|_| matches(j)).map(|d| (j, d)))
+                    .filter(|&(j, d)| input[fi..j].iter().all(|i| i.uses().all(|u| u != d)))
+                    .map(|(j, _)| j);
             }
             if target.is_none() {
                 target = (fi < input.len() && matches(fi)).then_some(fi);

@@ -129,18 +129,8 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
         let mut hoisted_here = rustc_hash::FxHashSet::default();
         for &b in &order {
             let insts = &f.blocks[b].insts;
-            let mut i = 0;
-            while i < insts.len() {
-                // The unit: one instruction, or a carry chain (`add.cc` and the `addc`s
-                // reading its flag), which moves whole or not at all.
-                let mut end = i + 1;
-                if insts[i].writes_carry(tables) {
-                    while end < insts.len() && insts[end].reads_carry(tables) {
-                        end += 1;
-                    }
-                }
-                let unit = i..end;
-                i = end;
+            // One instruction, or a carry chain, which moves whole or not at all.
+            for unit in crate::mir::carry_units(insts, tables) {
                 let chain = &insts[unit.clone()];
                 // A reader without its writer before it is not a unit to move.
                 if chain[0].reads_carry(tables) || chain.iter().any(|inst| inst.is_phi(tables) || !super::cse::candidate(inst, tables)) {

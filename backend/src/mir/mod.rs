@@ -431,6 +431,20 @@ impl Inst {
     }
 }
 
+/// `insts` cut into the units that move together: one instruction, or an `add.cc`
+/// with the `addc`s that read its flag after it (a reader joins the unit before it).
+/// The schedulers' nodes and MachineLICM's hoists.
+pub fn carry_units(insts: &[Inst], tables: &target_desc::tables::TargetTables) -> Vec<std::ops::Range<usize>> {
+    let mut units: Vec<std::ops::Range<usize>> = Vec::with_capacity(insts.len());
+    for (i, inst) in insts.iter().enumerate() {
+        match units.last_mut() {
+            Some(u) if inst.reads_carry(tables) => u.end = i + 1,
+            _ => units.push(i..i + 1),
+        }
+    }
+    units
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand {
     Value(ValueId),

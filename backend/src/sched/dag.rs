@@ -339,14 +339,7 @@ impl Dag {
         memory: &MemoryModel,
     ) -> Dag {
         let tables = model.tables;
-        // Units: carry readers join the unit before them.
-        let mut units: Vec<std::ops::Range<usize>> = Vec::with_capacity(insts.len());
-        for (i, inst) in insts.iter().enumerate() {
-            match units.last_mut() {
-                Some(u) if inst.reads_carry(tables) && u.end == i => u.end = i + 1,
-                _ => units.push(i..i + 1),
-            }
-        }
+        let units = crate::mir::carry_units(insts, tables);
         let n = units.len();
         let latency: Vec<u32> = units
             .iter()
