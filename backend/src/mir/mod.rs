@@ -313,6 +313,12 @@ pub struct Inst {
 }
 
 impl Inst {
+    /// An instruction that holds nothing (no heap storage): what a pass rewriting a
+    /// vector in place leaves in a slot it has taken the instruction out of.
+    pub fn hole() -> Inst {
+        Inst { defs: Defs::new(), opcode: Opcode::Machine(0), flags: Vec::new(), operands: Vec::new(), loc: Loc::default() }
+    }
+
     pub fn has_flag(&self, flag: &str) -> bool {
         self.flags.iter().any(|f| f == flag)
     }
