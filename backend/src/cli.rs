@@ -188,7 +188,8 @@ struct CompileArgs {
     /// The SM to compile for: `80`, `sm_80`, `90a`.
     #[arg(long)]
     sm: String,
-    /// Write the PTX (or the MIR, with --stop-after) here instead of stdout.
+    /// Write the PTX (or the MIR, with --stop-after) here instead of stdout (`-` is
+    /// stdout).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Print the MIR after every pass to stderr.
@@ -715,10 +716,12 @@ fn knobs(args: KnobsArgs) -> Output {
     Output { stdout: out, ..Output::default() }
 }
 
-/// Writes `text` to `output`, or returns it as stdout.
+/// Writes `text` to `output`, or returns it as stdout (no output, or `-`, as for
+/// llc's `-o -`).
 fn finish(text: String, output: Option<&std::path::Path>, stderr: String) -> Output {
     match output {
         None => Output { stdout: text, stderr, code: 0 },
+        Some(path) if path.as_os_str() == "-" => Output { stdout: text, stderr, code: 0 },
         Some(path) => match std::fs::write(path, text) {
             Ok(()) => Output { stderr, ..Output::default() },
             Err(e) => failure(format!("{stderr}error: cannot write {}: {e}\n", path.display())),

@@ -129,6 +129,10 @@ fn output_file_and_stdout_agree() {
     assert!(written.stdout.is_empty());
     let stdout = ptxc(&["compile", &path, "--sm", "80"]).stdout;
     assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout);
+    // `-o -` is stdout, as for llc (it used to write a file named `-`).
+    let dash = ptxc(&["compile", &path, "--sm", "80", "-o", "-"]);
+    assert_eq!(dash.code, 0, "{}", dash.stderr);
+    assert_eq!(dash.stdout, stdout);
 }
 
 #[test]
