@@ -269,7 +269,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
 }
 
 fn inst_of(op: OpcodeId, defs: Vec<ValueId>, operands: Vec<Operand>, loc: Loc) -> Inst {
-    Inst { defs: defs.into(), opcode: Opcode::Generic(op), flags: Vec::new(), operands, loc }
+    Inst { defs: defs.into(), opcode: Opcode::Generic(op), flags: Default::default(), operands, loc }
 }
 
 fn insert_before_terminators(f: &mut Function, tables: &TargetTables, b: usize, insts: Vec<Inst>) {

@@ -446,7 +446,7 @@ fn converts(f: &Function, tables: &TargetTables, store: &Access, load: &Access) 
 fn convert(f: &mut Function, tables: &TargetTables, ops: &Ops, names: &mut crate::mir::NameSet, store: &Access, load: &Access) -> Option<Result<ValueId, Vec<Inst>>> {
     let (v, l) = (store.value, load.value);
     let loc = f.blocks[load.block].insts[load.index].loc;
-    let one = |op: OpcodeId, def: ValueId, from: ValueId| Inst { defs: smallvec::smallvec![def], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![Operand::Value(from)], loc };
+    let one = |op: OpcodeId, def: ValueId, from: ValueId| Inst { defs: smallvec::smallvec![def], opcode: Opcode::Generic(op), flags: Default::default(), operands: vec![Operand::Value(from)], loc };
     Some(match conversion(f, tables, store, load)? {
         Conversion::Same => Ok(v),
         Conversion::Bitcast => Err(vec![one(ops.bitcast, l, v)]),

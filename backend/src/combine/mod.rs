@@ -224,7 +224,7 @@ enum Rewrite {
     /// Its result is this scalar constant (lanes of its type).
     Constant(u128),
     /// The instruction becomes this opcode, flags and operands (same result).
-    Inst(OpcodeId, Vec<String>, Vec<Operand>),
+    Inst(OpcodeId, crate::mir::Flags, Vec<Operand>),
 }
 
 struct Combiner<'a> {
@@ -417,7 +417,7 @@ impl<'a> Combiner<'a> {
             (false, true) => self.ops.umin,
             (false, false) => self.ops.umax,
         };
-        self.legal(op, vt).then(|| Rewrite::Inst(op, Vec::new(), vec![Operand::Value(x), Operand::Value(y)]))
+        self.legal(op, vt).then(|| Rewrite::Inst(op, Default::default(), vec![Operand::Value(x), Operand::Value(y)]))
     }
 
     fn legal(&self, op: OpcodeId, vt: VtId) -> bool {
@@ -490,7 +490,7 @@ impl<'a> Combiner<'a> {
         let base = format!("k{}", key_literal.unsigned_abs());
         let v = self.new_value(f, vt, &base, Some(vec![value]));
         let loc = f.blocks[b].insts[i].loc;
-        self.inserts.push((b, i, Inst { defs: smallvec::smallvec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands: vec![literal], loc }));
+        self.inserts.push((b, i, Inst { defs: smallvec::smallvec![v], opcode: Opcode::Generic(op), flags: Default::default(), operands: vec![literal], loc }));
         self.made.insert((b, vt.0 as u16, key_literal), v);
         Some(v)
     }
@@ -696,7 +696,7 @@ impl<'a> Combiner<'a> {
     /// type), and only where the SM can select the load of `vt`. Retypes `x` in place.
     fn load_as(&mut self, f: &mut Function, x: ValueId, vt: VtId) -> bool {
         let Some(load) = self.def(f, x).filter(|d| self.is(d, self.ops.load)).cloned() else { return false };
-        if self.uses[x.0 as usize] != 1 || load.defs.len() != 1 || !load.flags.iter().all(|fl| FULL_WIDTH_FLAGS.contains(&fl.as_str())) || !self.legal(self.ops.load, vt) {
+        if self.uses[x.0 as usize] != 1 || load.defs.len() != 1 || !load.flags.iter().all(|fl| FULL_WIDTH_FLAGS.contains(&*fl)) || !self.legal(self.ops.load, vt) {
             return false;
         }
         let old = self.ty(f, x);
@@ -741,7 +741,7 @@ impl<'a> Combiner<'a> {
     /// class goes away once the bitcast has no other user.
     fn store_bitcast_source(&mut self, f: &mut Function, b: usize, i: usize) {
         let inst = &f.blocks[b].insts[i];
-        if !self.is(inst, self.ops.store) || !inst.flags.iter().all(|fl| FULL_WIDTH_FLAGS.contains(&fl.as_str())) {
+        if !self.is(inst, self.ops.store) || !inst.flags.iter().all(|fl| FULL_WIDTH_FLAGS.contains(&*fl)) {
             return;
         }
         let Some(&Operand::Value(v)) = inst.operands.first() else { return };
@@ -781,7 +781,7 @@ impl<'a> Combiner<'a> {
 
     fn any_pattern_selects(&self, f: &Function, inst: &Inst, op: OpcodeId, operands: &[&Operand]) -> bool {
         let sm_index = self.tables.sm_index(self.sm);
-        let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
+        let mut flags: Vec<&str> = inst.flags.iter().copied().collect();
         flags.sort_unstable();
         self.tables.patterns.iter().filter(|p| p.opcode == op.0 && p.sms >> sm_index & 1 == 1).any(|p| {
             let Some(root) = p.nodes.first() else { return false };
@@ -833,7 +833,7 @@ impl<'a> Combiner<'a> {
         // (cloning it for every attempt was 2% of a compile of many small functions).
         // What stays in its place has its position, which is all an insertion reads.
         let slot = &mut f.blocks[b].insts[i];
-        let placeholder = Inst { defs: Default::default(), opcode: slot.opcode, flags: Vec::new(), operands: Vec::new(), loc: slot.loc };
+        let placeholder = Inst { defs: Default::default(), opcode: slot.opcode, flags: Default::default(), operands: Vec::new(), loc: slot.loc };
         let inst = std::mem::replace(slot, placeholder);
         let found = self.rule_for(f, b, i, op, d, &inst);
         f.blocks[b].insts[i] = inst;
@@ -896,15 +896,15 @@ impl<'a> Combiner<'a> {
             if op == ops.mul && !extended && k.is_some_and(|k| power(k).is_some_and(|n| n > 0)) {
                 let n = power(k?)?;
                 let amount = self.shift_amount(f, b, i, vt, n)?;
-                return Some((Rewrite::Inst(ops.shl, Vec::new(), vec![Operand::Value(var?), Operand::Value(amount)]), "strength reduction"));
+                return Some((Rewrite::Inst(ops.shl, Default::default(), vec![Operand::Value(var?), Operand::Value(amount)]), "strength reduction"));
             }
             if op == ops.udiv && cy.is_some_and(|k| power(k).is_some_and(|n| n > 0)) && self.legal(ops.srl, vt) {
                 let amount = self.shift_amount(f, b, i, vt, power(cy?)?)?;
-                return Some((Rewrite::Inst(ops.srl, Vec::new(), vec![Operand::Value(x), Operand::Value(amount)]), "strength reduction"));
+                return Some((Rewrite::Inst(ops.srl, Default::default(), vec![Operand::Value(x), Operand::Value(amount)]), "strength reduction"));
             }
             if op == ops.urem && cy.is_some_and(|k| power(k).is_some()) && self.legal(ops.and, vt) {
                 let mask = self.constant(f, b, i, vt, cy? - 1)?;
-                return Some((Rewrite::Inst(ops.and, Vec::new(), vec![Operand::Value(x), Operand::Value(mask)]), "strength reduction"));
+                return Some((Rewrite::Inst(ops.and, Default::default(), vec![Operand::Value(x), Operand::Value(mask)]), "strength reduction"));
             }
             // x rem y next to a dominating x div y: x - (x div y) * y, one division.
             if (op == ops.srem || op == ops.urem) && self.legal(ops.mul, vt) && self.legal(ops.sub, vt) {
@@ -915,7 +915,7 @@ impl<'a> Combiner<'a> {
                 if let Some(q) = found {
                     let base = format!("{}.mul", f.value(d).name);
                     let product = self.insert(f, b, i, ops.mul, vec![Operand::Value(q), Operand::Value(y)], vt, &base);
-                    return Some((Rewrite::Inst(ops.sub, Vec::new(), vec![Operand::Value(x), Operand::Value(product)]), "strength reduction"));
+                    return Some((Rewrite::Inst(ops.sub, Default::default(), vec![Operand::Value(x), Operand::Value(product)]), "strength reduction"));
                 }
             }
             // (x + c1) + c2 = x + (c1 + c2).
@@ -954,7 +954,7 @@ impl<'a> Combiner<'a> {
                 if same_width && self.legal(ops.ptr_add, xt) && self.legal(ops.addrspacecast, vt) {
                     let base = format!("{}.sp", f.value(d).name);
                     let specific = self.insert(f, b, i, ops.ptr_add, vec![Operand::Value(x), Operand::Value(vals[1])], xt, &base);
-                    return Some((Rewrite::Inst(ops.addrspacecast, Vec::new(), vec![Operand::Value(specific)]), "address space"));
+                    return Some((Rewrite::Inst(ops.addrspacecast, Default::default(), vec![Operand::Value(specific)]), "address space"));
                 }
             }
         }
@@ -1011,18 +1011,18 @@ impl<'a> Combiner<'a> {
                 }
                 let new_op = if dst_bits < src_bits { ops.truncate } else { iop };
                 if self.legal(new_op, vt) && dst_bits <= mid_bits {
-                    return identity(Rewrite::Inst(new_op, Vec::new(), vec![Operand::Value(src)]));
+                    return identity(Rewrite::Inst(new_op, Default::default(), vec![Operand::Value(src)]));
                 }
                 return None;
             }
             if op == ops.truncate && iop == ops.truncate && self.legal(ops.truncate, vt) {
-                return identity(Rewrite::Inst(ops.truncate, Vec::new(), vec![Operand::Value(src)]));
+                return identity(Rewrite::Inst(ops.truncate, Default::default(), vec![Operand::Value(src)]));
             }
             // ext(ext(y)): zext of zext, sext of sext, sext of zext (the inner one
             // already cleared the sign) are one extension of y.
             let same = (op == ops.zext && iop == ops.zext) || (op == ops.sext && (iop == ops.sext || iop == ops.zext)) || (op == ops.anyext && iop == ops.anyext);
             if same && src_bits < mid_bits && self.legal(iop, vt) {
-                return identity(Rewrite::Inst(iop, Vec::new(), vec![Operand::Value(src)]));
+                return identity(Rewrite::Inst(iop, Default::default(), vec![Operand::Value(src)]));
             }
             return None;
         }
@@ -1040,7 +1040,7 @@ impl<'a> Combiner<'a> {
                 return identity(Rewrite::Value(src));
             }
             if self.legal(ops.bitcast, vt) {
-                return identity(Rewrite::Inst(ops.bitcast, Vec::new(), vec![Operand::Value(src)]));
+                return identity(Rewrite::Inst(ops.bitcast, Default::default(), vec![Operand::Value(src)]));
             }
             return None;
         }
@@ -1115,10 +1115,10 @@ impl<'a> Combiner<'a> {
     #[allow(clippy::too_many_arguments)]
     fn contract(&mut self, f: &mut Function, b: usize, i: usize, inst: &Inst, op: OpcodeId, vals: &[ValueId], vt: VtId) -> Option<(Rewrite, &'static str)> {
         let ops = self.ops;
-        let flags: Vec<String> = inst.flags.iter().filter(|x| *x != CONTRACT).cloned().collect();
+        let flags: crate::mir::Flags = inst.flags.iter().filter(|x| **x != CONTRACT).cloned().collect();
         let product = |v: ValueId| -> Option<(ValueId, ValueId)> {
             let m = self.def(f, v).filter(|d| self.is(d, ops.fmul) && d.has_flag(CONTRACT))?;
-            let mflags: Vec<&String> = m.flags.iter().filter(|x| *x != CONTRACT).collect();
+            let mflags: Vec<&&str> = m.flags.iter().filter(|x| **x != CONTRACT).collect();
             if self.uses[v.0 as usize] != 1 || mflags.len() != flags.len() || !mflags.iter().all(|x| flags.contains(x)) {
                 return None;
             }
@@ -1179,7 +1179,7 @@ impl<'a> Combiner<'a> {
             }
         }
         let loc = f.blocks[b].insts[i].loc;
-        self.inserts.push((b, i, Inst { defs: smallvec::smallvec![v], opcode: Opcode::Generic(op), flags: Vec::new(), operands, loc }));
+        self.inserts.push((b, i, Inst { defs: smallvec::smallvec![v], opcode: Opcode::Generic(op), flags: Default::default(), operands, loc }));
         v
     }
 

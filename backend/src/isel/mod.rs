@@ -73,7 +73,7 @@ pub fn select_module_with(module: &mut Module, tables: &TargetTables, sm: &SmTab
     for f in &mut module.functions {
         // `.contract` permits the combiner to fuse; no machine instruction depends on it.
         for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
-            inst.flags.retain(|fl| fl != crate::combine::CONTRACT);
+            inst.flags.retain(|fl| *fl != crate::combine::CONTRACT);
         }
         select_function(f, tables, sm, index, source, &mut errors);
     }
@@ -458,7 +458,7 @@ impl<'a> Matcher<'a> {
         if inst.opcode != Opcode::Generic(OpcodeId(node.opcode)) || inst.defs.len() != 1 || Some(self.f.value(v).ty.0) != node.ty {
             return false;
         }
-        if inst.flags.len() != node.flags.len() || !inst.flags.iter().all(|fl| node.flags.contains(&fl.as_str())) {
+        if inst.flags.len() != node.flags.len() || !inst.flags.iter().all(|fl| node.flags.contains(&*fl)) {
             return false;
         }
         let operands = value_operands(&inst.operands);
@@ -518,7 +518,7 @@ fn float_bits(tables: &TargetTables, t: u8, x: f64) -> Option<i64> {
 
 fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index: &Index, source: Source<'_>, errors: &mut Vec<MirError>) {
     let sm_index = tables.sm_index(sm);
-    let mut selected: Vec<(usize, usize, u16, Vec<String>, Vec<Operand>)> = Vec::new();
+    let mut selected: Vec<(usize, usize, u16, crate::mir::Flags, Vec<Operand>)> = Vec::new();
     let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     {
         let matcher = Matcher::new(f, tables);
@@ -534,14 +534,14 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
                 if info.name == "PHI" {
                     continue; // Lowered by PHI elimination.
                 }
-                let mut flags: Vec<&str> = inst.flags.iter().map(String::as_str).collect();
+                let mut flags: Vec<&'static str> = inst.flags.iter().copied().collect();
                 flags.sort();
                 let candidates = index.of_opcode(tables, op);
                 let best = candidates.of(f, inst, tables).iter().find_map(|&index| {
                     let p = &tables.patterns[index];
                     let kept = tables.match_flags(p, &flags, sm_index)?;
                     let m = matcher.match_root(p, b, i)?;
-                    Some((index, m, kept.iter().map(|k| k.to_string()).collect::<Vec<String>>()))
+                    Some((index, m, kept.into_iter().collect::<crate::mir::Flags>()))
                 });
                 match best {
                     Some((index, m, kept)) => {

@@ -178,13 +178,13 @@ fn rewrite(
         let ty = cx.ty(def);
         let carried = carried_types(cx.tables, cx.sm, ty).map_err(|m| cx.error(m))?;
         if carried == [ty] {
-            cx.emit(ops.ARG, Vec::new(), vec![Operand::Int(base as i128)], smallvec::smallvec![def]);
+            cx.emit(ops.ARG, Default::default(), vec![Operand::Int(base as i128)], smallvec::smallvec![def]);
             return Ok(());
         }
         let mut leaves = Vec::new();
         for (k, part_ty) in carried.into_iter().enumerate() {
             let leaf = cx.derived(def, &format!("arg{k}"), part_ty);
-            cx.emit(ops.ARG, Vec::new(), vec![Operand::Int((base + k) as i128)], smallvec::smallvec![leaf]);
+            cx.emit(ops.ARG, Default::default(), vec![Operand::Int((base + k) as i128)], smallvec::smallvec![leaf]);
             leaves.push(leaf);
         }
         join(cx, ty, &mut leaves.into_iter(), Some(def))?;
@@ -268,7 +268,7 @@ fn split(cx: &mut Cx, v: ValueId) -> LResult<Vec<ValueId>> {
             let mut parts = Vec::new();
             for k in 0..2 {
                 let h = cx.derived(v, if k == 0 { "lo" } else { "hi" }, half);
-                cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(k)], smallvec::smallvec![h]);
+                cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(k)], smallvec::smallvec![h]);
                 parts.extend(split(cx, h)?);
             }
             parts
@@ -361,14 +361,14 @@ fn read_image(cx: &mut Cx, index: i128, ty: VtId, offset: u32, into: Option<Valu
             // An i1 is its byte.
             let byte = cx.int(8 * store_bytes(cx.tables, ty) as u16)?;
             let raw = cx.new_value("param.byte", byte);
-            cx.emit(ops.ARG, Vec::new(), at(offset), smallvec::smallvec![raw]);
+            cx.emit(ops.ARG, Default::default(), at(offset), smallvec::smallvec![raw]);
             let d = def(cx);
             cx.op_into(ops.TRUNCATE, d, &[raw]);
             Ok(d)
         }
         TypeAction::Legal | TypeAction::Promote(_) | TypeAction::Soften(_) => {
             let d = def(cx);
-            cx.emit(ops.ARG, Vec::new(), at(offset), smallvec::smallvec![d]);
+            cx.emit(ops.ARG, Default::default(), at(offset), smallvec::smallvec![d]);
             Ok(d)
         }
         TypeAction::Expand(half) | TypeAction::Split(half) => {

@@ -34,8 +34,8 @@ pub(crate) fn halves(cx: &mut Cx, v: ValueId, half: VtId, how: &Halves) -> (Valu
             let ops = cx.ops;
             let lo = cx.derived(v, "lo", half);
             let hi = cx.derived(v, "hi", half);
-            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(0)], smallvec::smallvec![lo]);
-            cx.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(v), Operand::Int(1)], smallvec::smallvec![hi]);
+            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(0)], smallvec::smallvec![lo]);
+            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(1)], smallvec::smallvec![hi]);
             // Only reused in this block: elsewhere the extraction may not dominate.
             cx.extracted.insert(v, (lo, hi));
             (lo, hi)
@@ -252,13 +252,13 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         if op == ops.CONSTANT {
             let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(false) };
             let (lo, hi) = split_constant(v, half_bits);
-            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(lo)], vec![parts[0]]);
-            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(hi)], vec![parts[1]]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(lo)], vec![parts[0]]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(hi)], vec![parts[1]]);
             return Ok(true);
         }
         if op == ops.UNDEF {
             for p in parts {
-                cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![p]);
+                cx.emit(ops.UNDEF, Default::default(), Vec::new(), smallvec::smallvec![p]);
             }
             return Ok(true);
         }
@@ -274,7 +274,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                     Operand::Value(v) => Operand::Value(cx.parts(*v)[i]),
                     other => other.clone(),
                 }).collect();
-                cx.emit(ops.PHI, Vec::new(), operands, smallvec::smallvec![*p]);
+                cx.emit(ops.PHI, Default::default(), operands, smallvec::smallvec![*p]);
             }
             return Ok(true);
         }
@@ -292,17 +292,17 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             return super::vectors::bitcast(cx, inst.uses().next().unwrap_or(value), value);
         }
         if op == ops.LOAD {
-            let extension = inst.flags.iter().find(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")).cloned();
+            let extension = inst.flags.iter().find(|f| matches!(**f, "sext" | "zext" | "anyext")).cloned();
             if let Some(extension) = extension {
                 // An extending load into the wide type: the low half loads (extending
                 // from the memory type unless it is the half type), the high half is
                 // the sign or zero.
                 let memory_bits = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok())).unwrap_or(half_bits);
                 let ptr = cx.original(inst.uses().next().unwrap_or(value));
-                let mut flags: Vec<String> = inst.flags.iter().filter(|f| matches!(f.as_str(), "volatile" | "invariant")).cloned().collect();
+                let mut flags: crate::mir::Flags = inst.flags.iter().filter(|f| matches!(**f, "volatile" | "invariant")).cloned().collect();
                 if memory_bits < half_bits {
-                    flags.push(extension.clone());
-                    flags.push(format!("i{memory_bits}"));
+                    flags.push(extension);
+                    flags.push(cx.type_name(cx.int(memory_bits as u16)?));
                 }
                 let mut operands = vec![Operand::Value(ptr)];
                 operands.extend(inst.operands.iter().filter(|o| matches!(o, Operand::Align(_))).cloned());
@@ -312,7 +312,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                     let top = cx.constant(n, half_bits - 1);
                     cx.op_into(ops.SRA, parts[1], &[parts[0], top]);
                 } else {
-                    cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(0)], vec![parts[1]]);
+                    cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(0)], vec![parts[1]]);
                 }
                 return Ok(true);
             }
@@ -338,13 +338,13 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let (lo, hi) = (cx.parts(value)[0], cx.parts(value)[1]);
         let ptr = cx.original(values[1]);
         let align = align_of(inst).unwrap_or(2 * half_bytes as u64);
-        let mut flags: Vec<String> = inst.flags.iter().filter(|f| !matches!(f.as_str(), "trunc" | "i8" | "i16" | "i32" | "i64")).cloned().collect();
+        let mut flags: crate::mir::Flags = inst.flags.iter().filter(|f| !matches!(**f, "trunc" | "i8" | "i16" | "i32" | "i64")).cloned().collect();
         let trunc_bits = inst.flags.iter().find_map(|f| f.strip_prefix('i').and_then(|b| b.parse::<i128>().ok()));
         match trunc_bits {
             Some(bits) if bits <= half_bits => {
                 if bits < half_bits {
-                    flags.push("trunc".into());
-                    flags.push(format!("i{bits}"));
+                    flags.push("trunc");
+                    flags.push(cx.type_name(cx.int(bits as u16)?));
                 }
                 cx.emit(ops.STORE, flags, vec![Operand::Value(lo), Operand::Value(ptr), Operand::Align(align)], Vec::new());
             }

@@ -83,7 +83,7 @@ fn vector_load_store(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let is_load = op == ops.LOAD;
     let values: Vec<ValueId> = inst.uses().collect();
     let value = if is_load { inst.defs[0] } else { values[0] };
-    if inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext" | "trunc")) || !cx.is_replaced(value) {
+    if inst.flags.iter().any(|f| matches!(*f, "sext" | "zext" | "anyext" | "trunc")) || !cx.is_replaced(value) {
         return Ok(false);
     }
     let vty = cx.ty(value);
@@ -220,6 +220,6 @@ fn v4i8_shuffle_prmt(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     }
     let Some(prmt) = cx.tables.opcode("PRMT") else { return Ok(false) };
     let selector = mask.iter().enumerate().fold(0i128, |s, (i, &m)| s | (i128::from(m) << (4 * i)));
-    cx.emit(prmt, Vec::new(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::Int(selector)], inst.defs.clone());
+    cx.emit(prmt, Default::default(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::Int(selector)], inst.defs.clone());
     Ok(true)
 }

@@ -289,29 +289,29 @@ impl<'a> Cx<'a> {
         self.new_value(&format!("{base}.{suffix}"), ty)
     }
 
-    pub fn emit(&mut self, op: OpcodeId, flags: Vec<String>, operands: Vec<Operand>, defs: impl Into<crate::mir::Defs>) {
+    pub fn emit(&mut self, op: OpcodeId, flags: crate::mir::Flags, operands: Vec<Operand>, defs: impl Into<crate::mir::Defs>) {
         self.out.push(Inst { defs: defs.into(), opcode: Opcode::Generic(op), flags, operands, loc: self.loc });
     }
 
     /// `%d:ty = OP operands...` with value operands and no flags.
     pub fn op(&mut self, op: OpcodeId, ty: VtId, args: &[ValueId]) -> ValueId {
         let d = self.new_value("t", ty);
-        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), smallvec::smallvec![d]);
+        self.emit(op, Default::default(), args.iter().map(|a| Operand::Value(*a)).collect(), smallvec::smallvec![d]);
         d
     }
 
     pub fn op_into_many(&mut self, op: OpcodeId, defs: &[ValueId], args: &[ValueId]) {
-        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), defs.to_vec());
+        self.emit(op, Default::default(), args.iter().map(|a| Operand::Value(*a)).collect(), defs.to_vec());
     }
 
     pub fn op_into(&mut self, op: OpcodeId, def: ValueId, args: &[ValueId]) {
-        self.emit(op, Vec::new(), args.iter().map(|a| Operand::Value(*a)).collect(), smallvec::smallvec![def]);
+        self.emit(op, Default::default(), args.iter().map(|a| Operand::Value(*a)).collect(), smallvec::smallvec![def]);
     }
 
     pub fn constant(&mut self, ty: VtId, value: i128) -> ValueId {
         let d = self.new_value("c", ty);
         let ops = self.ops;
-        self.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(value)], smallvec::smallvec![d]);
+        self.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(value)], smallvec::smallvec![d]);
         self.constants.insert(d, value);
         d
     }
@@ -320,7 +320,7 @@ impl<'a> Cx<'a> {
     pub fn fconstant(&mut self, ty: VtId, value: f64) -> ValueId {
         let d = self.new_value("c", ty);
         let ops = self.ops;
-        self.emit(ops.FCONSTANT, Vec::new(), vec![Operand::Float(value)], smallvec::smallvec![d]);
+        self.emit(ops.FCONSTANT, Default::default(), vec![Operand::Float(value)], smallvec::smallvec![d]);
         d
     }
 
@@ -352,7 +352,7 @@ impl<'a> Cx<'a> {
     pub fn fconstant_bits(&mut self, ty: VtId, bits: u64) -> ValueId {
         let d = self.new_value("c", ty);
         let ops = self.ops;
-        self.emit(ops.FCONSTANT, Vec::new(), vec![Operand::Int(bits as i128)], smallvec::smallvec![d]);
+        self.emit(ops.FCONSTANT, Default::default(), vec![Operand::Int(bits as i128)], smallvec::smallvec![d]);
         d
     }
 
@@ -369,7 +369,7 @@ impl<'a> Cx<'a> {
         let i1 = self.i1();
         let d = self.new_value("cmp", i1);
         let ops = self.ops;
-        self.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], smallvec::smallvec![d]);
+        self.emit(ops.SETCC, Default::default(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], smallvec::smallvec![d]);
         d
     }
 
@@ -471,12 +471,12 @@ impl<'a> Cx<'a> {
             TypeAction::Widen(_) => {
                 let zero = self.constant(self.int(32).unwrap_or(VtId(5)), 0);
                 let d = self.derived(v, "orig", ty);
-                self.emit(ops.EXTRACT_SUBVECTOR, Vec::new(), vec![Operand::Value(parts[0]), Operand::Value(zero)], smallvec::smallvec![d]);
+                self.emit(ops.EXTRACT_SUBVECTOR, Default::default(), vec![Operand::Value(parts[0]), Operand::Value(zero)], smallvec::smallvec![d]);
                 return d;
             }
         };
         let d = self.derived(v, "orig", ty);
-        self.emit(op, Vec::new(), parts.iter().map(|p| Operand::Value(*p)).collect(), smallvec::smallvec![d]);
+        self.emit(op, Default::default(), parts.iter().map(|p| Operand::Value(*p)).collect(), smallvec::smallvec![d]);
         d
     }
 
@@ -491,7 +491,7 @@ impl<'a> Cx<'a> {
             TypeAction::Soften(_) => self.op_into(ops.BITCAST, parts[0], &[value]),
             TypeAction::Expand(_) => {
                 for (i, p) in parts.iter().enumerate() {
-                    self.emit(ops.EXTRACT_ELEMENT, Vec::new(), vec![Operand::Value(value), Operand::Int(i as i128)], smallvec::smallvec![*p]);
+                    self.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(value), Operand::Int(i as i128)], smallvec::smallvec![*p]);
                 }
             }
             TypeAction::Split(half) => {

@@ -45,7 +45,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     // PTX loads at most 64 bits with an extension, so load the narrow value and extend
     // it as an operation (which the legalizer takes apart).
     if op == ops.LOAD && storage_only(cx, row) {
-        let extension = inst.flags.iter().find_map(|f| match f.as_str() {
+        let extension = inst.flags.iter().find_map(|f| match *f {
             "sext" => Some(ops.SIGN_EXTEND),
             "zext" => Some(ops.ZERO_EXTEND),
             "anyext" => Some(ops.ANY_EXTEND),
@@ -53,7 +53,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         });
         let narrow = inst.flags.iter().find_map(|f| cx.tables.vt(f));
         if let (Some(extension), Some(narrow)) = (extension, narrow) {
-            let flags: Vec<String> = inst.flags.iter().filter(|f| !matches!(f.as_str(), "sext" | "zext" | "anyext") && cx.tables.vt(f).is_none()).cloned().collect();
+            let flags: crate::mir::Flags = inst.flags.iter().filter(|f| !matches!(**f, "sext" | "zext" | "anyext") && cx.tables.vt(f).is_none()).cloned().collect();
             let value = cx.derived(inst.defs[0], "narrow", narrow);
             cx.emit(ops.LOAD, flags, inst.operands.clone(), smallvec::smallvec![value]);
             cx.op_into(extension, inst.defs[0], &[value]);
@@ -63,7 +63,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     // A truncating store from a storage-only class: truncate as an operation, then store.
     if op == ops.STORE && inst.has_flag("trunc") && storage_only(cx, row) {
         if let Some(narrow) = inst.flags.iter().find_map(|f| cx.tables.vt(f)) {
-            let flags: Vec<String> = inst.flags.iter().filter(|f| f.as_str() != "trunc" && cx.tables.vt(f).is_none()).cloned().collect();
+            let flags: crate::mir::Flags = inst.flags.iter().filter(|f| **f != "trunc" && cx.tables.vt(f).is_none()).cloned().collect();
             let mut operands = inst.operands.clone();
             if let Some(Operand::Value(v)) = operands.first().cloned() {
                 let value = cx.derived(v, "narrow", narrow);
@@ -123,7 +123,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             let ops = cx.ops;
             let mut operands = vec![Operand::Symbol(function.to_string())];
             operands.extend(inst.uses().map(Operand::Value));
-            cx.emit(ops.CALL, Vec::new(), operands, inst.defs.clone());
+            cx.emit(ops.CALL, Default::default(), operands, inst.defs.clone());
             cx.library_calls.insert(function.to_string());
             Ok(true)
         }
@@ -190,7 +190,7 @@ fn promote(cx: &mut Cx, inst: &Inst, row: VtId, detail: Option<ActionDetail>) ->
         let values: Vec<ValueId> = inst.uses().collect();
         let a = promote_integer::widen(cx, values[0], row, target, ext, Widening::Extend)?;
         let b = promote_integer::widen(cx, values[1], row, target, ext, Widening::Extend)?;
-        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
+        cx.emit(ops.SETCC, Default::default(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
     match promote_integer::promoted_op(cx, inst, row, target, Widening::Extend)? {
@@ -281,7 +281,7 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
     let legal = |cx: &Cx, n: &str| cx.tables.cond_code(n).is_some_and(|c| cx.sm.cc_action(c, row) == Action::Legal);
     if let Some(swapped) = swapped(name).filter(|s| legal(cx, s)) {
         let c = cx.cond_code(swapped);
-        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(c), Operand::Value(values[1]), Operand::Value(values[0])], inst.defs.clone());
+        cx.emit(ops.SETCC, Default::default(), vec![Operand::CondCode(c), Operand::Value(values[1]), Operand::Value(values[0])], inst.defs.clone());
         return Ok(true);
     }
     if let Some(inverse) = inverse(name, types::is_float(cx.tables, row)).filter(|s| legal(cx, s)) {
@@ -295,7 +295,7 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
         let f32t = cx.named_type("f32")?;
         let a = extend_float(cx, values[0], f32t)?;
         let b = extend_float(cx, values[1], f32t)?;
-        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
+        cx.emit(ops.SETCC, Default::default(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
     if !types::is_float(cx.tables, row) {
@@ -307,7 +307,7 @@ fn condition_code(cx: &mut Cx, inst: &Inst, cc: CondCodeId, row: VtId) -> LResul
         };
         if let Some(f) = int_form.filter(|s| legal(cx, s)) {
             let c = cx.cond_code(f);
-            cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(c), Operand::Value(values[0]), Operand::Value(values[1])], inst.defs.clone());
+            cx.emit(ops.SETCC, Default::default(), vec![Operand::CondCode(c), Operand::Value(values[0]), Operand::Value(values[1])], inst.defs.clone());
             return Ok(true);
         }
     }
@@ -391,7 +391,7 @@ pub(super) fn expand(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
         let blocks: Vec<Operand> = inst.operands.iter().filter(|o| matches!(o, Operand::Block(_))).cloned().collect();
         let mut operands = vec![Operand::Value(c)];
         operands.extend(blocks);
-        cx.emit(ops.BRCOND, Vec::new(), operands, Vec::new());
+        cx.emit(ops.BRCOND, Default::default(), operands, Vec::new());
         return Ok(true);
     }
     let (Some(def), Some(ty)) = (def, ty) else { return Ok(false) };
@@ -782,16 +782,16 @@ fn compare_swap_loop(cx: &mut Cx, inst: &Inst, ptr: ValueId, int_ty: VtId, updat
     let body = cx.reserve_block();
     let done = cx.reserve_block();
     let init = cx.derived(def, "init", int_ty);
-    cx.emit(ops.LOAD, vec!["volatile".into()], vec![Operand::Value(ptr)], smallvec::smallvec![init]);
-    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
+    cx.emit(ops.LOAD, thin_vec::thin_vec!["volatile"], vec![Operand::Value(ptr)], smallvec::smallvec![init]);
+    cx.emit(ops.BR, Default::default(), vec![Operand::Block(body)], Vec::new());
     cx.switch_to_block(body, "atomic.loop");
     let old = cx.derived(def, "old", int_ty);
     let seen = cx.derived(def, "seen", int_ty);
-    cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], smallvec::smallvec![old]);
+    cx.emit(ops.PHI, Default::default(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(seen), Operand::Block(body)], smallvec::smallvec![old]);
     let new = update(cx, old)?;
     cx.emit(ops.ATOMIC_CMP_SWAP, inst.flags.clone(), vec![Operand::Value(ptr), Operand::Value(old), Operand::Value(new)], smallvec::smallvec![seen]);
     let again = cx.setcc("ne", seen, old);
-    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
+    cx.emit(ops.BRCOND, Default::default(), vec![Operand::Value(again), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "atomic.done");
     Ok(old)
 }
@@ -1022,12 +1022,12 @@ fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let entry = cx.current_block();
     let body = cx.reserve_block();
     let done = cx.reserve_block();
-    cx.emit(ops.BR, Vec::new(), vec![Operand::Block(body)], Vec::new());
+    cx.emit(ops.BR, Default::default(), vec![Operand::Block(body)], Vec::new());
     cx.switch_to_block(body, "divide.loop");
     let (q, r, i) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
     let (q2, r2, i2) = (cx.derived(def, "q", ty), cx.derived(def, "r", ty), cx.derived(def, "bit", i32t));
     for (phi, init, next) in [(q, zero, q2), (r, zero, r2), (i, top, i2)] {
-        cx.emit(ops.PHI, Vec::new(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(next), Operand::Block(body)], smallvec::smallvec![phi]);
+        cx.emit(ops.PHI, Default::default(), vec![Operand::Value(init), Operand::Block(entry), Operand::Value(next), Operand::Block(body)], smallvec::smallvec![phi]);
     }
     let one = cx.constant(ty, 1);
     let one32 = cx.constant(i32t, 1);
@@ -1044,7 +1044,7 @@ fn divide_by_shifting(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     cx.op_into(ops.OR, q2, &[q_shifted, q_bit]);
     cx.op_into(ops.SUB, i2, &[i, one32]);
     let more = cx.setcc("ne", i, zero32);
-    cx.emit(ops.BRCOND, Vec::new(), vec![Operand::Value(more), Operand::Block(body), Operand::Block(done)], Vec::new());
+    cx.emit(ops.BRCOND, Default::default(), vec![Operand::Value(more), Operand::Block(body), Operand::Block(done)], Vec::new());
     cx.switch_to_block(done, "divide.done");
     let magnitude = if remainder { r2 } else { q2 };
     let result = match signs {

@@ -59,8 +59,8 @@ pub(crate) fn in_register(cx: &mut Cx, p: ValueId, narrow: VtId, ext: Ext) -> LR
         Ext::Any => Ok(p),
         Ext::Sign => {
             let d = cx.new_value("sx", wide);
-            let flag = cx.type_name(narrow).to_string();
-            cx.emit(ops.SIGN_EXTEND_INREG, vec![flag], vec![Operand::Value(p)], smallvec::smallvec![d]);
+            let flag = cx.type_name(narrow);
+            cx.emit(ops.SIGN_EXTEND_INREG, thin_vec::thin_vec![flag], vec![Operand::Value(p)], smallvec::smallvec![d]);
             Ok(d)
         }
         Ext::Zero => {
@@ -163,7 +163,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
     let ops = cx.ops;
     let narrow = cx.ty(value);
     let TypeAction::Promote(wide) = cx.action(value) else { return Ok(false) };
-    let narrow_name = cx.type_name(narrow).to_string();
+    let narrow_name = cx.type_name(narrow);
     let p = |cx: &Cx, v: ValueId| cx.parts(v)[0];
 
     if is_result {
@@ -172,9 +172,9 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             cx.emit(ops.CONSTANT, inst.flags.clone(), inst.operands.clone(), smallvec::smallvec![part]);
         } else if op == ops.ARG && inst.flags.is_empty() {
             // A narrow parameter is read zero-extended into its carrier.
-            cx.emit(ops.ARG, vec!["zext".into(), narrow_name], inst.operands.clone(), smallvec::smallvec![part]);
+            cx.emit(ops.ARG, thin_vec::thin_vec!["zext", narrow_name], inst.operands.clone(), smallvec::smallvec![part]);
         } else if op == ops.UNDEF {
-            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![part]);
+            cx.emit(ops.UNDEF, Default::default(), Vec::new(), smallvec::smallvec![part]);
         } else if op == ops.COPY {
             let src = inst.uses().next().unwrap_or(value);
             let src_part = p(cx, src);
@@ -184,18 +184,18 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 Operand::Value(v) => Operand::Value(p(cx, *v)),
                 other => other.clone(),
             }).collect();
-            cx.emit(ops.PHI, Vec::new(), operands, smallvec::smallvec![part]);
+            cx.emit(ops.PHI, Default::default(), operands, smallvec::smallvec![part]);
         } else if op == ops.SELECT {
             let values: Vec<ValueId> = inst.uses().collect();
             let c = cx.original(values[0]);
             let (t, f) = (p(cx, values[1]), p(cx, values[2]));
             cx.op_into(ops.SELECT, part, &[c, t, f]);
         } else if op == ops.LOAD {
-            if inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")) {
+            if inst.flags.iter().any(|f| matches!(*f, "sext" | "zext" | "anyext")) {
                 return Ok(false);
             }
             let mut flags = inst.flags.clone();
-            flags.push("zext".into());
+            flags.push("zext");
             flags.push(narrow_name);
             let operands = inst.operands.iter().map(|o| match o {
                 Operand::Value(v) => Operand::Value(cx.original(*v)),
@@ -279,7 +279,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
             return Ok(true);
         }
         let mut flags = inst.flags.clone();
-        flags.push("trunc".into());
+        flags.push("trunc");
         flags.push(narrow_name);
         let operands = inst.operands.iter().enumerate().map(|(i, o)| match o {
             Operand::Value(v) if i == 0 => Operand::Value(p(cx, *v)),
@@ -295,7 +295,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let values: Vec<ValueId> = inst.uses().collect();
         let a = widen(cx, values[0], narrow, wide, ext, Widening::Parts)?;
         let b = widen(cx, values[1], narrow, wide, ext, Widening::Parts)?;
-        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
+        cx.emit(ops.SETCC, Default::default(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
     let Some(def) = def else { return Ok(false) };

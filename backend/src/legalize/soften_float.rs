@@ -126,7 +126,7 @@ pub(crate) fn int_to_f32_odd(cx: &mut Cx, v: ValueId, signed: bool) -> LResult<V
         let i64t = cx.int(64)?;
         let v64 = if bits == 64 { v } else { cx.op(ops.TRUNCATE, i64t, &[v]) };
         let toward_zero = cx.new_value("rz", f64t);
-        cx.emit(convert, vec!["rz".into()], vec![Operand::Value(v64)], smallvec::smallvec![toward_zero]);
+        cx.emit(convert, thin_vec::thin_vec!["rz"], vec![Operand::Value(v64)], smallvec::smallvec![toward_zero]);
         let back_op = if signed { ops.FP_TO_SINT } else { ops.FP_TO_UINT };
         let back = cx.op(back_op, i64t, &[toward_zero]);
         let inexact = cx.setcc("ne", back, v64);
@@ -218,12 +218,12 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 _ => return Ok(false),
             };
             let signed = if literal >= 0x8000 { literal - 0x10000 } else { literal };
-            cx.emit(ops.CONSTANT, Vec::new(), vec![Operand::Int(signed)], smallvec::smallvec![part]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(signed)], smallvec::smallvec![part]);
         } else if op == ops.UNDEF {
-            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![part]);
+            cx.emit(ops.UNDEF, Default::default(), Vec::new(), smallvec::smallvec![part]);
         } else if op == ops.ARG {
             // The parameter's bits, in the integer of its width.
-            cx.emit(ops.ARG, Vec::new(), inst.operands.clone(), smallvec::smallvec![part]);
+            cx.emit(ops.ARG, Default::default(), inst.operands.clone(), smallvec::smallvec![part]);
         } else if op == ops.COPY {
             let s = soft(cx, values[0]);
             cx.alias(part, s);
@@ -232,7 +232,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 Operand::Value(v) => Operand::Value(cx.parts(*v)[0]),
                 other => other.clone(),
             }).collect();
-            cx.emit(ops.PHI, Vec::new(), operands, smallvec::smallvec![part]);
+            cx.emit(ops.PHI, Default::default(), operands, smallvec::smallvec![part]);
         } else if op == ops.SELECT {
             let c = cx.original(values[0]);
             let t = soft(cx, values[1]);
@@ -300,7 +300,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let f32t = cx.named_type("f32")?;
         let a = widened(cx, values[0], f32t)?;
         let b = widened(cx, values[1], f32t)?;
-        cx.emit(ops.SETCC, Vec::new(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
+        cx.emit(ops.SETCC, Default::default(), vec![Operand::CondCode(cc), Operand::Value(a), Operand::Value(b)], inst.defs.clone());
         return Ok(true);
     }
     let Some(def) = inst.defs.first().copied() else { return Ok(false) };

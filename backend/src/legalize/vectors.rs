@@ -279,8 +279,8 @@ fn address(cx: &mut Cx, ptr: ValueId, offset: u64) -> LResult<ValueId> {
     Ok(cx.op(ops.PTR_ADD, ty, &[ptr, off]))
 }
 
-fn memory_flags(inst: &Inst) -> Option<Vec<String>> {
-    if inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext" | "trunc")) {
+fn memory_flags(inst: &Inst) -> Option<crate::mir::Flags> {
+    if inst.flags.iter().any(|f| matches!(*f, "sext" | "zext" | "anyext" | "trunc")) {
         return None;
     }
     Some(inst.flags.clone())
@@ -329,7 +329,7 @@ pub(super) fn split(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
         let def = value;
         if op == ops.UNDEF {
             for p in cx.parts(def) {
-                cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![p]);
+                cx.emit(ops.UNDEF, Default::default(), Vec::new(), smallvec::smallvec![p]);
             }
         } else if op == ops.COPY {
             let src = cx.parts(values[0]);
@@ -373,7 +373,7 @@ pub(super) fn widen(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool) -
         let def = value;
         if op == ops.UNDEF {
             let p = cx.parts(def)[0];
-            cx.emit(ops.UNDEF, Vec::new(), Vec::new(), smallvec::smallvec![p]);
+            cx.emit(ops.UNDEF, Default::default(), Vec::new(), smallvec::smallvec![p]);
         } else if op == ops.COPY {
             let src = cx.parts(values[0]);
             cx.alias_all(def, &src);

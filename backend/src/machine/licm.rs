@@ -277,7 +277,7 @@ fn preheader(f: &mut Function, cfg: &Cfg, l: &super::cfg::Loop, tables: &TargetT
     let br_opcode = tables.opcode("BR")?;
     let br = tables.patterns.iter().position(|pat| pat.opcode == br_opcode.0 && pat.sms >> sm_index & 1 == 1)?;
     let loc = f.blocks[l.header].loc;
-    f.blocks.push(Block { number, name: None, insts: vec![Inst { defs: Default::default(), opcode: Opcode::Machine(br as u16), flags: Vec::new(), operands: vec![Operand::Block(header_number)], loc }], loc });
+    f.blocks.push(Block { number, name: None, insts: vec![Inst { defs: Default::default(), opcode: Opcode::Machine(br as u16), flags: Default::default(), operands: vec![Operand::Block(header_number)], loc }], loc });
     let index = f.blocks.len() - 1;
     made.preheader_of.insert(l.header, index);
     made.header_of.insert(index, l.header);

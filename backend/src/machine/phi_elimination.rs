@@ -239,7 +239,7 @@ impl OutOfSsa<'_, '_> {
                 let ty = f.value(x).ty;
                 let copy = (self.copy_of)(ty.0).ok_or((loc, ty))?;
                 // Taken, not cloned: its slot gets the rewritten PHI below.
-                let phi = std::mem::replace(&mut f.blocks[b].insts[k], Inst { defs: Default::default(), opcode: Opcode::Machine(0), flags: Vec::new(), operands: Vec::new(), loc });
+                let phi = std::mem::replace(&mut f.blocks[b].insts[k], Inst { defs: Default::default(), opcode: Opcode::Machine(0), flags: Default::default(), operands: Vec::new(), loc });
                 self.stats.phis += 1;
                 let x_in = unnamed_value(f, ty);
                 unnamed.push(Unnamed { value: x_in, base: x, from: None });
@@ -249,14 +249,14 @@ impl OutOfSsa<'_, '_> {
                         if let Some(&p) = index.get(pred) {
                             let a = unnamed_value(f, ty);
                             unnamed.push(Unnamed { value: a, base: x, from: Some(*pred) });
-                            end[p].push(Inst { defs: smallvec::smallvec![a], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(*v)], loc: phi.loc });
+                            end[p].push(Inst { defs: smallvec::smallvec![a], opcode: Opcode::Machine(copy), flags: Default::default(), operands: vec![Operand::Value(*v)], loc: phi.loc });
                             operands.extend([Operand::Value(a), Operand::Block(*pred)]);
                             continue;
                         }
                     }
                     operands.extend(pair.iter().cloned());
                 }
-                start[b].push(Inst { defs: smallvec::smallvec![x], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(x_in)], loc: phi.loc });
+                start[b].push(Inst { defs: smallvec::smallvec![x], opcode: Opcode::Machine(copy), flags: Default::default(), operands: vec![Operand::Value(x_in)], loc: phi.loc });
                 f.blocks[b].insts[k] = Inst { defs: smallvec::smallvec![x_in], operands, ..phi };
             }
         }
@@ -355,7 +355,7 @@ impl OutOfSsa<'_, '_> {
         self.stats.cycles_broken += sequence.len() - copies.len();
         for (d, s) in sequence {
             let copy = (self.copy_of)(f.value(d).ty.0).expect("a copy of this type was made in step 1");
-            out.push(Inst { defs: smallvec::smallvec![d], opcode: Opcode::Machine(copy), flags: Vec::new(), operands: vec![Operand::Value(s)], loc });
+            out.push(Inst { defs: smallvec::smallvec![d], opcode: Opcode::Machine(copy), flags: Default::default(), operands: vec![Operand::Value(s)], loc });
             self.stats.copies_left += 1;
         }
     }

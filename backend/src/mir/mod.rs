@@ -303,11 +303,17 @@ impl Opcode {
 /// allocation every time a pass built one).
 pub type Defs = smallvec::SmallVec<[ValueId; 2]>;
 
+/// An instruction's flags (`LOAD.volatile.sext.i8`), in the order written. Every flag
+/// is a name of the description (the parser and the passes take them from the
+/// tables), so a flag is a `&'static str`, and the vector is one word with no heap
+/// block while it is empty.
+pub type Flags = thin_vec::ThinVec<&'static str>;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
     pub defs: Defs,
     pub opcode: Opcode,
-    pub flags: Vec<String>,
+    pub flags: Flags,
     pub operands: Vec<Operand>,
     pub loc: Loc,
 }
@@ -316,11 +322,11 @@ impl Inst {
     /// An instruction that holds nothing (no heap storage): what a pass rewriting a
     /// vector in place leaves in a slot it has taken the instruction out of.
     pub fn hole() -> Inst {
-        Inst { defs: Defs::new(), opcode: Opcode::Machine(0), flags: Vec::new(), operands: Vec::new(), loc: Loc::default() }
+        Inst { defs: Defs::new(), opcode: Opcode::Machine(0), flags: Flags::new(), operands: Vec::new(), loc: Loc::default() }
     }
 
     pub fn has_flag(&self, flag: &str) -> bool {
-        self.flags.iter().any(|f| f == flag)
+        self.flags.iter().any(|f| *f == flag)
     }
 
     /// The condition code among the operands (of a `SETCC`, or a machine instruction

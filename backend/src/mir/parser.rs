@@ -650,7 +650,7 @@ impl<'a> BodyReader<'a> {
             defs.push(id);
         }
         let name = inst.opcode.text;
-        let mut flags = Vec::with_capacity(inst.flags.len());
+        let mut flags = Flags::with_capacity(inst.flags.len());
         // Generic opcodes first; the description keeps machine names distinct.
         let generic = *self.opcodes_seen.entry(name).or_insert_with(|| self.tables.opcode(name));
         let machine = if generic.is_some() { None } else { self.tables.names.machine_ops.get(name) };
@@ -662,7 +662,7 @@ impl<'a> BodyReader<'a> {
             let mut taken = vec![false; groups.len()];
             for flag in &inst.flags {
                 let f = flag.text;
-                let Some(g) = groups.iter().position(|g| g.has_flag(f)) else {
+                let Some((g, member)) = groups.iter().enumerate().find_map(|(g, group)| group.members.iter().find(|m| !f.is_empty() && m.flag == f).map(|m| (g, m.flag))) else {
                     let what = if groups.is_empty() {
                         "takes no flags (they are part of its name)".to_string()
                     } else {
@@ -675,7 +675,7 @@ impl<'a> BodyReader<'a> {
                 if std::mem::replace(&mut taken[g], true) {
                     return Err(self.error(self.loc(flag.at), format!("machine instruction {name} has two flags of group ${}, found a second one `.{f}`", groups[g].name)));
                 }
-                flags.push(f.to_string());
+                flags.push(member);
             }
             Opcode::Machine(m)
         } else {
@@ -686,11 +686,11 @@ impl<'a> BodyReader<'a> {
             let info = self.tables.opcode_info(id).expect("named opcodes have info");
             for flag in &inst.flags {
                 let f = flag.text;
-                if !info.flags.contains(&f) {
+                let Some(known_flag) = info.flags.iter().find(|k| **k == f) else {
                     let known = if info.flags.is_empty() { "none".to_string() } else { info.flags.join(", ") };
                     return Err(self.error(self.loc(flag.at), format!("unknown flag `.{f}` on {name} (it accepts: {known})")));
-                }
-                flags.push(f.to_string());
+                };
+                flags.push(*known_flag);
             }
             Opcode::Generic(id)
         };

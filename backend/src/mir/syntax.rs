@@ -135,7 +135,7 @@ fn tok<'a>(p: &Pair<'a, Rule>) -> Tok<'a> {
 }
 
 fn pest_instruction(pair: Pair<'_, Rule>) -> InstSyntax<'_> {
-    let mut inst = InstSyntax { at: pair.as_span().start(), defs: Vec::new(), opcode: Tok { text: "", at: 0 }, flags: Vec::new(), operands: Vec::new() };
+    let mut inst = InstSyntax { at: pair.as_span().start(), defs: Vec::new(), opcode: Tok { text: "", at: 0 }, flags: Default::default(), operands: Vec::new() };
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::defs => {

@@ -303,7 +303,7 @@ impl Verifier<'_> {
         let orderings = ["relaxed", "acquire", "release", "acq_rel", "seq_cst"];
         let scopes = ["cta", "gpu", "sys"];
         for (kind, set) in [("memory-ordering", &orderings[..]), ("scope", &scopes[..])] {
-            let found: Vec<String> = inst.flags.iter().filter(|f| set.contains(&f.as_str())).map(|f| format!(".{f}")).collect();
+            let found: Vec<String> = inst.flags.iter().filter(|f| set.contains(&*f)).map(|f| format!(".{f}")).collect();
             if found.len() > 1 {
                 self.error(inst.loc, Some(b), Some(i), format!("{name}: expected at most one {kind} flag, found {}", found.join(" and ")));
             }
@@ -650,7 +650,7 @@ impl Verifier<'_> {
                 if let Some(r) = result {
                     let p = self.tables.type_info(param.ty);
                     let narrow = inst.flags.iter().find_map(|fl| self.tables.vt(fl));
-                    let extends = inst.flags.iter().any(|fl| matches!(fl.as_str(), "sext" | "zext" | "anyext"));
+                    let extends = inst.flags.iter().any(|fl| matches!(*fl, "sext" | "zext" | "anyext"));
                     // The legalized carriers of a parameter (docs/mir-extensions.md).
                     let carried = match (extends, narrow, p) {
                         (true, Some(n), Some(p)) => n == param.ty && r.kind == TypeKind::Int && p.kind == TypeKind::Int && r.bits > p.bits,
@@ -685,7 +685,7 @@ impl Verifier<'_> {
             }
             "LOAD" | "STORE" => {
                 let mem = inst.flags.iter().find_map(|fl| self.tables.vt(fl).and_then(|v| self.tables.type_info(v).copied()));
-                let ext = inst.flags.iter().any(|fl| matches!(fl.as_str(), "sext" | "zext" | "anyext" | "trunc"));
+                let ext = inst.flags.iter().any(|fl| matches!(*fl, "sext" | "zext" | "anyext" | "trunc"));
                 let value = if name == "LOAD" { result } else { first };
                 match (mem, ext, value) {
                     (Some(m), true, Some(v)) if m.bits >= scalar_bits(&v) => {
@@ -695,7 +695,7 @@ impl Verifier<'_> {
                     (None, true, _) => return Err("an extending load or truncating store needs a memory type flag (.i8, .i16, .i32)".into()),
                     _ => {}
                 }
-                if name == "LOAD" && inst.has_flag("trunc") || name == "STORE" && inst.flags.iter().any(|f| matches!(f.as_str(), "sext" | "zext" | "anyext")) {
+                if name == "LOAD" && inst.has_flag("trunc") || name == "STORE" && inst.flags.iter().any(|f| matches!(*f, "sext" | "zext" | "anyext")) {
                     return Err("LOAD extends (.sext/.zext/.anyext) and STORE truncates (.trunc), not the other way round".into());
                 }
             }

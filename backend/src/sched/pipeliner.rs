@@ -1496,7 +1496,7 @@ fn expand(
     let branch_to = |target: u32| Inst {
         defs: Default::default(),
         opcode: Opcode::Machine(br as u16),
-        flags: Vec::new(),
+        flags: Default::default(),
         operands: vec![Operand::Block(target)],
         loc,
     };
@@ -1692,7 +1692,7 @@ fn expand(
         phi_insts.push(Inst {
             defs: smallvec::smallvec![s],
             opcode: Opcode::Generic(phi_opcode),
-            flags: Vec::new(),
+            flags: Default::default(),
             operands: vec![
                 Operand::Value(entry),
                 Operand::Block(last_prologue),
@@ -1769,7 +1769,7 @@ fn expand(
         new_phis.push(Inst {
             defs: smallvec::smallvec![merged],
             opcode: Opcode::Generic(phi_opcode),
-            flags: Vec::new(),
+            flags: Default::default(),
             operands,
             loc,
         });
