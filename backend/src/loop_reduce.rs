@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap as HashMap;
 use target_desc::tables::{OpcodeId, SmTables, TargetTables};
 
 use crate::machine::cfg::{Cfg, Loop};
-use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId};
+use crate::mir::{Function, Imm, Inst, Loc, Module, Opcode, Operand, ValueId};
 
 /// What the pass did, for remarks and tests.
 #[derive(Clone, Debug, Default)]
@@ -174,19 +174,19 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
                         let name = format!("{stem}.{what}");
                         match *v {
                             Operand::Int(k) => {
-                                let product = wrap64(extend(k, counter.bits, ext).wrapping_mul(scale));
+                                let product = wrap64(extend(k.get(), counter.bits, ext).wrapping_mul(scale));
                                 if product == 0 {
                                     return None;
                                 }
                                 let c = f.fresh_value(names, &name, i64_ty);
                                 let at = if into_latch { latch } else { pre };
-                                at.push(inst_of(ops.constant, vec![c], vec![Operand::Int(product)], loc));
+                                at.push(inst_of(ops.constant, vec![c], vec![Operand::Int(Imm::new(product))], loc));
                                 Some(c)
                             }
                             Operand::Value(x) if scale == 1 => Some(x),
                             Operand::Value(x) => {
                                 let c = f.fresh_value(names, &format!("{name}.scale"), i64_ty);
-                                pre.push(inst_of(ops.constant, vec![c], vec![Operand::Int(scale)], loc));
+                                pre.push(inst_of(ops.constant, vec![c], vec![Operand::Int(Imm::new(scale))], loc));
                                 let m = f.fresh_value(names, &name, i64_ty);
                                 pre.push(inst_of(ops.mul, vec![m], vec![Operand::Value(x), Operand::Value(c)], loc));
                                 Some(m)
@@ -211,13 +211,13 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
                         Some(step) => step,
                         None => {
                             let z = f.fresh_value(names, &format!("{stem}.step"), i64_ty);
-                            latch_insts.push(inst_of(ops.constant, vec![z], vec![Operand::Int(0)], loc));
+                            latch_insts.push(inst_of(ops.constant, vec![z], vec![Operand::Int(Imm::new(0))], loc));
                             z
                         }
                     };
                     latch_insts.push(inst_of(ops.ptr_add, vec![next], vec![Operand::Value(p), Operand::Value(step)], loc));
                     let step_text = match counter.step {
-                        Operand::Int(k) => format!("{} bytes", wrap64(k.wrapping_mul(scale))),
+                        Operand::Int(k) => format!("{} bytes", wrap64(k.get().wrapping_mul(scale))),
                         Operand::Value(v) => format!("%{} * {scale} bytes", f.value(v).name),
                         _ => String::new(),
                     };
@@ -306,7 +306,7 @@ fn def<'f>(f: &'f Function, site: &[Option<(usize, usize)>], v: ValueId) -> Opti
 fn constant(f: &Function, ops: &Ops, site: &[Option<(usize, usize)>], v: ValueId) -> Option<i128> {
     let d = def(f, site, v)?;
     match (d.opcode, d.operands.first()) {
-        (Opcode::Generic(op), Some(Operand::Int(k))) if op == ops.constant => Some(*k),
+        (Opcode::Generic(op), Some(Operand::Int(k))) if op == ops.constant => Some(k.get()),
         _ => None,
     }
 }
@@ -368,9 +368,9 @@ fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usiz
         }
         // A 64-bit counter may start and step by loop-invariant registers; a narrower
         // one got here only with literals.
-        let start = start_k.map_or(Operand::Value(start), Operand::Int);
+        let start = start_k.map_or(Operand::Value(start), |k| Operand::Int(Imm::new(k)));
         let step = match step_k {
-            Some(k) => Operand::Int(k),
+            Some(k) => Operand::Int(Imm::new(k)),
             None if invariant(site, l, step_value) => Operand::Value(step_value),
             None => continue,
         };

@@ -130,7 +130,7 @@ fn promote_function(f: &mut Function, tables: &TargetTables, ops: &Ops, stats: &
         let (b, i) = site[v.0 as usize]?;
         let inst = &f.blocks[b].insts[i];
         match (inst.opcode.generic(), inst.operands.as_slice()) {
-            (Some(g), [Operand::Int(c)]) if g == ops.constant => Some(*c),
+            (Some(g), [Operand::Int(c)]) if g == ops.constant => Some(c.get()),
             _ => None,
         }
     };
@@ -152,7 +152,7 @@ fn promote_function(f: &mut Function, tables: &TargetTables, ops: &Ops, stats: &
             let g = inst.opcode.generic();
             match inst.operands.as_slice() {
                 [Operand::Int(k)] if g == Some(ops.frame_index) => {
-                    break usize::try_from(*k).ok().filter(|&k| k < objects).map(|k| (k, 0));
+                    break usize::try_from(k.get()).ok().filter(|&k| k < objects).map(|k| (k, 0));
                 }
                 [Operand::Value(p), Operand::Value(c)] if g == Some(ops.ptr_add) => match constant(*c) {
                     Some(c) => {
@@ -305,7 +305,7 @@ fn promote_function(f: &mut Function, tables: &TargetTables, ops: &Ops, stats: &
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
         if let Some(k) = inst.frame_operand(tables) {
             if let Some(Operand::Int(k)) = inst.operands.get(k) {
-                if let Some(u) = usize::try_from(*k).ok().and_then(|k| used.get_mut(k)) {
+                if let Some(u) = usize::try_from(k.get()).ok().and_then(|k| used.get_mut(k)) {
                     *u = true;
                 }
             }
@@ -329,7 +329,7 @@ fn access(f: &Function, tables: &TargetTables, ops: &Ops, inst: &Inst, slot: usi
         return None;
     }
     let extra = match inst.operands.get(offset_slot) {
-        Some(Operand::Int(c)) => *c,
+        Some(Operand::Int(c)) => c.get(),
         _ => 0,
     };
     let value = if store {

@@ -159,15 +159,15 @@ fn evaluate(defs: &HashMap<ValueId, &Inst>, v: ValueId, tables: &TargetTables) -
     let number = |per_thread, constant| Some(Linear { base: None, per_thread, constant });
     match name {
         "CONSTANT" => match inst.operands.first()? {
-            Operand::Int(c) => number(0, *c),
+            Operand::Int(c) => number(0, c.get()),
             _ => None,
         },
         "INTRINSIC" => match inst.operands.first()? {
-            Operand::Symbol(s) if s == "llvm.nvvm.read.ptx.sreg.tid.x" => number(1, 0),
+            Operand::Symbol(s) if &**s == "llvm.nvvm.read.ptx.sreg.tid.x" => number(1, 0),
             _ => None,
         },
         "ARG" => match inst.operands.first()? {
-            Operand::Int(i) => Some(Linear { base: Some(usize::try_from(*i).ok()?), per_thread: 0, constant: 0 }),
+            Operand::Int(i) => Some(Linear { base: Some(usize::try_from(i.get()).ok()?), per_thread: 0, constant: 0 }),
             _ => None,
         },
         "ZERO_EXTEND" | "SIGN_EXTEND" | "COPY" => operand(0),

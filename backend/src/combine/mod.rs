@@ -44,7 +44,7 @@ use target_desc::tables::{props, NodeArg, OpcodeId, PatternOperand, PatternResul
 
 use crate::interp::fold::{self, Evaluation};
 use crate::machine::cfg::Cfg;
-use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId};
+use crate::mir::{Function, Imm, Inst, Loc, Module, Opcode, Operand, ValueId};
 
 /// What the pass did, for remarks and tests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -227,6 +227,14 @@ enum Rewrite {
     Inst(OpcodeId, crate::mir::Flags, Vec<Operand>),
 }
 
+/// Instructions by (block, index) and their result, the first inline: almost every
+/// expression key has one, and a heap vector per key was the largest of the
+/// combiner's tables.
+type Sites = smallvec::SmallVec<[(u32, u32, ValueId); 1]>;
+
+/// [`Combiner::site`] of a value defined by no instruction (or by one this pass made).
+const NO_SITE: (u32, u32) = (u32::MAX, u32::MAX);
+
 struct Combiner<'a> {
     tables: &'a TargetTables,
     sm: &'a SmTables,
@@ -234,8 +242,10 @@ struct Combiner<'a> {
     function: String,
     /// Per value: its lanes, when a constant.
     konst: Vec<Option<Vec<u128>>>,
-    /// Per value: where it is defined (block, index), in the original layout.
-    site: Vec<Option<(usize, usize)>>,
+    /// Per value: where it is defined (block, index), in the original layout
+    /// ([`NO_SITE`] for none; two words less per value than an `Option<(usize, usize)>`,
+    /// which was a tenth of the peak memory of a legalization-heavy compile).
+    site: Vec<(u32, u32)>,
     /// Per value: the value replacing it (itself when none).
     repl: Vec<ValueId>,
     uses: Vec<u32>,
@@ -251,7 +261,7 @@ struct Combiner<'a> {
     divisions: HashMap<(OpcodeId, ValueId, ValueId), Vec<(usize, usize, ValueId)>>,
     /// Pure instructions seen: expression hash (with the result type) -> earlier instructions computing it;
     /// a candidate is confirmed with `Inst::same_expression`.
-    expressions: HashMap<u64, Vec<(usize, usize, ValueId)>>,
+    expressions: HashMap<u64, Sites>,
     cfg: Option<Cfg>,
     stats: Stats,
     /// [`Combiner::selectable`]'s answers by (opcode, flags, result and operand types).
@@ -262,12 +272,12 @@ struct Combiner<'a> {
 impl<'a> Combiner<'a> {
     fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function) -> Combiner<'a> {
         let n = f.values.len();
-        let mut site = vec![None; n];
+        let mut site = vec![NO_SITE; n];
         let mut uses = vec![0u32; n];
         for (b, block) in f.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {
-                    site[d.0 as usize] = Some((b, i));
+                    site[d.0 as usize] = (b as u32, i as u32);
                 }
                 for v in inst.uses() {
                     uses[v.0 as usize] += 1;
@@ -379,8 +389,8 @@ impl<'a> Combiner<'a> {
     }
 
     fn def<'f>(&self, f: &'f Function, v: ValueId) -> Option<&'f Inst> {
-        let (b, i) = self.site.get(v.0 as usize).copied().flatten()?;
-        f.blocks.get(b)?.insts.get(i)
+        let (b, i) = self.site.get(v.0 as usize).copied().filter(|s| *s != NO_SITE)?;
+        f.blocks.get(b as usize)?.insts.get(i as usize)
     }
 
     fn is(&self, inst: &Inst, op: OpcodeId) -> bool {
@@ -432,9 +442,9 @@ impl<'a> Combiner<'a> {
         match t.kind {
             TypeKind::Int if (1..=128).contains(&bits) && self.legal(self.ops.constant, vt) => {
                 let shift = 128 - bits;
-                Some((self.ops.constant, Operand::Int(((value << shift) as i128) >> shift)))
+                Some((self.ops.constant, Operand::Int(Imm::new(((value << shift) as i128) >> shift))))
             }
-            TypeKind::Float if self.legal(self.ops.fconstant, vt) => Some((self.ops.fconstant, Operand::Int(value as i128))),
+            TypeKind::Float if self.legal(self.ops.fconstant, vt) => Some((self.ops.fconstant, Operand::Int(Imm::new(value as i128)))),
             _ => None,
         }
     }
@@ -479,7 +489,7 @@ impl<'a> Combiner<'a> {
     fn constant(&mut self, f: &mut Function, b: usize, i: usize, vt: VtId, value: u128) -> Option<ValueId> {
         let (op, literal) = self.literal(vt, value)?;
         let key_literal = match literal {
-            Operand::Int(x) => x,
+            Operand::Int(x) => x.get(),
             _ => return None,
         };
         // A constant made earlier in this block is reused (blocks are walked in order,
@@ -517,6 +527,7 @@ impl<'a> Combiner<'a> {
         let list = self.expressions.entry(key).or_default();
         let earlier = list
             .iter()
+            .map(|&(eb, ei, v)| (eb as usize, ei as usize, v))
             .filter(|(eb, ei, v)| f.value(*v).ty == f.value(d).ty && f.blocks[*eb].insts[*ei].same_expression(inst))
             .find(|(eb, ei, _)| (*eb == b && *ei < i) || (*eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(*eb, b))))
             .map(|e| e.2);
@@ -532,7 +543,7 @@ impl<'a> Combiner<'a> {
                 let tables = self.tables;
                 self.remark(loc, || format!("cse: {} is %{}", inst.opcode.name(tables), f.value(v).name));
             }
-            None if list.len() < 8 => list.push((b, i, d)),
+            None if list.len() < 8 => list.push((b as u32, i as u32, d)),
             None => {}
         }
     }
@@ -560,7 +571,7 @@ impl<'a> Combiner<'a> {
         if op == self.ops.constant {
             if let (Some(t), [Operand::Int(x)]) = (self.tables.type_info(self.ty(f, d)), inst.operands.as_slice()) {
                 if t.kind == TypeKind::Int && t.lanes == 1 {
-                    self.konst[d.0 as usize] = Some(vec![*x as u128 & crate::interp::int::mask(u32::from(t.bits))]);
+                    self.konst[d.0 as usize] = Some(vec![x.get() as u128 & crate::interp::int::mask(u32::from(t.bits))]);
                     return false;
                 }
             }
@@ -1098,7 +1109,7 @@ impl<'a> Combiner<'a> {
             let pair = self.def(f, vals[0]).filter(|d| self.is(d, ops.build_pair))?;
             let halves: Vec<ValueId> = pair.uses().collect();
             let which = inst.operands.iter().find_map(|o| if let Operand::Int(k) = o { Some(*k) } else { None })?;
-            return Some((Rewrite::Value(*halves.get(usize::try_from(which).ok()?)?), "vector chain"));
+            return Some((Rewrite::Value(*halves.get(usize::try_from(which.get()).ok()?)?), "vector chain"));
         }
         if op == ops.fneg && vals.len() == 1 && inst.flags.is_empty() {
             let inner = self.def(f, vals[0]).filter(|d| self.is(d, ops.fneg) && d.flags.is_empty())?;
@@ -1161,7 +1172,7 @@ impl<'a> Combiner<'a> {
         let names = self.names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         let v = f.fresh_value(names, base, vt);
         self.konst.push(konst);
-        self.site.push(None);
+        self.site.push(NO_SITE);
         self.repl.push(v);
         self.uses.push(0);
         v

@@ -67,9 +67,9 @@ fn hex_float(tables: &TargetTables, vt: u8, operand: &Operand) -> Option<String>
     }
     Some(match (t.bits, operand) {
         (32, Operand::Float(x)) if t.mantissa == 23 => format!("0f{:08X}", (*x as f32).to_bits()),
-        (32, Operand::Int(bits)) => format!("0f{:08X}", *bits as u32),
+        (32, Operand::Int(bits)) => format!("0f{:08X}", bits.get() as u32),
         (64, Operand::Float(x)) if t.mantissa == 52 => format!("0d{:016X}", x.to_bits()),
-        (64, Operand::Int(bits)) => format!("0d{:016X}", *bits as u64),
+        (64, Operand::Int(bits)) => format!("0d{:016X}", bits.get() as u64),
         (bits @ 1..=63, Operand::Float(x)) => format!("0x{:0width$X}", encode_float(*x, bits as u32, t.mantissa as u32), width = (bits as usize).div_ceil(4)),
         (_, Operand::Int(bits)) => format!("0x{bits:X}"),
         _ => return None,
@@ -562,7 +562,7 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                         _ => return Err(format!("{}: {{param}} needs an ARG index", p.name)),
                     },
                     Piece::Frame => match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
-                        Some(Operand::Int(k)) => text.push_str(&frame_address(*k)?),
+                        Some(Operand::Int(k)) => text.push_str(&frame_address(k.get())?),
                         _ => return Err(format!("{}: {{frame}} needs a FRAME_INDEX", p.name)),
                     },
                     Piece::CondCode(key) => {
@@ -594,7 +594,7 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                                 };
                                 match (imm_type.and_then(|t| hex_float(tables, t, o)), o) {
                                     (Some(h), _) => text.push_str(&h),
-                                    (None, Operand::Int(i)) => text.push_str(itoa::Buffer::new().format(*i)),
+                                    (None, Operand::Int(i)) => text.push_str(itoa::Buffer::new().format(i.get())),
                                     (None, Operand::Float(x)) => {
                                         let _ = write!(text, "0d{:016X}", x.to_bits());
                                     }

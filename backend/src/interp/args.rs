@@ -121,7 +121,7 @@ fn buffer_access_types(function: &Function, tables: &TargetTables, stores: bool)
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
             let Some(&def) = inst.defs.first() else { continue };
             let derived = match name(inst) {
-                "ARG" => inst.operands.first().and_then(|o| if let Operand::Int(k) = o { usize::try_from(*k).ok() } else { None }),
+                "ARG" => inst.operands.first().and_then(|o| if let Operand::Int(k) = o { usize::try_from(k.get()).ok() } else { None }),
                 "PTR_ADD" | "ADDRSPACECAST" | "COPY" => inst.uses().next().and_then(|v| origin.get(v.0 as usize).copied().flatten()),
                 "PHI" | "SELECT" => inst.uses().find_map(|v| origin.get(v.0 as usize).copied().flatten()),
                 _ => None,

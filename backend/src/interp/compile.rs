@@ -733,7 +733,7 @@ impl Context<'_> {
             fx.edge(b, *number)
         };
         let blocks: Vec<&Operand> = inst.operands.iter().filter(|o| matches!(o, Operand::Block(_))).collect();
-        let integer_immediate = || inst.operands.iter().find_map(|o| if let Operand::Int(v) = o { Some(*v) } else { None });
+        let integer_immediate = || inst.operands.iter().find_map(|o| if let Operand::Int(v) = o { Some(v.get()) } else { None });
         match name {
             "CONSTANT" => {
                 shape(1, 0)?;
@@ -748,7 +748,7 @@ impl Context<'_> {
                 let Some(format) = defs[0].format() else { return malformed("FCONSTANT: expected a float type") };
                 match inst.operands.first() {
                     Some(Operand::Float(x)) => Ok(Op::Constant(super::float::from_f64(format, *x))),
-                    Some(Operand::Int(bits)) => Ok(Op::Constant(*bits as u128 & super::int::mask(format.bits()))),
+                    Some(Operand::Int(bits)) => Ok(Op::Constant(bits.get() as u128 & super::int::mask(format.bits()))),
                     _ => malformed("FCONSTANT: expected a float literal or raw bits"),
                 }
             }
@@ -779,7 +779,7 @@ impl Context<'_> {
                     let narrow = inst.flags.iter().find_map(|f| self.tables.vt(f)).and_then(|n| Ty::from_vt(self.tables, n));
                     let read = narrow.unwrap_or(defs[0]);
                     let (size, total) = (read.store_bytes(), whole.store_bytes());
-                    let Ok(offset) = u32::try_from(*offset) else { return malformed("ARG: a negative byte offset") };
+                    let Ok(offset) = u32::try_from(offset.get()) else { return malformed("ARG: a negative byte offset") };
                     if offset % size != 0 || offset + size > total || (narrow.is_some() && (read.lanes != 1 || defs[0].lanes != 1)) {
                         return malformed(format!("ARG {index}, {offset}: no {}-byte part there in a {total}-byte parameter", size));
                     }
@@ -798,14 +798,14 @@ impl Context<'_> {
             "GLOBAL_ADDR" => {
                 shape(1, 0)?;
                 let Some(Operand::Symbol(symbol)) = inst.operands.first() else { return malformed("GLOBAL_ADDR: expected @global") };
-                let Some(&g) = self.global_index.get(symbol.as_str()) else { return malformed(format!("GLOBAL_ADDR: unknown global @{symbol}")) };
+                let Some(&g) = self.global_index.get(&**symbol) else { return malformed(format!("GLOBAL_ADDR: unknown global @{symbol}")) };
                 let layout = &self.globals[g];
                 Ok(Op::GlobalAddr(memory::address(memory::space_number(layout.space), layout.region, 0)))
             }
             "FRAME_INDEX" => {
                 shape(1, 0)?;
                 match inst.operands.first() {
-                    Some(Operand::Int(k)) if *k >= 0 && (*k as usize) < fx.function.frame.len() => Ok(Op::FrameIndex(*k as u32)),
+                    Some(Operand::Int(k)) if k.get() >= 0 && (k.get() as usize) < fx.function.frame.len() => Ok(Op::FrameIndex(k.get() as u32)),
                     _ => malformed(format!("FRAME_INDEX: expected the index of one of the function's {} frame objects", fx.function.frame.len())),
                 }
             }
@@ -1196,7 +1196,7 @@ impl Context<'_> {
                 if let Some(bad) = mask.iter().find(|&&m| m < -1 || m >= limit) {
                     return malformed(format!("VECTOR_SHUFFLE: mask index {bad} is outside 0..{limit}"));
                 }
-                Ok(Op::Shuffle(mask.clone().into()))
+                Ok(Op::Shuffle(mask.clone()))
             }
             "PHI" => {
                 if i >= fx.leading_phis[b] {
@@ -1278,7 +1278,7 @@ impl Context<'_> {
 
     fn call(&self, inst: &mir::Inst, defs: &[Ty], args: &[Ty]) -> Compiled {
         let Some(Operand::Symbol(callee)) = inst.operands.first() else { return malformed("CALL: expected @callee first") };
-        if let Some(&index) = self.function_index.get(callee.as_str()) {
+        if let Some(&index) = self.function_index.get(&**callee) {
             let target = &self.module.functions[index as usize];
             if target.kind == FunctionKind::Kernel {
                 return malformed(format!("CALL: @{callee} is a kernel"));
@@ -1371,14 +1371,14 @@ impl Context<'_> {
             signature(&[i32_ty, value, i32_ty, i32_ty], &[value])?;
             return Ok(Op::Intrinsic(Intrinsic::Shuffle(mode)));
         }
-        match name.as_str() {
+        match &**name {
             "llvm.nvvm.barrier0" => {
                 signature(&[], &[])?;
                 Ok(Op::Intrinsic(Intrinsic::Barrier(BarrierReduction::None)))
             }
             "llvm.nvvm.barrier0.popc" | "llvm.nvvm.barrier0.and" | "llvm.nvvm.barrier0.or" => {
                 signature(&[i32_ty], &[i32_ty])?;
-                let reduction = match name.as_str() {
+                let reduction = match &**name {
                     "llvm.nvvm.barrier0.popc" => BarrierReduction::Popc,
                     "llvm.nvvm.barrier0.and" => BarrierReduction::And,
                     _ => BarrierReduction::Or,
@@ -1394,9 +1394,9 @@ impl Context<'_> {
                 Ok(Op::Intrinsic(Intrinsic::MemoryBarrier))
             }
             "llvm.nvvm.vote.all.sync" | "llvm.nvvm.vote.any.sync" | "llvm.nvvm.vote.uni.sync" | "llvm.nvvm.vote.ballot.sync" => {
-                let ballot = name.as_str() == "llvm.nvvm.vote.ballot.sync";
+                let ballot = &**name == "llvm.nvvm.vote.ballot.sync";
                 signature(&[i32_ty, i1_ty], &[if ballot { i32_ty } else { i1_ty }])?;
-                let mode = match name.as_str() {
+                let mode = match &**name {
                     "llvm.nvvm.vote.all.sync" => VoteMode::All,
                     "llvm.nvvm.vote.any.sync" => VoteMode::Any,
                     "llvm.nvvm.vote.uni.sync" => VoteMode::Uniform,

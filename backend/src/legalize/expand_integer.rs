@@ -11,7 +11,7 @@ use target_desc::tables::{CondCodeId, VtId};
 
 use super::types::TypeAction;
 use super::{Cx, LResult};
-use crate::mir::{Inst, Operand, ValueId};
+use crate::mir::{Imm, Inst, Operand, ValueId};
 
 /// How [`expand_op`] gets the halves of a wide operand.
 pub(crate) enum Halves {
@@ -34,8 +34,8 @@ pub(crate) fn halves(cx: &mut Cx, v: ValueId, half: VtId, how: &Halves) -> (Valu
             let ops = cx.ops;
             let lo = cx.derived(v, "lo", half);
             let hi = cx.derived(v, "hi", half);
-            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(0)], smallvec::smallvec![lo]);
-            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(1)], smallvec::smallvec![hi]);
+            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(Imm::new(0))], smallvec::smallvec![lo]);
+            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(Imm::new(1))], smallvec::smallvec![hi]);
             // Only reused in this block: elsewhere the extraction may not dominate.
             cx.extracted.insert(v, (lo, hi));
             (lo, hi)
@@ -119,7 +119,7 @@ pub(crate) fn expand_op(cx: &mut Cx, inst: &Inst, wide: VtId, half: VtId, how: H
     let pair = |cx: &mut Cx, i: usize| -> (ValueId, ValueId) { halves(cx, values[i], half, &how) };
     let result = if op == ops.CONSTANT {
         let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(None) };
-        let (lo, hi) = split_constant(v, half_bits);
+        let (lo, hi) = split_constant(v.get(), half_bits);
         let lo = cx.constant(half, lo);
         let hi = cx.constant(half, hi);
         vec![Expanded::Pair(lo, hi)]
@@ -251,9 +251,9 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let parts = cx.parts(value);
         if op == ops.CONSTANT {
             let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(false) };
-            let (lo, hi) = split_constant(v, half_bits);
-            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(lo)], vec![parts[0]]);
-            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(hi)], vec![parts[1]]);
+            let (lo, hi) = split_constant(v.get(), half_bits);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(lo))], vec![parts[0]]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(hi))], vec![parts[1]]);
             return Ok(true);
         }
         if op == ops.UNDEF {
@@ -312,7 +312,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                     let top = cx.constant(n, half_bits - 1);
                     cx.op_into(ops.SRA, parts[1], &[parts[0], top]);
                 } else {
-                    cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(0)], vec![parts[1]]);
+                    cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(0))], vec![parts[1]]);
                 }
                 return Ok(true);
             }
@@ -374,7 +374,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
     }
     if op == ops.EXTRACT_ELEMENT {
         let Some(Operand::Int(i)) = inst.operands.get(1).cloned() else { return Ok(false) };
-        let part = cx.parts(value)[i as usize & 1];
+        let part = cx.parts(value)[i.get() as usize & 1];
         cx.alias(inst.defs[0], part);
         return Ok(true);
     }

@@ -31,8 +31,8 @@ pub fn link(module: &mut Module, tables: &TargetTables, sm: &SmTables, names: &B
             for inst in &b.insts {
                 for o in &inst.operands {
                     if let crate::mir::Operand::Symbol(s) = o {
-                        if library.functions.iter().any(|g| &g.name == s) {
-                            wanted.push(s.clone());
+                        if library.functions.iter().any(|g| *g.name == **s) {
+                            wanted.push(s.to_string());
                         }
                     }
                 }
@@ -43,7 +43,7 @@ pub fn link(module: &mut Module, tables: &TargetTables, sm: &SmTables, names: &B
             for inst in &b.insts {
                 for o in &inst.operands {
                     if let crate::mir::Operand::Symbol(s) = o {
-                        if let Some(g) = library.globals.iter().find(|g| &g.name == s) {
+                        if let Some(g) = library.globals.iter().find(|g| *g.name == **s) {
                             if !module.globals.iter().any(|m| m.name == g.name) {
                                 module.globals.push(g.clone());
                             }

@@ -121,7 +121,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
             };
             cx.remark(|cx| describe(cx, &format!("LibCall {function}")));
             let ops = cx.ops;
-            let mut operands = vec![Operand::Symbol(function.to_string())];
+            let mut operands = vec![Operand::Symbol(function.to_string().into())];
             operands.extend(inst.uses().map(Operand::Value));
             cx.emit(ops.CALL, Default::default(), operands, inst.defs.clone());
             cx.library_calls.insert(function.to_string());

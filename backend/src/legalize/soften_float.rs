@@ -14,7 +14,7 @@ use target_desc::tables::VtId;
 
 use super::types::{self, TypeAction};
 use super::{Cx, LResult};
-use crate::mir::{Inst, Operand, ValueId};
+use crate::mir::{Imm, Inst, Operand, ValueId};
 
 /// f32 holding the bf16 whose bits are `bits` (i16): exact.
 pub(crate) fn bf16_bits_to_f32(cx: &mut Cx, bits: ValueId) -> LResult<ValueId> {
@@ -213,12 +213,12 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         let part = cx.parts(value)[0];
         if op == ops.FCONSTANT {
             let literal = match inst.operands.first() {
-                Some(Operand::Int(raw)) => *raw as u16 as i128,
+                Some(Operand::Int(raw)) => raw.get() as u16 as i128,
                 Some(Operand::Float(x)) => bf16_bits_of(*x) as i128,
                 _ => return Ok(false),
             };
             let signed = if literal >= 0x8000 { literal - 0x10000 } else { literal };
-            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(signed)], smallvec::smallvec![part]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(signed))], smallvec::smallvec![part]);
         } else if op == ops.UNDEF {
             cx.emit(ops.UNDEF, Default::default(), Vec::new(), smallvec::smallvec![part]);
         } else if op == ops.ARG {

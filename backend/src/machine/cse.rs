@@ -103,7 +103,7 @@ pub(crate) fn candidate(inst: &Inst, tables: &TargetTables) -> bool {
     }
     if info.name == "INTRINSIC" {
         let Some(Operand::Symbol(name)) = inst.operands.first() else { return false };
-        let Some(intrinsic) = tables.intrinsics.iter().find(|i| i.name == name) else { return false };
+        let Some(intrinsic) = tables.intrinsics.iter().find(|i| i.name == &**name) else { return false };
         return intrinsic.props & (effects | props::MAY_LOAD) == 0;
     }
     true

@@ -8,7 +8,7 @@
 
 use target_desc::tables::{OpcodeId, PatternOperand, TargetTables};
 
-use crate::mir::{Inst, Opcode, Operand, ValueId};
+use crate::mir::{Imm, Inst, Opcode, Operand, ValueId};
 
 /// A whole-register load or store at a constant offset of one frame object.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -27,7 +27,7 @@ fn opcode_name(tables: &TargetTables, id: u16) -> &'static str {
 /// The frame object an instruction names, if any.
 pub fn frame_object(inst: &Inst, tables: &TargetTables) -> Option<usize> {
     match inst.operands.get(inst.frame_operand(tables)?)? {
-        Operand::Int(k) => usize::try_from(*k).ok(),
+        Operand::Int(k) => usize::try_from(k.get()).ok(),
         _ => None,
     }
 }
@@ -51,7 +51,7 @@ pub fn access(inst: &Inst, tables: &TargetTables) -> Option<Access> {
     let mut stored = None;
     for (k, (_, kind)) in p.operands.iter().enumerate() {
         match (kind, operands.get(k)) {
-            (PatternOperand::Imm(_) | PatternOperand::ImmRange(..), Some(Operand::Int(i))) => offset = i64::try_from(*i).ok()?,
+            (PatternOperand::Imm(_) | PatternOperand::ImmRange(..), Some(Operand::Int(i))) => offset = i64::try_from(i.get()).ok()?,
             (PatternOperand::Reg(_), Some(Operand::Value(v))) => stored = Some(*v),
             (PatternOperand::Literal, _) => {}
             _ => return None,
@@ -87,8 +87,8 @@ pub fn spill_patterns(tables: &TargetTables, sm_index: usize, ty: u8) -> Option<
 pub fn renumber(inst: &mut Inst, tables: &TargetTables, map: &[usize]) {
     if let Some(k) = inst.frame_operand(tables) {
         if let Some(Operand::Int(old)) = inst.operands.get_mut(k) {
-            if let Some(&new) = usize::try_from(*old).ok().and_then(|o| map.get(o)) {
-                *old = new as i128;
+            if let Some(&new) = usize::try_from(old.get()).ok().and_then(|o| map.get(o)) {
+                *old = Imm::new(new as i128);
             }
         }
     }

@@ -309,6 +309,75 @@ pub type Defs = smallvec::SmallVec<[ValueId; 2]>;
 /// block while it is empty.
 pub type Flags = thin_vec::ThinVec<&'static str>;
 
+/// An integer literal: an `i128` kept as two 64-bit words, so that it does not align
+/// [`Operand`] to 16 bytes. It prints, hashes and compares as its `i128`.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct Imm {
+    lo: u64,
+    hi: u64,
+}
+
+impl Imm {
+    pub const fn new(value: i128) -> Imm {
+        Imm { lo: value as u64, hi: (value >> 64) as u64 }
+    }
+
+    pub const fn get(self) -> i128 {
+        ((self.hi as i128) << 64) | self.lo as i128
+    }
+}
+
+impl From<i128> for Imm {
+    fn from(value: i128) -> Imm {
+        Imm::new(value)
+    }
+}
+
+impl std::hash::Hash for Imm {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.get().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Imm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.get(), f)
+    }
+}
+
+impl PartialOrd for Imm {
+    fn partial_cmp(&self, other: &Imm) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Imm {
+    fn cmp(&self, other: &Imm) -> std::cmp::Ordering {
+        self.get().cmp(&other.get())
+    }
+}
+
+impl std::fmt::UpperHex for Imm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::UpperHex::fmt(&self.get(), f)
+    }
+}
+
+impl std::fmt::Display for Imm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.get(), f)
+    }
+}
+
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Operand>() == 24, "an operand grew");
+
+// Every pass walks vectors of instructions, and a legalization-heavy compile holds
+// millions of them (issue 15): results 24 bytes, operands 24, flags 8, position 8,
+// opcode 4. It was 88 bytes with a `Vec<String>` of flags.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Inst>() <= 72, "an instruction grew");
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
     pub defs: Defs,
@@ -326,7 +395,7 @@ impl Inst {
     }
 
     pub fn has_flag(&self, flag: &str) -> bool {
-        self.flags.iter().any(|f| *f == flag)
+        self.flags.contains(&flag)
     }
 
     /// The condition code among the operands (of a `SETCC`, or a machine instruction
@@ -457,19 +526,22 @@ pub fn carry_units(insts: &[Inst], tables: &target_desc::tables::TargetTables) -
     units
 }
 
+/// An operand is 24 bytes (its payloads are at most two words, aligned to 8): most
+/// instructions keep two or three in a heap block of their own, millions of them on a
+/// legalization-heavy compile (issue 15). It was 32 with an `i128` field and strings.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand {
     Value(ValueId),
     /// `%bb.N`
     Block(u32),
     /// `@name`
-    Symbol(String),
+    Symbol(Box<str>),
     CondCode(CondCodeId),
     /// An integer literal (also the raw bits of an `FCONSTANT` written in hex).
-    Int(i128),
+    Int(Imm),
     Float(f64),
     /// `mask(0, 5, -1)`
-    Mask(Vec<i32>),
+    Mask(Box<[i32]>),
     /// `align N`
     Align(u64),
 }

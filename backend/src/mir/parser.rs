@@ -720,7 +720,7 @@ impl<'a> BodyReader<'a> {
                     }
                 }
             }
-            OperandSyntax::Symbol(t) => Operand::Symbol(t.text[1..].to_string()),
+            OperandSyntax::Symbol(t) => Operand::Symbol(t.text[1..].to_string().into()),
             OperandSyntax::Mask(_, ref lanes_syntax) => {
                 let mut lanes = Vec::with_capacity(lanes_syntax.len());
                 for lane in lanes_syntax {
@@ -731,7 +731,7 @@ impl<'a> BodyReader<'a> {
                     }
                     lanes.push(v);
                 }
-                Operand::Mask(lanes)
+                Operand::Mask(lanes.into())
             }
             OperandSyntax::Align(_, value) => {
                 let l = self.loc(value.at);
@@ -748,9 +748,9 @@ impl<'a> BodyReader<'a> {
                     None => (false, &text[2..]),
                 };
                 let v = i128::from_str_radix(digits, 16).map_err(|_| self.error(self.loc(at), format!("integer literal `{text}` is out of range")))?;
-                Operand::Int(if negative { -v } else { v })
+                Operand::Int(if negative { Imm::new(-v) } else { Imm::new(v) })
             }
-            OperandSyntax::Integer(t) => Operand::Int(t.text.parse().map_err(|_| self.error(self.loc(at), format!("integer literal `{}` is out of range", t.text)))?),
+            OperandSyntax::Integer(t) => Operand::Int(Imm::new(t.text.parse().map_err(|_| self.error(self.loc(at), format!("integer literal `{}` is out of range", t.text)))?)),
             OperandSyntax::Float(t) => Operand::Float(t.text.parse().map_err(|_| self.error(self.loc(at), format!("malformed float literal `{}`", t.text)))?),
             OperandSyntax::Word(t) => match t.text {
                 "inf" => Operand::Float(f64::INFINITY),

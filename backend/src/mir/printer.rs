@@ -134,8 +134,8 @@ fn operand_text(f: &Function, o: &Operand, tables: &TargetTables, raw_bits_in_he
         Operand::Symbol(s) => format!("@{s}"),
         Operand::CondCode(cc) => tables.cond_code_info(*cc).map(|c| c.name).unwrap_or("?").to_string(),
         Operand::Int(i) if raw_bits_in_hex => {
-            if *i < 0 {
-                format!("-0x{:X}", -i)
+            if i.get() < 0 {
+                format!("-0x{:X}", -i.get())
             } else {
                 format!("0x{i:X}")
             }

@@ -303,7 +303,7 @@ impl Verifier<'_> {
         let orderings = ["relaxed", "acquire", "release", "acq_rel", "seq_cst"];
         let scopes = ["cta", "gpu", "sys"];
         for (kind, set) in [("memory-ordering", &orderings[..]), ("scope", &scopes[..])] {
-            let found: Vec<String> = inst.flags.iter().filter(|f| set.contains(&*f)).map(|f| format!(".{f}")).collect();
+            let found: Vec<String> = inst.flags.iter().filter(|f| set.contains(f)).map(|f| format!(".{f}")).collect();
             if found.len() > 1 {
                 self.error(inst.loc, Some(b), Some(i), format!("{name}: expected at most one {kind} flag, found {}", found.join(" and ")));
             }
@@ -433,7 +433,7 @@ impl Verifier<'_> {
                     }
                 }
                 if let Some(Operand::Int(index)) = inst.operands.get(1) {
-                    if !(0..=1).contains(index) {
+                    if !(0..=1).contains(&index.get()) {
                         return Err(format!("expected the index 0 (low half) or 1 (high half), found {index}"));
                     }
                 }
@@ -631,7 +631,7 @@ impl Verifier<'_> {
             }
             "ARG" => {
                 let Some(Operand::Int(index)) = inst.operands.first() else { return Ok(()) };
-                let Some(param) = usize::try_from(*index).ok().and_then(|i| f.params.get(i)) else {
+                let Some(param) = usize::try_from(index.get()).ok().and_then(|i| f.params.get(i)) else {
                     return Err(format!("expected a parameter index below {}, found {index}", f.params.len()));
                 };
                 if let (Some(r), Some(Operand::Int(offset))) = (result, inst.operands.get(1)) {
@@ -639,7 +639,7 @@ impl Verifier<'_> {
                     let narrow = inst.flags.iter().find_map(|fl| self.tables.vt(fl));
                     let read = narrow.and_then(|n| self.tables.type_info(n).copied()).unwrap_or(r);
                     let (size, whole) = (store_bytes(&read), self.tables.type_info(param.ty).map_or(0, store_bytes));
-                    if *offset < 0 || *offset % i128::from(size) != 0 || *offset + i128::from(size) > i128::from(whole) {
+                    if offset.get() < 0 || offset.get() % i128::from(size) != 0 || offset.get() + i128::from(size) > i128::from(whole) {
                         return Err(format!(
                             "parameter {index} (`{}`, {whole} bytes) has no {} part at byte offset {offset} (offsets are multiples of the part's size)",
                             param.name, read.name
@@ -664,7 +664,7 @@ impl Verifier<'_> {
             }
             "FRAME_INDEX" => {
                 let Some(Operand::Int(index)) = inst.operands.first() else { return Ok(()) };
-                frame_object(f, *index)?;
+                frame_object(f, index.get())?;
                 if let Some(r) = result {
                     if r.addrspace != LOCAL_SPACE {
                         return Err(format!("a frame object is local memory: expected a result of type p{LOCAL_SPACE}, found {}", r.name));
@@ -673,7 +673,7 @@ impl Verifier<'_> {
             }
             "GLOBAL_ADDR" => {
                 let Some(Operand::Symbol(s)) = inst.operands.first() else { return Ok(()) };
-                let Some(g) = self.module.globals.iter().find(|g| &g.name == s) else {
+                let Some(g) = self.module.globals.iter().find(|g| *g.name == **s) else {
                     let hint = did_you_mean(s, self.module.globals.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
                     return Err(format!("unknown global @{s}{hint}"));
                 };
@@ -704,7 +704,7 @@ impl Verifier<'_> {
                     let bits = r.bits as u32;
                     if bits < 128 {
                         let (min, max) = (-(1i128 << (bits - 1)), (1i128 << bits) - 1);
-                        if *v < min || *v > max {
+                        if v.get() < min || v.get() > max {
                             return Err(format!("the constant {v} does not fit in {}", r.name));
                         }
                     }
@@ -739,11 +739,11 @@ impl Verifier<'_> {
                 (K::Reg(t), Operand::Value(v)) => f.value(*v).ty.0 == *t || self.tables.register_reads_as_somewhere(f.value(*v).ty, VtId(*t)),
                 (K::Flag, Operand::Value(v)) => in_class(self.tables, f.value(*v).ty, TypeClass::Bool),
                 (K::Imm(_), Operand::Int(_) | Operand::Float(_)) | (K::Literal, Operand::Int(_) | Operand::Float(_)) => true,
-                (K::ImmIs(_, n) | K::LiteralIs(n), Operand::Int(i)) => *i == *n as i128,
-                (K::ImmRange(t, ..), Operand::Int(i)) => kind.fold_constant(*i, self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)).is_some(),
+                (K::ImmIs(_, n) | K::LiteralIs(n), Operand::Int(i)) => *i == Imm::new(*n as i128),
+                (K::ImmRange(t, ..), Operand::Int(i)) => kind.fold_constant(i.get(), self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)).is_some(),
                 // The operand is the mask's length.
-                (K::LowMask(t), Operand::Int(n)) => *n > 0 && *n < i128::from(self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)),
-                (K::SymbolIs(name), Operand::Symbol(s)) => s == name,
+                (K::LowMask(t), Operand::Int(n)) => n.get() > 0 && n.get() < i128::from(self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)),
+                (K::SymbolIs(name), Operand::Symbol(s)) => **s == **name,
                 (K::Values, _) => true,
                 (K::CondCode, Operand::CondCode(_)) | (K::Block, Operand::Block(_)) | (K::Symbol, Operand::Symbol(_)) => true,
                 _ => false,
@@ -770,7 +770,7 @@ impl Verifier<'_> {
         }
         // A FRAME_INDEX the pattern absorbed names a frame object.
         if let Some(Operand::Int(index)) = inst.frame_operand(self.tables).and_then(|k| inst.operands.get(k)) {
-            if let Err(message) = frame_object(f, *index) {
+            if let Err(message) = frame_object(f, index.get()) {
                 return self.error(inst.loc, Some(b), Some(i), format!("{}: {message}", p.name));
             }
         }
@@ -798,7 +798,7 @@ impl Verifier<'_> {
         let Some(Operand::Symbol(callee)) = inst.operands.first() else {
             return self.error(inst.loc, Some(b), Some(i), "CALL: expected the callee `@name` as the first operand".into());
         };
-        let Some(target) = self.by_name.get(callee.as_str()).map(|&i| &self.module.functions[i]) else {
+        let Some(target) = self.by_name.get(&**callee).map(|&i| &self.module.functions[i]) else {
             let hint = did_you_mean(callee, self.module.functions.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
             return self.error(inst.loc, Some(b), Some(i), format!("CALL: unknown function @{callee}{hint}"));
         };
@@ -825,7 +825,7 @@ impl Verifier<'_> {
         let Some(Operand::Symbol(name)) = inst.operands.first() else {
             return self.error(inst.loc, Some(b), Some(i), "INTRINSIC: expected the intrinsic `@name` as the first operand".into());
         };
-        let Some(info) = self.tables.intrinsics.iter().find(|x| x.name == name) else {
+        let Some(info) = self.tables.intrinsics.iter().find(|x| x.name == &**name) else {
             let hint = did_you_mean(name, self.tables.intrinsics.iter().map(|x| x.name), |n| format!("@{n}"));
             return self.error(inst.loc, Some(b), Some(i), format!("INTRINSIC: unknown intrinsic @{name}{hint}"));
         };

@@ -271,7 +271,7 @@ fn constant_lanes(defs: &HashMap<ValueId, &Inst>, v: ValueId) -> Option<Vec<i128
     let inst = defs.get(&v)?;
     match opcode_name(inst) {
         "CONSTANT" => match inst.operands.first()? {
-            Operand::Int(i) => Some(vec![*i]),
+            Operand::Int(i) => Some(vec![i.get()]),
             _ => None,
         },
         "BUILD_VECTOR" => inst.uses().map(|l| constant_lanes(defs, l).and_then(|c| c.first().copied())).collect(),

@@ -75,7 +75,7 @@ pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access
     let info = opcode_info(inst.opcode, tables)?;
     let (ptr_slot, imm_slot, lanes) = address_slots(info.name)?;
     let imm = |o: Option<&Operand>| match o {
-        Some(Operand::Int(i)) => i64::try_from(*i).ok(),
+        Some(Operand::Int(i)) => i64::try_from(i.get()).ok(),
         _ => None,
     };
     let mut base = None;
@@ -113,7 +113,7 @@ pub fn access(f: &Function, inst: &Inst, tables: &TargetTables) -> Option<Access
                             return None;
                         }
                         match operand(*node.args.first()?) {
-                            Some(Operand::Int(k)) => u32::try_from(*k).ok().map(Base::Frame),
+                            Some(Operand::Int(k)) => u32::try_from(k.get()).ok().map(Base::Frame),
                             _ => None,
                         }
                     }

@@ -159,7 +159,7 @@ pub fn ordering(inst: &Inst, tables: &TargetTables) -> Ordering {
         let Some(Operand::Symbol(name)) = inst.operands.first() else {
             return Ordering::Barrier;
         };
-        match tables.intrinsics.iter().find(|i| i.name == name) {
+        match tables.intrinsics.iter().find(|i| i.name == &**name) {
             Some(intrinsic) => p |= intrinsic.props,
             None => return Ordering::Barrier,
         }
