@@ -126,6 +126,25 @@ fn same(f: &Function, a: &Inst, b: &Inst) -> bool {
     a.same_expression(b) && a.defs.len() == b.defs.len() && a.defs.iter().zip(&b.defs).all(|(x, y)| f.value(*x).ty == f.value(*y).ty)
 }
 
+/// Whether the chain `later` computes what `earlier` does, instruction by instruction,
+/// reading the earlier chain's results where it reads its own.
+fn same_chain(f: &Function, earlier: &[Inst], later: &[Inst]) -> bool {
+    let mut renamed: Vec<(ValueId, ValueId)> = Vec::new();
+    earlier.len() == later.len()
+        && earlier.iter().zip(later).all(|(a, b)| {
+            let mut b = b.clone();
+            for o in &mut b.operands {
+                if let Operand::Value(v) = o {
+                    if let Some(&(_, e)) = renamed.iter().find(|(l, _)| l == v) {
+                        *v = e;
+                    }
+                }
+            }
+            renamed.extend(b.defs.iter().copied().zip(a.defs.iter().copied()));
+            same(f, a, &b)
+        })
+}
+
 /// Each value's use sites (block, instruction) and defining block.
 type UseIndex = (HashMap<u32, Vec<(usize, usize)>>, HashMap<u32, usize>);
 
@@ -176,31 +195,50 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
         for &c in cfg.children[b].iter().rev() {
             stack.push((c, None));
         }
-        for i in 0..f.blocks[b].insts.len() {
-            if !candidate(&f.blocks[b].insts[i], tables) || f.blocks[b].insts[i].tied_by_carry(tables) {
+        // Instructions tied by the carry flag (an `add.cc` and the `addc`s reading it)
+        // are one unit: a chain is reused whole, when an earlier chain computes the
+        // same expressions in the same order, or not at all (reusing the `add.cc` alone
+        // would leave its `addc`s reading whatever flag ran last).
+        for unit in crate::mir::carry_units(&f.blocks[b].insts, tables) {
+            let insts = &f.blocks[b].insts[unit.clone()];
+            let chain = unit.len() > 1;
+            if !insts.iter().all(|inst| candidate(inst, tables)) || (!chain && insts[0].tied_by_carry(tables)) || (chain && !s.copy_prop) {
                 continue;
             }
-            let k = key(f, &f.blocks[b].insts[i]);
-            let hit = table.get(&k).copied().filter(|&(eb, ei)| same(f, &f.blocks[eb].insts[ei], &f.blocks[b].insts[i]));
+            // A chain is found by its first instruction; the rest must match with the
+            // later chain's results read as the earlier one's (its flag values).
+            let k = key(f, &insts[0]) ^ (unit.len() as u64 - 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let hit = table.get(&k).copied().filter(|&(eb, ei)| {
+                let earlier = &f.blocks[eb].insts;
+                ei + unit.len() <= earlier.len()
+                    && (ei..ei + unit.len()).all(|e| !removed[eb][e])
+                    && same_chain(f, &earlier[ei..ei + unit.len()], insts)
+                    // The earlier chain ends where this one does: no reader of its flag follows.
+                    && earlier.get(ei + unit.len()).is_none_or(|next| !next.reads_carry(tables))
+            });
             let Some((eb, ei)) = hit else {
-                let prev = table.insert(k, (b, i));
+                let prev = table.insert(k, (b, unit.start));
                 undo.push((k, prev));
                 continue;
             };
             if s.rp_aware && pressure.is_none() {
                 pressure = Some(Pressure::compute(f, &cfg.preds, sets, tables));
             }
+            let earlier: Vec<ValueId> = f.blocks[eb].insts[ei..ei + unit.len()].iter().flat_map(|inst| inst.defs.iter().copied()).collect();
+            let later: Vec<ValueId> = f.blocks[b].insts[unit.clone()].iter().flat_map(|inst| inst.defs.iter().copied()).collect();
+            if let Some(p) = &pressure {
+                if let Some(reason) = too_much_pressure(f, p, &cfg, sets, &targets, s, &earlier, eb, b) {
+                    stats.suppressed_by_pressure += 1;
+                    let loc = f.blocks[b].insts[unit.start].loc;
+                    stats.remarks.push((f.name.clone(), loc, format!("{}: kept {}: {reason}", f.blocks[b].label(), value_names(f, &later))));
+                    continue;
+                }
+            }
+        for (ei, i) in (ei..ei + unit.len()).zip(unit.clone()) {
             let earlier = f.blocks[eb].insts[ei].defs.clone();
             let later = f.blocks[b].insts[i].defs.clone();
             let label = f.blocks[b].label();
             let loc = f.blocks[b].insts[i].loc;
-            if let Some(p) = &pressure {
-                if let Some(reason) = too_much_pressure(f, p, &cfg, sets, &targets, s, &earlier, eb, b) {
-                    stats.suppressed_by_pressure += 1;
-                    stats.remarks.push((f.name.clone(), loc, format!("{label}: kept {}: {reason}", value_names(f, &later))));
-                    continue;
-                }
-            }
             let (uses, def_block) = index.get_or_insert_with(|| build_index(f));
             stats.eliminated += 1;
             stats.remarks.push((f.name.clone(), loc, format!("{label}: {} reuses {}", value_names(f, &later), value_names(f, &earlier))));
@@ -271,6 +309,7 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
                     }
                 }
             }
+        }
         }
     }
     for (block, gone) in f.blocks.iter_mut().zip(removed) {
