@@ -234,82 +234,82 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
                     continue;
                 }
             }
-        for (ei, i) in (ei..ei + unit.len()).zip(unit.clone()) {
-            let earlier = f.blocks[eb].insts[ei].defs.clone();
-            let later = f.blocks[b].insts[i].defs.clone();
-            let label = f.blocks[b].label();
-            let loc = f.blocks[b].insts[i].loc;
-            let (uses, def_block) = index.get_or_insert_with(|| build_index(f));
-            stats.eliminated += 1;
-            stats.remarks.push((f.name.clone(), loc, format!("{label}: {} reuses {}", value_names(f, &later), value_names(f, &earlier))));
-            let mut used = vec![false; later.len()];
-            if s.copy_prop {
-                for (n, (from, into)) in later.iter().zip(&earlier).enumerate() {
-                    let sites = uses.remove(&from.0).unwrap_or_default();
-                    used[n] = !sites.is_empty();
-                    for site in sites {
-                        let inst = &mut f.blocks[site.0].insts[site.1];
-                        for o in &mut inst.operands {
-                            if *o == Operand::Value(*from) {
-                                *o = Operand::Value(*into);
-                            }
-                        }
-                        uses.entry(into.0).or_default().push(site);
-                    }
-                }
-                let inst = &mut f.blocks[b].insts[i];
-                inst.defs.clear();
-                let read: Vec<ValueId> = std::mem::take(&mut inst.operands).into_iter().filter_map(|o| if let Operand::Value(v) = o { Some(v) } else { None }).collect();
-                removed[b][i] = true;
-                // The removed instruction's operands may now die earlier.
-                if let (Some(p), true) = (&mut pressure, s.incremental) {
-                    let mut read = read;
-                    read.sort_unstable_by_key(|v| v.0);
-                    read.dedup();
-                    for u in read {
-                        let Some(&def) = def_block.get(&u.0) else { continue };
-                        let sites: Vec<(usize, bool)> = reads_of(f, tables, u, uses.get(&u.0).map(Vec::as_slice).unwrap_or(&[]));
-                        p.reset_value(f, u, def, &sites, &cfg, sets, tables);
-                    }
-                }
-            } else {
-                // The later instruction becomes `COPY earlier` (left for copy propagation).
-                let Some(copy) = copy_for(f, tables, s.sm_index, &later, &earlier) else { continue };
-                let inst = &mut f.blocks[b].insts[i];
-                inst.opcode = copy;
-                inst.flags.clear();
-                inst.operands = vec![Operand::Value(earlier[0])];
-                uses.entry(earlier[0].0).or_default().push((b, i));
-            }
-            if let Some(p) = &mut pressure {
+            for (ei, i) in (ei..ei + unit.len()).zip(unit.clone()) {
+                let earlier = f.blocks[eb].insts[ei].defs.clone();
+                let later = f.blocks[b].insts[i].defs.clone();
+                let label = f.blocks[b].label();
+                let loc = f.blocks[b].insts[i].loc;
+                let (uses, def_block) = index.get_or_insert_with(|| build_index(f));
+                stats.eliminated += 1;
+                stats.remarks.push((f.name.clone(), loc, format!("{label}: {} reuses {}", value_names(f, &later), value_names(f, &earlier))));
+                let mut used = vec![false; later.len()];
                 if s.copy_prop {
                     for (n, (from, into)) in later.iter().zip(&earlier).enumerate() {
-                        if s.incremental {
-                            p.merge(f, *from, *into, eb, b, used[n], &cfg, sets, tables);
-                            stats.incremental_updates += 1;
-                        }
-                    }
-                }
-                if !s.incremental || !s.copy_prop {
-                    *p = Pressure::compute(f, &cfg.preds, sets, tables);
-                    stats.full_recomputations += 1;
-                } else if s.verify_update {
-                    let full = Pressure::compute(f, &cfg.preds, sets, tables);
-                    stats.verified_updates += 1;
-                    if full.peak != p.peak {
-                        let mut message = format!("Incorrect RP info from incremental MRPA update in @{} after the CSE in {label}", f.name);
-                        if s.print_verify {
-                            for (blk, (a, b)) in p.peak.iter().zip(&full.peak).enumerate() {
-                                if a != b {
-                                    message.push_str(&format!("\n  {}: incremental {a:?}, recomputed {b:?} ({})", f.blocks[blk].label(), sets.names.join(", ")));
+                        let sites = uses.remove(&from.0).unwrap_or_default();
+                        used[n] = !sites.is_empty();
+                        for site in sites {
+                            let inst = &mut f.blocks[site.0].insts[site.1];
+                            for o in &mut inst.operands {
+                                if *o == Operand::Value(*from) {
+                                    *o = Operand::Value(*into);
                                 }
                             }
+                            uses.entry(into.0).or_default().push(site);
                         }
-                        return Err(message);
+                    }
+                    let inst = &mut f.blocks[b].insts[i];
+                    inst.defs.clear();
+                    let read: Vec<ValueId> = std::mem::take(&mut inst.operands).into_iter().filter_map(|o| if let Operand::Value(v) = o { Some(v) } else { None }).collect();
+                    removed[b][i] = true;
+                    // The removed instruction's operands may now die earlier.
+                    if let (Some(p), true) = (&mut pressure, s.incremental) {
+                        let mut read = read;
+                        read.sort_unstable_by_key(|v| v.0);
+                        read.dedup();
+                        for u in read {
+                            let Some(&def) = def_block.get(&u.0) else { continue };
+                            let sites: Vec<(usize, bool)> = reads_of(f, tables, u, uses.get(&u.0).map(Vec::as_slice).unwrap_or(&[]));
+                            p.reset_value(f, u, def, &sites, &cfg, sets, tables);
+                        }
+                    }
+                } else {
+                    // The later instruction becomes `COPY earlier` (left for copy propagation).
+                    let Some(copy) = copy_for(f, tables, s.sm_index, &later, &earlier) else { continue };
+                    let inst = &mut f.blocks[b].insts[i];
+                    inst.opcode = copy;
+                    inst.flags.clear();
+                    inst.operands = vec![Operand::Value(earlier[0])];
+                    uses.entry(earlier[0].0).or_default().push((b, i));
+                }
+                if let Some(p) = &mut pressure {
+                    if s.copy_prop {
+                        for (n, (from, into)) in later.iter().zip(&earlier).enumerate() {
+                            if s.incremental {
+                                p.merge(f, *from, *into, eb, b, used[n], &cfg, sets, tables);
+                                stats.incremental_updates += 1;
+                            }
+                        }
+                    }
+                    if !s.incremental || !s.copy_prop {
+                        *p = Pressure::compute(f, &cfg.preds, sets, tables);
+                        stats.full_recomputations += 1;
+                    } else if s.verify_update {
+                        let full = Pressure::compute(f, &cfg.preds, sets, tables);
+                        stats.verified_updates += 1;
+                        if full.peak != p.peak {
+                            let mut message = format!("Incorrect RP info from incremental MRPA update in @{} after the CSE in {label}", f.name);
+                            if s.print_verify {
+                                for (blk, (a, b)) in p.peak.iter().zip(&full.peak).enumerate() {
+                                    if a != b {
+                                        message.push_str(&format!("\n  {}: incremental {a:?}, recomputed {b:?} ({})", f.blocks[blk].label(), sets.names.join(", ")));
+                                    }
+                                }
+                            }
+                            return Err(message);
+                        }
                     }
                 }
             }
-        }
         }
     }
     for (block, gone) in f.blocks.iter_mut().zip(removed) {
