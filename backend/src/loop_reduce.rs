@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap as HashMap;
 use target_desc::tables::{OpcodeId, SmTables, TargetTables};
 
 use crate::machine::cfg::{Cfg, Loop};
-use crate::mir::{Function, Imm, Inst, Loc, Module, Opcode, Operand, ValueId};
+use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 
 /// What the pass did, for remarks and tests.
 #[derive(Clone, Debug, Default)]
@@ -180,13 +180,13 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
                                 }
                                 let c = f.fresh_value(names, &name, i64_ty);
                                 let at = if into_latch { latch } else { pre };
-                                at.push(inst_of(ops.constant, vec![c], vec![Operand::Int(Imm::new(product))], loc));
+                                at.push(inst_of(ops.constant, vec![c], vec![Operand::int(product)], loc));
                                 Some(c)
                             }
                             Operand::Value(x) if scale == 1 => Some(x),
                             Operand::Value(x) => {
                                 let c = f.fresh_value(names, &format!("{name}.scale"), i64_ty);
-                                pre.push(inst_of(ops.constant, vec![c], vec![Operand::Int(Imm::new(scale))], loc));
+                                pre.push(inst_of(ops.constant, vec![c], vec![Operand::int(scale)], loc));
                                 let m = f.fresh_value(names, &name, i64_ty);
                                 pre.push(inst_of(ops.mul, vec![m], vec![Operand::Value(x), Operand::Value(c)], loc));
                                 Some(m)
@@ -211,7 +211,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
                         Some(step) => step,
                         None => {
                             let z = f.fresh_value(names, &format!("{stem}.step"), i64_ty);
-                            latch_insts.push(inst_of(ops.constant, vec![z], vec![Operand::Int(Imm::new(0))], loc));
+                            latch_insts.push(inst_of(ops.constant, vec![z], vec![Operand::int(0)], loc));
                             z
                         }
                     };
@@ -368,9 +368,9 @@ fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usiz
         }
         // A 64-bit counter may start and step by loop-invariant registers; a narrower
         // one got here only with literals.
-        let start = start_k.map_or(Operand::Value(start), |k| Operand::Int(Imm::new(k)));
+        let start = start_k.map_or(Operand::Value(start), |k| Operand::int(k));
         let step = match step_k {
-            Some(k) => Operand::Int(Imm::new(k)),
+            Some(k) => Operand::int(k),
             None if invariant(site, l, step_value) => Operand::Value(step_value),
             None => continue,
         };

@@ -44,7 +44,7 @@ use target_desc::tables::{props, NodeArg, OpcodeId, PatternOperand, PatternResul
 
 use crate::interp::fold::{self, Evaluation};
 use crate::machine::cfg::Cfg;
-use crate::mir::{Function, Imm, Inst, Loc, Module, Opcode, Operand, ValueId};
+use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 
 /// What the pass did, for remarks and tests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -442,9 +442,9 @@ impl<'a> Combiner<'a> {
         match t.kind {
             TypeKind::Int if (1..=128).contains(&bits) && self.legal(self.ops.constant, vt) => {
                 let shift = 128 - bits;
-                Some((self.ops.constant, Operand::Int(Imm::new(((value << shift) as i128) >> shift))))
+                Some((self.ops.constant, Operand::int(((value << shift) as i128) >> shift)))
             }
-            TypeKind::Float if self.legal(self.ops.fconstant, vt) => Some((self.ops.fconstant, Operand::Int(Imm::new(value as i128)))),
+            TypeKind::Float if self.legal(self.ops.fconstant, vt) => Some((self.ops.fconstant, Operand::int(value as i128))),
             _ => None,
         }
     }

@@ -27,7 +27,7 @@ use target_desc::tables::{props, Action, NodeArg, OpcodeId, PatternInfo, Pattern
 
 use crate::diagnostics::MirError;
 use crate::mir::verifier::{in_class, Source};
-use crate::mir::{row_type, Function, Imm, Module, Opcode, Operand, ValueId};
+use crate::mir::{row_type, Function, Module, Opcode, Operand, ValueId};
 
 /// The selector's view of the description for one SM: its patterns by root opcode and
 /// by key type. A compile builds it once and shares it between the functions
@@ -488,15 +488,15 @@ impl<'a> Matcher<'a> {
             (PatternOperand::Reg(t), Operand::Value(v)) if ty(v) == t => actual.clone(),
             (PatternOperand::Flag, Operand::Value(v)) if self.is_bool(*v) => actual.clone(),
             (PatternOperand::Imm(t), Operand::Value(v)) if ty(v) == t => self.constant(v)?.clone(),
-            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && self.constant(v) == Some(&Operand::Int(Imm::new(n as i128))) => Operand::Int(Imm::new(n as i128)),
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && self.constant(v) == Some(&Operand::int(n as i128)) => Operand::int(n as i128),
             // A float constant written as a value (`FCONSTANT 1.0`) against the bits.
-            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && matches!(self.constant(v), Some(Operand::Float(x)) if float_bits(self.tables, t, *x) == Some(n)) => Operand::Int(Imm::new(n as i128)),
+            (PatternOperand::ImmIs(t, n), Operand::Value(v)) if ty(v) == t && matches!(self.constant(v), Some(Operand::Float(x)) if float_bits(self.tables, t, *x) == Some(n)) => Operand::int(n as i128),
             (PatternOperand::ImmRange(t, ..) | PatternOperand::LowMask(t), Operand::Value(v)) if ty(v) == t => {
                 let Some(Operand::Int(value)) = self.constant(v) else { return None };
                 let bits = self.tables.type_info(VtId(t)).map_or(64, |i| i.bits);
-                Operand::Int(Imm::new(kind.fold_constant(value.get(), bits)?))
+                Operand::int(kind.fold_constant(value.get(), bits)?)
             }
-            (PatternOperand::LiteralIs(n), Operand::Int(i)) if *i == Imm::new(n as i128) => actual.clone(),
+            (PatternOperand::LiteralIs(n), Operand::Int(i)) if i.get() == n as i128 => actual.clone(),
             (PatternOperand::SymbolIs(name), Operand::Symbol(s)) if **s == *name => actual.clone(),
             (PatternOperand::Literal, Operand::Int(_) | Operand::Float(_))
             | (PatternOperand::CondCode, Operand::CondCode(_))

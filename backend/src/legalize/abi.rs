@@ -24,7 +24,7 @@ use target_desc::tables::{SmTables, TargetTables, VtId};
 
 use super::types::{self, TypeAction};
 use super::{Cx, LResult, LegalizeError, Ops};
-use crate::mir::{FunctionKind, Imm, Inst, Module, Operand, Param, ValueId};
+use crate::mir::{FunctionKind, Inst, Module, Operand, Param, ValueId};
 
 /// The carrier of a register type whose class cannot be a `.param` value (i1 -> i16).
 fn carrier(tables: &TargetTables, sm: &SmTables, ty: VtId) -> Option<VtId> {
@@ -178,13 +178,13 @@ fn rewrite(
         let ty = cx.ty(def);
         let carried = carried_types(cx.tables, cx.sm, ty).map_err(|m| cx.error(m))?;
         if carried == [ty] {
-            cx.emit(ops.ARG, Default::default(), vec![Operand::Int(Imm::new(base as i128))], smallvec::smallvec![def]);
+            cx.emit(ops.ARG, Default::default(), vec![Operand::int(base as i128)], smallvec::smallvec![def]);
             return Ok(());
         }
         let mut leaves = Vec::new();
         for (k, part_ty) in carried.into_iter().enumerate() {
             let leaf = cx.derived(def, &format!("arg{k}"), part_ty);
-            cx.emit(ops.ARG, Default::default(), vec![Operand::Int(Imm::new((base + k) as i128))], smallvec::smallvec![leaf]);
+            cx.emit(ops.ARG, Default::default(), vec![Operand::int((base + k) as i128)], smallvec::smallvec![leaf]);
             leaves.push(leaf);
         }
         join(cx, ty, &mut leaves.into_iter(), Some(def))?;
@@ -268,7 +268,7 @@ fn split(cx: &mut Cx, v: ValueId) -> LResult<Vec<ValueId>> {
             let mut parts = Vec::new();
             for k in 0..2 {
                 let h = cx.derived(v, if k == 0 { "lo" } else { "hi" }, half);
-                cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(Imm::new(k))], smallvec::smallvec![h]);
+                cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::int(k)], smallvec::smallvec![h]);
                 parts.extend(split(cx, h)?);
             }
             parts
@@ -355,7 +355,7 @@ fn read_image(cx: &mut Cx, index: i128, ty: VtId, offset: u32, into: Option<Valu
     let ops = cx.ops;
     let action = types::type_action(cx.tables, cx.sm, ty).map_err(|m| cx.error(m))?;
     let def = |cx: &mut Cx| into.unwrap_or_else(|| cx.new_value("param", ty));
-    let at = |offset: u32| vec![Operand::Int(Imm::new(index)), Operand::Int(Imm::new(i128::from(offset)))];
+    let at = |offset: u32| vec![Operand::int(index), Operand::int(i128::from(offset))];
     match action {
         TypeAction::Legal if carrier(cx.tables, cx.sm, ty).is_some() => {
             // An i1 is its byte.

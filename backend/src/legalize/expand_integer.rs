@@ -11,7 +11,7 @@ use target_desc::tables::{CondCodeId, VtId};
 
 use super::types::TypeAction;
 use super::{Cx, LResult};
-use crate::mir::{Imm, Inst, Operand, ValueId};
+use crate::mir::{Inst, Operand, ValueId};
 
 /// How [`expand_op`] gets the halves of a wide operand.
 pub(crate) enum Halves {
@@ -34,8 +34,8 @@ pub(crate) fn halves(cx: &mut Cx, v: ValueId, half: VtId, how: &Halves) -> (Valu
             let ops = cx.ops;
             let lo = cx.derived(v, "lo", half);
             let hi = cx.derived(v, "hi", half);
-            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(Imm::new(0))], smallvec::smallvec![lo]);
-            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::Int(Imm::new(1))], smallvec::smallvec![hi]);
+            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::int(0)], smallvec::smallvec![lo]);
+            cx.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(v), Operand::int(1)], smallvec::smallvec![hi]);
             // Only reused in this block: elsewhere the extraction may not dominate.
             cx.extracted.insert(v, (lo, hi));
             (lo, hi)
@@ -252,8 +252,8 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
         if op == ops.CONSTANT {
             let Some(Operand::Int(v)) = inst.operands.first().cloned() else { return Ok(false) };
             let (lo, hi) = split_constant(v.get(), half_bits);
-            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(lo))], vec![parts[0]]);
-            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(hi))], vec![parts[1]]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::int(lo)], vec![parts[0]]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::int(hi)], vec![parts[1]]);
             return Ok(true);
         }
         if op == ops.UNDEF {
@@ -312,7 +312,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                     let top = cx.constant(n, half_bits - 1);
                     cx.op_into(ops.SRA, parts[1], &[parts[0], top]);
                 } else {
-                    cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(0))], vec![parts[1]]);
+                    cx.emit(ops.CONSTANT, Default::default(), vec![Operand::int(0)], vec![parts[1]]);
                 }
                 return Ok(true);
             }

@@ -16,7 +16,7 @@
 
 use super::types::{self, TypeAction};
 use super::{Cx, LResult};
-use crate::mir::{Imm, Inst, Operand, ValueId};
+use crate::mir::{Inst, Operand, ValueId};
 
 /// Hooks called during type legalization (the instruction has an illegal type).
 pub(super) fn run_type_hook(cx: &mut Cx, hook: &str, inst: &Inst) -> LResult<bool> {
@@ -220,6 +220,6 @@ fn v4i8_shuffle_prmt(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     }
     let Some(prmt) = cx.tables.opcode("PRMT") else { return Ok(false) };
     let selector = mask.iter().enumerate().fold(0i128, |s, (i, &m)| s | (i128::from(m) << (4 * i)));
-    cx.emit(prmt, Default::default(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::Int(Imm::new(selector))], inst.defs.clone());
+    cx.emit(prmt, Default::default(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::int(selector)], inst.defs.clone());
     Ok(true)
 }

@@ -36,7 +36,7 @@ use target_desc::tables::{Action, CondCodeId, OpcodeId, SmTables, TargetTables, 
 
 use crate::diagnostics::MirError;
 use crate::mir::verifier::Source;
-use crate::mir::{Block, Function, Imm, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+use crate::mir::{Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
 use types::TypeAction;
 
 /// Rounds of type and operation legalization before giving up (each round makes
@@ -311,7 +311,7 @@ impl<'a> Cx<'a> {
     pub fn constant(&mut self, ty: VtId, value: i128) -> ValueId {
         let d = self.new_value("c", ty);
         let ops = self.ops;
-        self.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(value))], smallvec::smallvec![d]);
+        self.emit(ops.CONSTANT, Default::default(), vec![Operand::int(value)], smallvec::smallvec![d]);
         self.constants.insert(d, value);
         d
     }
@@ -352,7 +352,7 @@ impl<'a> Cx<'a> {
     pub fn fconstant_bits(&mut self, ty: VtId, bits: u64) -> ValueId {
         let d = self.new_value("c", ty);
         let ops = self.ops;
-        self.emit(ops.FCONSTANT, Default::default(), vec![Operand::Int(Imm::new(bits as i128))], smallvec::smallvec![d]);
+        self.emit(ops.FCONSTANT, Default::default(), vec![Operand::int(bits as i128)], smallvec::smallvec![d]);
         d
     }
 
@@ -491,7 +491,7 @@ impl<'a> Cx<'a> {
             TypeAction::Soften(_) => self.op_into(ops.BITCAST, parts[0], &[value]),
             TypeAction::Expand(_) => {
                 for (i, p) in parts.iter().enumerate() {
-                    self.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(value), Operand::Int(Imm::new(i as i128))], smallvec::smallvec![*p]);
+                    self.emit(ops.EXTRACT_ELEMENT, Default::default(), vec![Operand::Value(value), Operand::int(i as i128)], smallvec::smallvec![*p]);
                 }
             }
             TypeAction::Split(half) => {

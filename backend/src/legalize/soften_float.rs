@@ -14,7 +14,7 @@ use target_desc::tables::VtId;
 
 use super::types::{self, TypeAction};
 use super::{Cx, LResult};
-use crate::mir::{Imm, Inst, Operand, ValueId};
+use crate::mir::{Inst, Operand, ValueId};
 
 /// f32 holding the bf16 whose bits are `bits` (i16): exact.
 pub(crate) fn bf16_bits_to_f32(cx: &mut Cx, bits: ValueId) -> LResult<ValueId> {
@@ -218,7 +218,7 @@ pub(super) fn legalize(cx: &mut Cx, inst: &Inst, value: ValueId, is_result: bool
                 _ => return Ok(false),
             };
             let signed = if literal >= 0x8000 { literal - 0x10000 } else { literal };
-            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::Int(Imm::new(signed))], smallvec::smallvec![part]);
+            cx.emit(ops.CONSTANT, Default::default(), vec![Operand::int(signed)], smallvec::smallvec![part]);
         } else if op == ops.UNDEF {
             cx.emit(ops.UNDEF, Default::default(), Vec::new(), smallvec::smallvec![part]);
         } else if op == ops.ARG {

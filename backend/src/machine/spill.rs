@@ -36,7 +36,7 @@ use target_desc::tables::{SmTables, TargetTables};
 use super::cfg::Cfg;
 use super::frame;
 use super::pressure::{register_target, PressureSets};
-use crate::mir::{FrameObject, Function, Imm, Inst, Loc, Module, Opcode, Operand, ValueId};
+use crate::mir::{FrameObject, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 use crate::options::Options;
 
 /// Rounds of choose-and-rewrite per function.
@@ -327,7 +327,7 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut crate::mi
                         reloaded.push((v.0, t));
                         match home {
                             Home::Slot { slot, load, .. } => {
-                                out.push(Inst { defs: smallvec::smallvec![t], opcode: Opcode::Machine(*load), flags: Default::default(), operands: vec![Operand::Int(Imm::new(*slot as i128))], loc: inst.loc });
+                                out.push(Inst { defs: smallvec::smallvec![t], opcode: Opcode::Machine(*load), flags: Default::default(), operands: vec![Operand::int(*slot as i128)], loc: inst.loc });
                                 stats.reloads += 1;
                             }
                             Home::Remat(def) => {
@@ -344,7 +344,7 @@ fn rewrite(f: &mut Function, slot_of: &HashMap<u32, Home>, names: &mut crate::mi
                 .defs
                 .iter()
                 .filter_map(|d| match slot_of.get(&d.0) {
-                    Some(Home::Slot { slot, store, .. }) => Some(Inst { defs: Default::default(), opcode: Opcode::Machine(*store), flags: Default::default(), operands: vec![Operand::Value(*d), Operand::Int(Imm::new(*slot as i128))], loc: inst.loc }),
+                    Some(Home::Slot { slot, store, .. }) => Some(Inst { defs: Default::default(), opcode: Opcode::Machine(*store), flags: Default::default(), operands: vec![Operand::Value(*d), Operand::int(*slot as i128)], loc: inst.loc }),
                     _ => None,
                 })
                 .collect();

@@ -546,6 +546,13 @@ pub enum Operand {
     Align(u64),
 }
 
+impl Operand {
+    /// An integer literal operand.
+    pub const fn int(value: i128) -> Operand {
+        Operand::Int(Imm::new(value))
+    }
+}
+
 impl Module {
     /// The module with every source position cleared, for comparing two modules
     /// read from different texts.

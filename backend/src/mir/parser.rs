@@ -748,9 +748,9 @@ impl<'a> BodyReader<'a> {
                     None => (false, &text[2..]),
                 };
                 let v = i128::from_str_radix(digits, 16).map_err(|_| self.error(self.loc(at), format!("integer literal `{text}` is out of range")))?;
-                Operand::Int(if negative { Imm::new(-v) } else { Imm::new(v) })
+                Operand::int(if negative { -v } else { v })
             }
-            OperandSyntax::Integer(t) => Operand::Int(Imm::new(t.text.parse().map_err(|_| self.error(self.loc(at), format!("integer literal `{}` is out of range", t.text)))?)),
+            OperandSyntax::Integer(t) => Operand::int(t.text.parse().map_err(|_| self.error(self.loc(at), format!("integer literal `{}` is out of range", t.text)))?),
             OperandSyntax::Float(t) => Operand::Float(t.text.parse().map_err(|_| self.error(self.loc(at), format!("malformed float literal `{}`", t.text)))?),
             OperandSyntax::Word(t) => match t.text {
                 "inf" => Operand::Float(f64::INFINITY),

@@ -739,7 +739,7 @@ impl Verifier<'_> {
                 (K::Reg(t), Operand::Value(v)) => f.value(*v).ty.0 == *t || self.tables.register_reads_as_somewhere(f.value(*v).ty, VtId(*t)),
                 (K::Flag, Operand::Value(v)) => in_class(self.tables, f.value(*v).ty, TypeClass::Bool),
                 (K::Imm(_), Operand::Int(_) | Operand::Float(_)) | (K::Literal, Operand::Int(_) | Operand::Float(_)) => true,
-                (K::ImmIs(_, n) | K::LiteralIs(n), Operand::Int(i)) => *i == Imm::new(*n as i128),
+                (K::ImmIs(_, n) | K::LiteralIs(n), Operand::Int(i)) => i.get() == *n as i128,
                 (K::ImmRange(t, ..), Operand::Int(i)) => kind.fold_constant(i.get(), self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)).is_some(),
                 // The operand is the mask's length.
                 (K::LowMask(t), Operand::Int(n)) => n.get() > 0 && n.get() < i128::from(self.tables.type_info(VtId(*t)).map_or(64, |x| x.bits)),
