@@ -36,7 +36,7 @@ use target_desc::tables::{Action, CondCodeId, OpcodeId, SmTables, TargetTables, 
 
 use crate::diagnostics::MirError;
 use crate::mir::verifier::Source;
-use crate::mir::{Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
+use crate::mir::{Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo, ValueName};
 use types::TypeAction;
 
 /// Rounds of type and operation legalization before giving up (each round makes
@@ -268,12 +268,12 @@ impl<'a> Cx<'a> {
 
     /// A fresh value named after `hint` (`%x.lo`, `%x.lo.1` if taken).
     pub fn new_value(&mut self, hint: &str, ty: VtId) -> ValueId {
-        let mut name = hint.to_string();
+        let mut name = ValueName::from(hint);
         let hint_key = name_key(hint);
         let mut n = self.next_suffix.get(&hint_key).copied().unwrap_or(1);
         let mut key = hint_key;
         while self.names.contains(&key) {
-            name = format!("{hint}.{n}");
+            name = compact_str::format_compact!("{hint}.{n}");
             key = name_key(&name);
             n += 1;
         }
@@ -285,8 +285,8 @@ impl<'a> Cx<'a> {
 
     /// A fresh value named after an existing one.
     pub fn derived(&mut self, from: ValueId, suffix: &str, ty: VtId) -> ValueId {
-        let base = self.values[from.0 as usize].name.clone();
-        self.new_value(&format!("{base}.{suffix}"), ty)
+        let name = compact_str::format_compact!("{}.{suffix}", self.values[from.0 as usize].name);
+        self.new_value(&name, ty)
     }
 
     pub fn emit(&mut self, op: OpcodeId, flags: crate::mir::Flags, operands: Vec<Operand>, defs: impl Into<crate::mir::Defs>) {

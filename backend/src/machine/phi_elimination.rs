@@ -133,7 +133,7 @@ fn name_values<'u>(f: &mut Function, unnamed: impl Iterator<Item = &'u Unnamed>,
 }
 
 fn unnamed_value(f: &mut Function, ty: target_desc::tables::VtId) -> ValueId {
-    f.values.push(crate::mir::ValueInfo { name: String::new(), ty });
+    f.values.push(crate::mir::ValueInfo { name: crate::mir::ValueName::default(), ty });
     ValueId(f.values.len() as u32 - 1)
 }
 

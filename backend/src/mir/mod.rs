@@ -120,14 +120,19 @@ pub struct FrameObject {
     pub spill: bool,
 }
 
+/// A value's name: a string stored inline when it is at most 24 bytes long.
+pub type ValueName = compact_str::CompactString;
+
 /// Index of a virtual register in [`Function::values`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ValueId(pub u32);
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueInfo {
-    /// The name without `%`.
-    pub name: String,
+    /// The name without `%`. Kept inline up to 24 bytes (every name the legalizer and
+    /// the passes derive, `%q.lo.3`, fits): a heap string per value was an allocation
+    /// for each of the million values a 100k-line kernel's legalization makes.
+    pub name: ValueName,
     pub ty: VtId,
 }
 
@@ -177,7 +182,7 @@ impl Function {
     /// A new value of type `ty` named `base`, or `base.N` with the first `N` that is not
     /// in `names` (the function's value names; the new one is added).
     pub fn fresh_value(&mut self, names: &mut NameSet, base: &str, ty: VtId) -> ValueId {
-        self.values.push(ValueInfo { name: String::new(), ty });
+        self.values.push(ValueInfo { name: ValueName::default(), ty });
         let id = ValueId(self.values.len() as u32 - 1);
         self.name_fresh_value(names, id, base);
         id
@@ -186,7 +191,7 @@ impl Function {
     /// Names value `id` as [`Function::fresh_value`] would: `base`, or `base.N` with
     /// the first `N` not in `names` (the new name is added).
     pub fn name_fresh_value(&mut self, names: &mut NameSet, id: ValueId, base: &str) {
-        let mut name = base.to_string();
+        let mut name = ValueName::from(base);
         if names.contains(&name) {
             // The search resumes where the last one for this base stopped: every
             // suffix below it was taken then and names are never released, so the
@@ -646,7 +651,7 @@ mod tests {
             returns: Vec::new(),
             attributes: Attributes::default(),
             frame: Vec::new(),
-            values: names.iter().map(|n| ValueInfo { name: n.to_string(), ty }).collect(),
+            values: names.iter().map(|n| ValueInfo { name: (*n).into(), ty }).collect(),
             blocks: Vec::new(),
             returns_loc: None,
             attributes_loc: None,
@@ -663,7 +668,7 @@ mod tests {
         let mut names = NameSet::of(&f);
         let made: Vec<String> = ["x", "x", "y.phi", "z"].iter().map(|base| {
             let v = f.fresh_value(&mut names, base, ty);
-            f.value(v).name.clone()
+            f.value(v).name.to_string()
         }).collect();
         assert_eq!(made, ["x.2", "x.3", "y.phi.1", "z"]);
         assert!(names.contains("x.3") && !names.contains("x.4"));
@@ -682,7 +687,7 @@ mod tests {
         let bases = ["k", "m", "k", "k", "k.2", "k", "m", "k.2", "k"];
         let made: Vec<String> = bases.iter().map(|base| {
             let v = f.fresh_value(&mut names, base, ty);
-            f.value(v).name.clone()
+            f.value(v).name.to_string()
         }).collect();
         // A search from `.1` against everything taken so far, for comparison.
         let mut seen: Vec<String> = taken.iter().map(|n| n.to_string()).collect();

@@ -645,7 +645,7 @@ impl<'a> BodyReader<'a> {
                 continue;
             }
             let id = ValueId(self.function.values.len() as u32);
-            self.function.values.push(ValueInfo { name: name.to_string(), ty: vt });
+            self.function.values.push(ValueInfo { name: name.into(), ty: vt });
             self.names.insert(name, (id, def.reg.at));
             defs.push(id);
         }

@@ -452,12 +452,12 @@ fn bitcasts_only_read_floats_with_exact_bits() {
 fn address(defs: &HashMap<ValueId, &Inst>, f: &Function, pointer: ValueId) -> Option<(String, i128)> {
     let is_base = |v: ValueId| matches!(f.value(v).name.as_str(), "input.base" | "output.base");
     if is_base(pointer) {
-        return Some((f.value(pointer).name.clone(), 0));
+        return Some((f.value(pointer).name.to_string(), 0));
     }
     let inst = defs.get(&pointer)?;
     let base = value_operand(inst, 0)?;
     let offset = constant_lanes(defs, value_operand(inst, 1)?)?;
-    (opcode_name(inst) == "PTR_ADD" && is_base(base)).then(|| (f.value(base).name.clone(), offset[0]))
+    (opcode_name(inst) == "PTR_ADD" && is_base(base)).then(|| (f.value(base).name.to_string(), offset[0]))
 }
 
 /// Bytes a LOAD reads or a STORE writes, from its flags or its value type.
