@@ -11,8 +11,9 @@
 //!   become word shifts and selects on the amount.
 //! - `lower_fround`: round-half-away-from-zero from FTRUNC, a compare and an add.
 //! - `lower_v4i8_shuffle_prmt`: a shuffle of two v4i8 is one PRMT (`prmt.b32`) whose
-//!   selector is the mask, a nibble per byte; it declines for masks with undefined
-//!   lanes, which the lane-by-lane expansion writes as the interpreter defines them.
+//!   selector is the mask, a nibble per byte; undefined lanes (zero, as the
+//!   interpreter defines them) take a byte of a zero register, through a second PRMT
+//!   when the mask reads both sources.
 
 use super::types::{self, TypeAction};
 use super::{Cx, LResult};
@@ -212,14 +213,45 @@ fn fround(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
 
 /// VECTOR_SHUFFLE of two v4i8 as PRMT: result byte i takes byte mask[i] of a:b, which
 /// is exactly prmt's selector nibble i (bytes 0-3 of a, 4-7 of b).
+///
+/// An undefined lane (`-1`) is zero, as the MIR interpreter reads it, so the result
+/// is the same value before and after: when the mask leaves one input unused, that
+/// input becomes a zero register and the undefined lanes take its byte; otherwise a
+/// second PRMT against zero clears them (2 instructions, where the lane-by-lane
+/// expansion took about 12).
 fn v4i8_shuffle_prmt(cx: &mut Cx, inst: &Inst) -> LResult<bool> {
     let Some(Operand::Mask(mask)) = inst.operands.iter().find(|o| matches!(o, Operand::Mask(_))) else { return Ok(false) };
-    let values: Vec<ValueId> = inst.uses().collect();
-    if mask.len() != 4 || values.len() != 2 || mask.iter().any(|&m| !(0..8).contains(&m)) {
+    let mut values: Vec<ValueId> = inst.uses().collect();
+    if mask.len() != 4 || values.len() != 2 || mask.iter().any(|&m| !(-1..8).contains(&m)) {
         return Ok(false);
     }
     let Some(prmt) = cx.tables.opcode("PRMT") else { return Ok(false) };
-    let selector = mask.iter().enumerate().fold(0i128, |s, (i, &m)| s | (i128::from(m) << (4 * i)));
-    cx.emit(prmt, Default::default(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::int(selector)], inst.defs.clone());
+    let nibbles = |lanes: &[i32], undefined: i32| lanes.iter().enumerate().fold(0i128, |s, (i, &m)| s | (i128::from(if m < 0 { undefined } else { m }) << (4 * i)));
+    if !mask.contains(&-1) {
+        cx.emit(prmt, Default::default(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::int(nibbles(mask, 0))], inst.defs.clone());
+        return Ok(true);
+    }
+    let ty = cx.ty(inst.defs[0]);
+    let zero = {
+        let (i32_ty, bitcast) = (cx.tables.vt("i32"), cx.ops.BITCAST);
+        let Some(i32_ty) = i32_ty else { return Ok(false) };
+        let c = cx.constant(i32_ty, 0);
+        cx.op(bitcast, ty, &[c])
+    };
+    let uses_a = mask.iter().any(|&m| (0..4).contains(&m));
+    let uses_b = mask.iter().any(|&m| (4..8).contains(&m));
+    let (operands, selector) = if !uses_b {
+        values[1] = zero;
+        (values, nibbles(mask, 4))
+    } else if !uses_a {
+        values[0] = zero;
+        (values, nibbles(mask, 0))
+    } else {
+        let both = cx.new_value("t", ty);
+        cx.emit(prmt, Default::default(), vec![Operand::Value(values[0]), Operand::Value(values[1]), Operand::int(nibbles(mask, 0))], smallvec::smallvec![both]);
+        let keep: Vec<i32> = mask.iter().enumerate().map(|(i, &m)| if m < 0 { 4 } else { i as i32 }).collect();
+        (vec![both, zero], nibbles(&keep, 4))
+    };
+    cx.emit(prmt, Default::default(), vec![Operand::Value(operands[0]), Operand::Value(operands[1]), Operand::int(selector)], inst.defs.clone());
     Ok(true)
 }
