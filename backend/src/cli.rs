@@ -552,6 +552,7 @@ const REMARK_PASSES: &[&str] = &[
     "post-RA-sched",
     "sched",
     "spill",
+    "branch-folder",
 ];
 
 /// Whether `--remarks NAME` asks for pass `pass`'s remarks.

@@ -286,6 +286,12 @@ fn post_ra_scheduler(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Ve
     list_scheduler(module, cx, "post-RA-sched")
 }
 
+fn branch_folder(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::machine::branch_fold::run(module, cx.tables, cx.remarks.is_some());
+    cx.report(stats.remarks, format!("instructions hoisted {}, blocks folded {}", stats.hoisted, stats.folded));
+    Ok(())
+}
+
 fn pipeliner(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let stats = crate::sched::pipeliner::run(module, cx.tables, cx.sm("machine-pipeliner")?, &cx.options);
     let summary = format!("loops {}, pipelined {}, annotated {}", stats.loops, stats.pipelined, stats.annotated);
@@ -431,6 +437,14 @@ pub const PASSES: &[PassInfo] = &[
         switches: &[Switch::DisabledBy("disable-post-ra")],
         scope: Scope::Function,
         run: post_ra_scheduler,
+    },
+    PassInfo {
+        name: "branch-folder",
+        description: "move a block's few cheap instructions above its only predecessor's branch where the other side does not read them, and remove blocks that only jump (their branches go to the target)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-branch-fold")],
+        scope: Scope::Function,
+        run: branch_folder,
     },
 ];
 

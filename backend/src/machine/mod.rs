@@ -3,6 +3,7 @@
 //! the analyses they share (control flow and dominators in [`cfg`], register pressure
 //! in [`pressure`]), and the `--stats` report ([`stats`]).
 
+pub mod branch_fold;
 pub mod cfg;
 pub mod checker;
 pub mod copy_prop;
