@@ -22,7 +22,8 @@
 //!   copies of the loop's exit would run on every iteration.
 //! - Folding empty blocks: a block (not the entry) that only jumps to T is removed and
 //!   every branch to it goes to T (chains followed, a cycle of empty blocks left
-//!   alone); a conditional branch whose two targets become one is a jump.
+//!   alone); a conditional branch whose two targets become one is a jump, and the
+//!   compare that only it read goes too.
 //!
 //! Blocks are renumbered by position afterwards, so the PTX labels stay dense. Neither
 //! rewrite changes the loop structure: an empty block is an edge, and a hoist moves
@@ -285,10 +286,13 @@ fn fold(f: &mut Function, tables: &TargetTables, remarks: bool, stats: &mut Bran
             Exit::Other => None,
         })
         .collect();
+    // Conditions of branches that became jumps: their compares may now be dead.
+    let mut conditions: Vec<ValueId> = Vec::new();
     for (b, single) in retarget {
         let last = f.blocks[b].insts.last_mut().expect("a branch ends the block");
         match single {
             Some(t) if last.block_operands().count() == 2 => {
+                conditions.extend(last.uses());
                 let mut j = jump.clone();
                 j.loc = last.loc;
                 set_targets(&mut j, |_| t);
@@ -297,6 +301,7 @@ fn fold(f: &mut Function, tables: &TargetTables, remarks: bool, stats: &mut Bran
             _ => set_targets(last, target_of),
         }
     }
+    remove_dead_conditions(f, tables, &conditions);
     for b in 0..n {
         if removed[b] && remarks {
             let to = resolved[b].expect("removed blocks are resolved");
@@ -318,6 +323,20 @@ fn fold(f: &mut Function, tables: &TargetTables, remarks: bool, stats: &mut Bran
         for inst in &mut block.insts[first..] {
             set_targets(inst, |t| renumber.get(&t).copied().unwrap_or(t));
         }
+    }
+}
+
+/// Removes the instructions that compute only `conditions` when nothing reads them any
+/// more (a compare whose branch became a jump). One scan of the function, and only when
+/// a branch lost its condition.
+fn remove_dead_conditions(f: &mut Function, tables: &TargetTables, conditions: &[ValueId]) {
+    if conditions.is_empty() {
+        return;
+    }
+    let read: rustc_hash::FxHashSet<ValueId> = f.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| i.uses()).filter(|v| conditions.contains(v)).collect();
+    let dead = |inst: &Inst| !inst.defs.is_empty() && inst.defs.iter().all(|d| conditions.contains(d) && !read.contains(d)) && hoistable(inst, tables);
+    for block in &mut f.blocks {
+        block.insts.retain(|inst| !dead(inst));
     }
 }
 
