@@ -13,10 +13,11 @@
 //!   branch does not read them. They must be safe to run on the other path: no memory
 //!   access, no effects, no carry flag, nothing the description marks
 //!   `unsafe_to_speculate`. This is where llc's PHI elimination puts such a copy (`mov.b32
-//!   %r3, -1; @%p1 bra $L__BB1_3;`). One block per predecessor: the liveness used is the
-//!   one before any hoist, and after one hoist into P the other side's check would be
-//!   stale (both sides of a diamond writing the same register must not both move up).
-//!   Nor when the other side is as small and jumps to the same block: ptxas turns that
+//!   %r3, -1; @%p1 bra $L__BB1_3;`). One block per predecessor, so the work added to
+//!   the other path stays at [`MAX_HOISTED`] instructions (the check itself looks at
+//!   the code as it is after earlier hoists: once one side of a diamond has moved up,
+//!   the other side's register is read on the way to the emptied block). Nor when the
+//!   other side is as small and jumps to the same block: ptxas turns that
 //!   diamond into a `SEL` (on `nested_branches` a hoist there cost a SASS instruction);
 //!   nor above a loop's back edge (the other side earlier in the layout), where the
 //!   copies of the loop's exit would run on every iteration.
@@ -74,9 +75,8 @@ fn terminators<'a>(insts: &'a [Inst], tables: &TargetTables) -> &'a [Inst] {
 
 fn exit(insts: &[Inst], tables: &TargetTables) -> Exit {
     let Some(last) = insts.last() else { return Exit::Other };
-    let terminators = insts.iter().rev().take_while(|i| is_terminator(i, tables)).count();
     let branch = opcode_info(last.opcode, tables).is_some_and(|o| o.props & props::BRANCH != 0);
-    if terminators != 1 || !branch {
+    if terminators(insts, tables).len() != 1 || !branch {
         return Exit::Other;
     }
     let mut targets = last.block_operands();
@@ -286,13 +286,13 @@ fn fold(f: &mut Function, tables: &TargetTables, remarks: bool, stats: &mut Bran
             Exit::Other => None,
         })
         .collect();
-    // Conditions of branches that became jumps: their compares may now be dead.
-    let mut conditions: Vec<ValueId> = Vec::new();
+    // A branch that became a jump may leave its compare unread.
+    let mut lost_condition = false;
     for (b, single) in retarget {
         let last = f.blocks[b].insts.last_mut().expect("a branch ends the block");
         match single {
             Some(t) if last.block_operands().count() == 2 => {
-                conditions.extend(last.uses());
+                lost_condition = true;
                 let mut j = jump.clone();
                 j.loc = last.loc;
                 set_targets(&mut j, |_| t);
@@ -301,7 +301,9 @@ fn fold(f: &mut Function, tables: &TargetTables, remarks: bool, stats: &mut Bran
             _ => set_targets(last, target_of),
         }
     }
-    remove_dead_conditions(f, tables, &conditions);
+    if lost_condition {
+        super::dce::remove_dead_in_function(f, tables);
+    }
     for b in 0..n {
         if removed[b] && remarks {
             let to = resolved[b].expect("removed blocks are resolved");
@@ -323,20 +325,6 @@ fn fold(f: &mut Function, tables: &TargetTables, remarks: bool, stats: &mut Bran
         for inst in &mut block.insts[first..] {
             set_targets(inst, |t| renumber.get(&t).copied().unwrap_or(t));
         }
-    }
-}
-
-/// Removes the instructions that compute only `conditions` when nothing reads them any
-/// more (a compare whose branch became a jump). One scan of the function, and only when
-/// a branch lost its condition.
-fn remove_dead_conditions(f: &mut Function, tables: &TargetTables, conditions: &[ValueId]) {
-    if conditions.is_empty() {
-        return;
-    }
-    let read: rustc_hash::FxHashSet<ValueId> = f.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| i.uses()).filter(|v| conditions.contains(v)).collect();
-    let dead = |inst: &Inst| !inst.defs.is_empty() && inst.defs.iter().all(|d| conditions.contains(d) && !read.contains(d)) && hoistable(inst, tables);
-    for block in &mut f.blocks {
-        block.insts.retain(|inst| !dead(inst));
     }
 }
 
