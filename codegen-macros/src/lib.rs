@@ -489,11 +489,12 @@ impl Emitter {
                 quote! { ::target_desc::tables::PatternNode { opcode: #opcode, flags: #flags, ty: #ty, args: &[#(#args),*], shared: #shared } }
             });
             let any_results = p.any_results;
+            let kernel_only = p.kernel_only;
             let hook = opt_str(p.hook);
             let flag_groups = u16s(p.flag_groups);
             quote! {
                 ::target_desc::tables::PatternInfo {
-                    name: #name, opcode: #opcode, flags: #flags, flag_groups: #flag_groups, operands: &[#(#operands),*], nodes: &[#(#nodes),*], results: &[#(#results),*], sms: #sms, min_ptx: #min_ptx,
+                    name: #name, opcode: #opcode, flags: #flags, flag_groups: #flag_groups, operands: &[#(#operands),*], nodes: &[#(#nodes),*], results: &[#(#results),*], sms: #sms, kernel_only: #kernel_only, min_ptx: #min_ptx,
                     template: #template, any_results: #any_results, hook: #hook, suffix: #suffix, priority: #priority, rule: #rule,
                 }
             }

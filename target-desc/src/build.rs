@@ -1604,6 +1604,42 @@ fn is_bool(sig: &Signature, operand: Option<&SigOperand>) -> bool {
 }
 
 /// The value of `lit.N` / `imm.TYPE.N` (decimal, `-` allowed).
+/// Whether `leaf` is the index (first operand) of one of the tree's ARG nodes, the
+/// parameter `{param.LEAF}` names.
+fn param_leaf(tree: &Tree<'_>, leaf: &str) -> bool {
+    tree.nodes.iter().any(|n| {
+        n.op.name == "ARG"
+            && matches!(n.args.first(), Some(NodeArg::Leaf(k)) if tree.operands.get(*k as usize).is_some_and(|(name, kind)| *name == leaf && *kind == PatternOperand::Literal))
+    })
+}
+
+/// A pattern condition without its `kernel` conjunct, and whether it had one; the
+/// `kernel` atom found anywhere else (under `!` or `||`) is an error.
+fn split_kernel(cond: &Condition) -> Result<(bool, Option<Condition>), Name> {
+    fn find_kernel(c: &Condition) -> Option<&Name> {
+        match c {
+            Condition::Atom(n) => (n.text == "kernel").then_some(n),
+            Condition::Not(inner) => find_kernel(inner),
+            Condition::And(items) | Condition::Or(items) => items.iter().find_map(find_kernel),
+        }
+    }
+    let is_kernel = |c: &Condition| matches!(c, Condition::Atom(n) if n.text == "kernel");
+    match cond {
+        c if is_kernel(c) => Ok((true, None)),
+        Condition::And(items) if items.iter().any(is_kernel) => {
+            let mut rest: Vec<Condition> = items.iter().filter(|c| !is_kernel(c)).cloned().collect();
+            if let Some(at) = rest.iter().find_map(find_kernel) {
+                return Err(at.clone());
+            }
+            Ok((true, if rest.len() == 1 { rest.pop() } else { Some(Condition::And(rest)) }))
+        }
+        c => match find_kernel(c) {
+            Some(at) => Err(at.clone()),
+            None => Ok((false, Some(c.clone()))),
+        },
+    }
+}
+
 /// The `{NAME}` placeholders of a text (`{{`/`}}` are literal braces).
 fn placeholders(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -2226,11 +2262,24 @@ fn build_patterns(
                     }
                 }
             }
-            let set = match &p.condition {
+            // `kernel` is not a property of the SM but of the function: a conjunct of its
+            // own, checked by the selector.
+            let (kernel_only, condition) = match p.condition.as_ref().map(split_kernel).transpose() {
+                Ok(split) => split.unwrap_or((false, None)),
+                Err(at) => {
+                    return Err(b.err(
+                        DescErrorKind::Invalid("`kernel` can only be a conjunct of a pattern's condition (`when kernel`, `when sm_70 & kernel`)".into()),
+                        file,
+                        at.line,
+                        at.column,
+                    ))
+                }
+            };
+            let set = match &condition {
                 None => b.all_sms,
                 Some(c) => b.eval(c, file)?,
             };
-            let min_ptx = p.condition.as_ref().map_or(0, |c| b.required_ptx(c));
+            let min_ptx = condition.as_ref().map_or(0, |c| b.required_ptx(c));
             if set.is_empty() {
                 return Err(b.err(DescErrorKind::NeverApplies("the pattern's condition holds on no SM".into()), file, p.line, p.column));
             }
@@ -2394,6 +2443,8 @@ fn build_patterns(
                         "T" => bound.is_some(),
                         "cc" | "ccs" => operands.iter().any(|(_, o)| *o == PatternOperand::CondCode),
                         "param" => op.name == "ARG",
+                        // `{param.i}`: the parameter of the nested ARG whose index is leaf `i`.
+                        _ if name.starts_with("param.") => param_leaf(&tree, &name["param.".len()..]),
                         // The frame object a FRAME_INDEX node names, as its depot address.
                         "frame" => tree.nodes.iter().any(|n| n.op.name == "FRAME_INDEX"),
                         _ if groups.iter().any(|&g| flag_field_known(&flag_groups[g as usize], name)) => true,
@@ -2435,7 +2486,7 @@ fn build_patterns(
                     let silent = match kind {
                         PatternOperand::ImmIs(..) | PatternOperand::LiteralIs(_) | PatternOperand::SymbolIs(_) | PatternOperand::Flag => true,
                         PatternOperand::CondCode => cc_named,
-                        PatternOperand::Literal => (op.name == "ARG" && used.contains(&"param")) || used.contains(&"frame"),
+                        PatternOperand::Literal => (op.name == "ARG" && used.contains(&"param")) || used.contains(&"frame") || used.contains(&format!("param.{leaf}").as_str()),
                         _ => p.hook.is_some(),
                     };
                     if tree.nodes.len() > 1 && !silent && !used.contains(leaf) {
@@ -2485,6 +2536,7 @@ fn build_patterns(
                     nodes: leak(tree.nodes.iter().map(|n| PatternNode { opcode: n.op.id, flags: leak(n.flags.clone()), ty: n.ty, args: leak(n.args.clone()), shared: n.shared }).collect()),
                     results: leak(results),
                     sms: set.0,
+                    kernel_only,
                     min_ptx,
                     template: leak_str(&template.replace("\\n", "\n")),
                     any_results,

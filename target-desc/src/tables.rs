@@ -564,6 +564,9 @@ pub struct PatternInfo {
     pub hook: Option<&'static str>,
     /// SMs (bit per SM index) where the pattern may be used.
     pub sms: u128,
+    /// `when kernel`: only in kernels (entry functions), whose parameters have
+    /// addresses in the `.param` space (a device function's would be `.local` copies).
+    pub kernel_only: bool,
     /// PTX ISA version (major * 10 + minor) the instruction needs: the largest of the
     /// features its `when` condition requires; 0 when none.
     pub min_ptx: u16,

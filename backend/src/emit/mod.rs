@@ -561,6 +561,12 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                         }
                         _ => return Err(format!("{}: {{param}} needs an ARG index", p.name)),
                     },
+                    Piece::ParamOf(k) => match operands.get(k) {
+                        Some(Operand::Int(i)) => {
+                            let _ = write!(text, "{name}_param_{i}");
+                        }
+                        _ => return Err(format!("{}: {{param.{}}} needs an ARG index", p.name, p.operands[k].0)),
+                    },
                     Piece::Frame => match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
                         Some(Operand::Int(k)) => text.push_str(&frame_address(k.get())?),
                         _ => return Err(format!("{}: {{frame}} needs a FRAME_INDEX", p.name)),

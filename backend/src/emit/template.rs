@@ -30,6 +30,9 @@ pub(super) enum Piece<'t> {
     Suffix,
     /// `{param}`: the parameter an `ARG` index names.
     Param,
+    /// `{param.NAME}`: the parameter named by the index in operand NAME (its position), of
+    /// an `ARG` nested in a tree.
+    ParamOf(usize),
     /// `{frame}`: the address of a frame object.
     Frame,
     /// `{cc}` or `{ccs}` (the key).
@@ -71,6 +74,10 @@ pub(super) fn split<'t>(template: &'t str, operands: &[(&str, PatternOperand)]) 
             _ if result_index.is_some() => Piece::Result(result_index.unwrap_or(0), key),
             "T" => Piece::Suffix,
             "param" => Piece::Param,
+            _ if key.starts_with("param.") => match named(&key["param.".len()..]) {
+                Some(k) => Piece::ParamOf(k),
+                None => Piece::Unknown(key),
+            },
             "frame" => Piece::Frame,
             "cc" | "ccs" => Piece::CondCode(key),
             name => match named(name) {

@@ -464,9 +464,12 @@ impl<'a> Matcher<'a> {
         let operands = value_operands(&inst.operands);
         // Cheap to repeat: a `shared` node (the root's instruction does its work for
         // free), or one without register operands that the description lets be
-        // rematerialized. Anything else must be the root's alone and come before it in
-        // its block.
-        let cheap = node.shared || (!operands.iter().any(|o| matches!(o, Operand::Value(_))) && !self.tables.remat_excluded(OpcodeId(node.opcode)));
+        // rematerialized, but not an ARG: repeated, it is a second read of the parameter
+        // (a select of two parameters' addresses whose values are read anyway costs six
+        // SASS instructions more than selecting the values). Anything else must be the
+        // root's alone and come before it in its block.
+        let is_arg = crate::mir::opcode_info(inst.opcode, self.tables).is_some_and(|o| o.name == "ARG");
+        let cheap = node.shared || (!is_arg && !operands.iter().any(|o| matches!(o, Operand::Value(_))) && !self.tables.remat_excluded(OpcodeId(node.opcode)));
         let exclusive = db == root.0 && di < root.1 && self.uses[v.0 as usize] == 1 && !absorbed.contains(&(db, di));
         if !cheap && !exclusive {
             return false;
@@ -537,8 +540,12 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
                 let mut flags: Vec<&'static str> = inst.flags.iter().copied().collect();
                 flags.sort();
                 let candidates = index.of_opcode(tables, op);
+                let is_kernel = f.kind == crate::mir::FunctionKind::Kernel;
                 let best = candidates.of(f, inst, tables).iter().find_map(|&index| {
                     let p = &tables.patterns[index];
+                    if p.kernel_only && !is_kernel {
+                        return None;
+                    }
                     let kept = tables.match_flags(p, &flags, sm_index)?;
                     let m = matcher.match_root(p, b, i)?;
                     Some((index, m, kept.into_iter().collect::<crate::mir::Flags>()))

@@ -638,6 +638,12 @@ fn build_tree(tables: &TargetTables, sm: &SmTables, p: &target_desc::tables::Pat
                 if node.is_some_and(|(o, _)| o.name == "FRAME_INDEX") {
                     k.frame += 1;
                     (k.frame - 1).to_string()
+                } else if node.is_some_and(|(o, j)| o.name == "ARG" && j == 0) {
+                    // A nested ARG reads a kernel parameter of its own, of the node's type.
+                    let ty = p.leaf_slot(index).and_then(|(n, _)| p.nodes[n].ty).ok_or_else(|| format!("{}: ARG `{name}` in a node without a type", p.name))?;
+                    let at = k.params.len();
+                    k.params.push((format!("a{at}"), vt_name(tables, VtId(ty)).into()));
+                    at.to_string()
                 } else if float == Some(true) {
                     "1.5".into()
                 } else {
