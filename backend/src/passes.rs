@@ -163,8 +163,8 @@ fn machine_cse(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirE
 fn machine_licm(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let stats = crate::machine::licm::run(module, cx.tables, cx.sm("machine-licm")?, &cx.options);
     let summary = format!(
-        "hoisted {}, suppressed by pressure {}, preheaders made {}, loops without a preheader {}",
-        stats.hoisted, stats.suppressed_by_pressure, stats.preheaders_made, stats.no_preheader
+        "hoisted {}, suppressed by pressure {}, preheaders made {}, loops without a preheader {}, sunk into loops {}",
+        stats.hoisted, stats.suppressed_by_pressure, stats.preheaders_made, stats.no_preheader, stats.sunk
     );
     cx.report(stats.remarks, summary);
     Ok(())
@@ -362,7 +362,7 @@ pub const PASSES: &[PassInfo] = &[
         name: "machine-licm",
         description: "hoist loop-invariant machine instructions into the loop's preheader, unless that raises the loop's pressure past the target",
         min_opt: OptLevel::O1,
-        switches: &[Switch::DisabledBy("disable-machine-licm")],
+        switches: &[Switch::DisabledBy("disable-machine-licm"), Switch::EnabledBy("enable-mlicm")],
         scope: Scope::Function,
         run: machine_licm,
     },
@@ -577,6 +577,8 @@ pub fn find(name: &str) -> Option<&'static PassInfo> {
 /// with the pass that reads each.
 pub const KNOBS_READ: &[(&str, &str)] = &[
     ("rp-aware-mcse", "machine-cse"),
+    ("nvptx-enable-machine-sink", "machine-sink (every candidate, not only register-free ones)"),
+    ("sink-insts-to-avoid-spills", "machine-licm (sink register-free instructions into loops over the register target)"),
     ("pred-aware-mcse", "machine-cse"),
     ("copy-prop-mcse", "machine-cse"),
     ("incremental-update-mcse", "machine-cse"),

@@ -79,10 +79,12 @@ fn configurations() -> Vec<(String, Options)> {
     all_copies.set("cssa-coalesce=2").unwrap();
     out.push(("-O3 cssa-coalesce=2".to_string(), all_copies));
     // A register target low enough that the pressure gates of MachineCSE and
-    // MachineLICM refuse, and `.maxnreg 16` makes ptxas spill.
+    // MachineLICM refuse, and `.maxnreg 16` makes ptxas spill; MachineLICM sinks
+    // register-free instructions into the loops over it.
     let mut low = Options::new(tables, OptLevel::O3);
     low.maxreg = Some(16);
-    out.push(("-O3 --maxreg 16".to_string(), low));
+    low.set("sink-insts-to-avoid-spills=true").unwrap();
+    out.push(("-O3 --maxreg 16, sink-insts-to-avoid-spills".to_string(), low));
     // Block rematerialization of everything it can pull, wherever it can: a target
     // of 0, every mode (special registers too), loads and loops made cheap.
     let mut all_remat = Options::new(tables, OptLevel::O3);

@@ -46,6 +46,8 @@ pub struct LicmStats {
     pub hoisted: usize,
     pub suppressed_by_pressure: usize,
     pub preheaders_made: usize,
+    /// Instructions moved into a loop by `sink-insts-to-avoid-spills`.
+    pub sunk: usize,
     /// Loops with invariant instructions but several entering blocks.
     pub no_preheader: usize,
     pub remarks: Vec<(String, Loc, String)>,
@@ -74,6 +76,14 @@ fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
 }
 
 fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets: &PressureSets, options: &Options, stats: &mut LicmStats) {
+    let targets = sets.targets(f, options);
+    hoist_out_of_loops(f, tables, sm_index, sets, &targets, stats);
+    if options.flag("sink-insts-to-avoid-spills") == Some(true) {
+        sink_into_loops(f, tables, sets, &targets, stats);
+    }
+}
+
+fn hoist_out_of_loops(f: &mut Function, tables: &TargetTables, sm_index: usize, sets: &PressureSets, targets: &[i64], stats: &mut LicmStats) {
     let cfg = Cfg::new(f, tables);
     let mut loops = cfg.loops();
     if loops.is_empty() {
@@ -81,7 +91,6 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
     }
     // Inner loops first (a nested loop has fewer blocks than the loops around it).
     loops.sort_by_key(|l| (l.blocks.len(), l.header));
-    let targets = sets.targets(f, options);
     let original_blocks = f.blocks.len();
     // Each block's peak pressure per set, with what hoisting has added so far; new
     // blocks start with their header's peak. Computed at the first loop-invariant
@@ -236,6 +245,150 @@ fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets:
             }
             f.blocks.push(block);
         }
+    }
+}
+
+/// `sink-insts-to-avoid-spills` (LLVM's `MachineLICM::SinkIntoLoop`, which also runs
+/// before register allocation only): where a loop's pressure is over the target, an
+/// instruction outside it that reads no register and whose value only the loop reads
+/// (a constant, a parameter or special-register read, a symbol's address) moves to
+/// the nearest block dominating its readers, before the first of them. The value is
+/// then live from there, not across the whole loop; the instruction runs once per
+/// iteration instead of once, which is what a reload from a spill slot would cost
+/// anyway, and such reads are nearly free on the GPU (ptxas folds constants and
+/// parameters into their readers as constant-bank operands). As in LLVM the target
+/// is the readers' nearest common dominator, inside a nested loop if all readers are.
+/// Values read by a PHI or outside the loops stay.
+fn sink_into_loops(f: &mut Function, tables: &TargetTables, sets: &PressureSets, targets: &[i64], stats: &mut LicmStats) {
+    let cfg = Cfg::new(f, tables);
+    let loops = cfg.loops();
+    if loops.is_empty() {
+        return;
+    }
+    let pressure = Pressure::compute(f, &cfg.preds, sets, tables);
+    // Each loop's peak per set, lowered as values leave it.
+    let mut loop_peak: Vec<Vec<i64>> = loops.iter().map(|l| (0..sets.names.len()).map(|s| l.blocks.iter().map(|&b| i64::from(pressure.peak[b][s])).max().unwrap_or(0)).collect()).collect();
+    let mut loops_of: Vec<Vec<usize>> = vec![Vec::new(); f.blocks.len()];
+    for (k, l) in loops.iter().enumerate() {
+        for &b in &l.blocks {
+            loops_of[b].push(k);
+        }
+    }
+    // Per value: the nearest common dominator of the blocks reading it (outside PHIs),
+    // and whether a PHI or an unreachable block reads it.
+    let n = f.values.len();
+    let mut readers: Vec<Option<usize>> = vec![None; n];
+    let mut pinned = vec![false; n];
+    let ncd = |mut a: usize, mut b: usize| {
+        while a != b {
+            if cfg.preorder_number(a) > cfg.preorder_number(b) {
+                a = cfg.idom[a].expect("reachable");
+            } else {
+                b = cfg.idom[b].expect("reachable");
+            }
+        }
+        a
+    };
+    for (b, block) in f.blocks.iter().enumerate() {
+        for inst in &block.insts {
+            let phi = inst.is_phi(tables);
+            for v in inst.uses() {
+                let v = v.0 as usize;
+                if phi || !cfg.reachable(b) {
+                    pinned[v] = true;
+                } else {
+                    readers[v] = Some(readers[v].map_or(b, |r| ncd(r, b)));
+                }
+            }
+        }
+    }
+    // The moves: (source block, index, target block), in program order.
+    let mut moves: Vec<(usize, usize, usize)> = Vec::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        if !cfg.reachable(b) {
+            continue;
+        }
+        for (i, inst) in block.insts.iter().enumerate() {
+            let [d] = inst.defs.as_slice() else { continue };
+            let v = d.0 as usize;
+            let Some(r) = readers[v] else { continue };
+            if pinned[v] || inst.uses().next().is_some() || inst.is_phi(tables) || inst.tied_by_carry(tables) || !super::cse::candidate(inst, tables) {
+                continue;
+            }
+            let info = opcode_info(inst.opcode, tables).expect("candidates have an opcode");
+            if info.props & props::MAY_LOAD != 0 {
+                continue;
+            }
+            // The loops the value would enter; it leaves their pressure.
+            let entered: Vec<usize> = loops_of[r].iter().copied().filter(|&k| !loops[k].contains(b)).collect();
+            let Some((s, w)) = sets.of(f, *d) else { continue };
+            if !entered.iter().any(|&k| loop_peak[k][s] > targets[s]) {
+                continue;
+            }
+            for &k in &entered {
+                loop_peak[k][s] -= i64::from(w);
+            }
+            moves.push((b, i, r));
+        }
+    }
+    if moves.is_empty() {
+        return;
+    }
+    // Take the instructions out, then put each before the first reader in its target
+    // block (before that reader's carry chain), or before the block's terminators.
+    let mut pending: Vec<Vec<Inst>> = vec![Vec::new(); f.blocks.len()];
+    let mut by_block: std::collections::BTreeMap<usize, Vec<(usize, usize)>> = Default::default();
+    for &(b, i, r) in &moves {
+        by_block.entry(b).or_default().push((i, r));
+    }
+    for (b, list) in by_block {
+        let mut k = 0;
+        let mut at = 0;
+        let mut taken = Vec::new();
+        let insts = std::mem::take(&mut f.blocks[b].insts);
+        for inst in insts {
+            if list.get(k).is_some_and(|&(i, _)| i == at) {
+                taken.push((list[k].1, inst));
+                k += 1;
+            } else {
+                f.blocks[b].insts.push(inst);
+            }
+            at += 1;
+        }
+        for (r, inst) in taken {
+            let message = format!("sunk into bb.{} (the loop's pressure is over the target)", f.blocks[r].number);
+            stats.remarks.push((f.name.clone(), inst.loc, message));
+            pending[r].push(inst);
+        }
+    }
+    stats.sunk += moves.len();
+    for (r, mut waiting) in pending.into_iter().enumerate() {
+        if waiting.is_empty() {
+            continue;
+        }
+        let old = std::mem::take(&mut f.blocks[r].insts);
+        let units = crate::mir::carry_units(&old, tables);
+        let mut old = old.into_iter();
+        let mut out = Vec::with_capacity(units.len() + waiting.len());
+        for unit in units {
+            let chain: Vec<Inst> = old.by_ref().take(unit.len()).collect();
+            if is_terminator(&chain[0], tables) {
+                out.append(&mut waiting);
+            } else if !chain[0].is_phi(tables) {
+                let read = |x: &Inst| chain.iter().flat_map(|c| c.uses()).any(|v| x.defs.contains(&v));
+                let mut j = 0;
+                while j < waiting.len() {
+                    if read(&waiting[j]) {
+                        out.push(waiting.remove(j));
+                    } else {
+                        j += 1;
+                    }
+                }
+            }
+            out.extend(chain);
+        }
+        out.append(&mut waiting);
+        f.blocks[r].insts = out;
     }
 }
 
