@@ -539,6 +539,7 @@ const REMARK_PASSES: &[&str] = &[
     "legalize",
     "combine",
     "loop-reduce",
+    "ldgxform",
     "nvptx-mem2reg",
     "machine-cse",
     "machine-licm",

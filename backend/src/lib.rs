@@ -31,6 +31,7 @@ pub mod differential;
 pub mod emit;
 pub mod interp;
 pub mod isel;
+pub mod ldgxform;
 pub mod legalize;
 pub mod loop_reduce;
 pub mod machine;

@@ -144,6 +144,12 @@ fn loop_reduce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirE
     Ok(())
 }
 
+fn ldgxform(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::ldgxform::run(module, cx.tables);
+    cx.report(stats.remarks, format!("loads made read-only {}, noalias parameters read-only {}, written or escaping {}", stats.loads, stats.read_only, stats.written));
+    Ok(())
+}
+
 fn isel(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let sm = cx.sm("isel")?;
     let index = cx.isel_index.get_or_init(|| crate::isel::Index::new(cx.tables, sm));
@@ -340,6 +346,14 @@ pub const PASSES: &[PassInfo] = &[
         switches: &[Switch::DisabledBy("disable-lsr")],
         scope: Scope::Function,
         run: loop_reduce,
+    },
+    PassInfo {
+        name: "ldgxform",
+        description: "loads of memory only noalias kernel parameters reach, which the kernel never writes through and whose pointers never escape, use the read-only data cache (LOAD.invariant, ld.global.nc)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-ldgxform")],
+        scope: Scope::Function,
+        run: ldgxform,
     },
     PassInfo { name: "isel", description: "select machine instructions from the description's patterns", min_opt: OptLevel::O0, switches: &[], scope: Scope::Function, run: isel },
     PassInfo {

@@ -143,7 +143,7 @@ fn rewrite_signature(cx: &Cx, f: &mut crate::mir::Function) -> LResult<()> {
             while f.params.iter().chain(&params).any(|q| q.name == name) {
                 name.push('_');
             }
-            params.push(Param { name, ty });
+            params.push(Param { name, ty, noalias: false });
         }
     }
     let mut returns = Vec::new();

@@ -1,6 +1,7 @@
 //! MachineLICM: loop-invariant code motion on SSA machine code, after MachineCSE and
 //! before PHI elimination (reference: `cicc-machine-passes.txt`, MachineLICM in the
-//! pre-RA pipeline; knob `disable-machine-licm`).
+//! pre-RA pipeline; knobs `disable-machine-licm` and `enable-mlicm`, and
+//! `sink-insts-to-avoid-spills` for the opposite move, [`sink_into_loops`]).
 //!
 //! An instruction is invariant in a loop when it only computes its results (the
 //! MachineCSE candidates: no store, call, barrier or side effect, loads only of

@@ -164,15 +164,22 @@ fn flow_mapping(s: &str) -> Option<Vec<(&str, &str)>> {
 }
 
 fn param(entries: &[(&str, &str)]) -> Option<ParamDoc> {
-    let (mut name, mut ty) = (None, None);
+    let (mut name, mut ty, mut noalias) = (None, None, None);
     for &(key, value) in entries {
         match key {
-            "name" => name = Some(string(value)?),
-            "type" => ty = Some(string(value)?),
+            "name" if name.is_none() => name = Some(string(value)?),
+            "type" if ty.is_none() => ty = Some(string(value)?),
+            "noalias" if noalias.is_none() => {
+                noalias = Some(match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return None,
+                })
+            }
             _ => return None,
         }
     }
-    Some(ParamDoc { name: name?, ty: ty? })
+    Some(ParamDoc { name: name?, ty: ty?, noalias: noalias.unwrap_or(false) })
 }
 
 fn frame_object(entries: &[(&str, &str)]) -> Option<FrameDoc> {

@@ -88,6 +88,9 @@ pub enum FunctionKind {
 pub struct Param {
     pub name: String,
     pub ty: VtId,
+    /// `noalias: true` (docs/mir-extensions.md): a kernel pointer parameter no other
+    /// pointer of the kernel reaches, as LLVM's `noalias` (CUDA's `__restrict__`).
+    pub noalias: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -65,6 +65,8 @@ pub(super) struct ParamDoc {
     pub(super) name: String,
     #[serde(rename = "type")]
     pub(super) ty: String,
+    #[serde(default)]
+    pub(super) noalias: bool,
 }
 
 #[derive(Deserialize, Debug, PartialEq)]
@@ -397,7 +399,10 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         if !param_names.insert(p.name.as_str()) {
             return Err(doc.error_at(line, &p.name, format!("parameter `{}` is declared twice", p.name)));
         }
-        params.push(Param { name: p.name.clone(), ty });
+        if p.noalias && tables.type_info(ty).is_none_or(|t| t.kind != target_desc::tables::TypeKind::Pointer) {
+            return Err(doc.error_at_value(line, "noalias", "true", format!("`noalias` is for pointer parameters; `{}` has type {}", p.name, p.ty)));
+        }
+        params.push(Param { name: p.name.clone(), ty, noalias: p.noalias });
     }
     let returns_line = yaml_lines::key_line_in(&doc_lines, &["returns"]).unwrap_or(1);
     let mut returns = Vec::new();

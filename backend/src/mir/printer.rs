@@ -55,7 +55,8 @@ pub fn print_function(f: &Function, tables: &TargetTables) -> String {
     } else {
         out.push_str("params:\n");
         for p in &f.params {
-            let _ = writeln!(out, "  - {{ name: {}, type: {} }}", yaml_scalar(&p.name), type_name(tables, p.ty));
+            let noalias = if p.noalias { ", noalias: true" } else { "" };
+            let _ = writeln!(out, "  - {{ name: {}, type: {}{noalias} }}", yaml_scalar(&p.name), type_name(tables, p.ty));
         }
     }
     if !f.returns.is_empty() || f.kind == FunctionKind::Device {
