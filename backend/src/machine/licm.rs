@@ -344,17 +344,15 @@ fn sink_into_loops(f: &mut Function, tables: &TargetTables, sets: &PressureSets,
     }
     for (b, list) in by_block {
         let mut k = 0;
-        let mut at = 0;
         let mut taken = Vec::new();
         let insts = std::mem::take(&mut f.blocks[b].insts);
-        for inst in insts {
+        for (at, inst) in insts.into_iter().enumerate() {
             if list.get(k).is_some_and(|&(i, _)| i == at) {
                 taken.push((list[k].1, inst));
                 k += 1;
             } else {
                 f.blocks[b].insts.push(inst);
             }
-            at += 1;
         }
         for (r, inst) in taken {
             let message = format!("sunk into bb.{} (the loop's pressure is over the target)", f.blocks[r].number);

@@ -63,13 +63,7 @@ pub(super) fn read(text: &str) -> Option<FunctionDoc> {
         match key {
             "name" if name.is_none() => name = Some(string(value)?),
             "kind" if kind.is_none() => kind = Some(string(value)?),
-            "ssa" if ssa.is_none() => {
-                ssa = Some(match value {
-                    "true" => true,
-                    "false" => false,
-                    _ => return None,
-                })
-            }
+            "ssa" if ssa.is_none() => ssa = Some(boolean(value)?),
             "returns" if returns.is_none() => returns = Some(flow_sequence(value)?.into_iter().map(string).collect::<Option<Vec<_>>>()?),
             "attributes" if attributes.is_none() => attributes = Some(attributes_doc(&flow_mapping(value)?)?),
             "params" | "frame" if value.is_empty() => {
@@ -113,6 +107,15 @@ fn string(s: &str) -> Option<String> {
     let plain = (first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
     let special = ["true", "false", "null"].iter().any(|w| s.eq_ignore_ascii_case(w));
     (plain && !special).then(|| s.to_string())
+}
+
+/// `true` or `false` (YAML 1.2's only booleans, as serde_yaml reads them).
+fn boolean(s: &str) -> Option<bool> {
+    match s {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
 }
 
 /// A decimal integer without sign or leading zeros.
@@ -169,13 +172,7 @@ fn param(entries: &[(&str, &str)]) -> Option<ParamDoc> {
         match key {
             "name" if name.is_none() => name = Some(string(value)?),
             "type" if ty.is_none() => ty = Some(string(value)?),
-            "noalias" if noalias.is_none() => {
-                noalias = Some(match value {
-                    "true" => true,
-                    "false" => false,
-                    _ => return None,
-                })
-            }
+            "noalias" if noalias.is_none() => noalias = Some(boolean(value)?),
             _ => return None,
         }
     }
@@ -190,13 +187,7 @@ fn frame_object(entries: &[(&str, &str)]) -> Option<FrameDoc> {
             "name" => object.name = Some(string(value)?),
             "size" => size = Some(integer(value)?),
             "align" => object.align = Some(integer(value)?),
-            "spill" => {
-                object.spill = match value {
-                    "true" => true,
-                    "false" => false,
-                    _ => return None,
-                }
-            }
+            "spill" => object.spill = boolean(value)?,
             _ => return None,
         }
     }
