@@ -1603,7 +1603,6 @@ fn is_bool(sig: &Signature, operand: Option<&SigOperand>) -> bool {
     matches!(operand.map(|o| o.kind), Some(OperandKind::TypeVar(v)) if sig.type_vars.get(v as usize).is_some_and(|t| t.class == TypeClass::Bool))
 }
 
-/// The value of `lit.N` / `imm.TYPE.N` (decimal, `-` allowed).
 /// Whether `leaf` is the index (first operand) of one of the tree's ARG nodes, the
 /// parameter `{param.LEAF}` names.
 fn param_leaf(tree: &Tree<'_>, leaf: &str) -> bool {
@@ -1614,7 +1613,7 @@ fn param_leaf(tree: &Tree<'_>, leaf: &str) -> bool {
 }
 
 /// A pattern condition without its `kernel` conjunct, and whether it had one; the
-/// `kernel` atom found anywhere else (under `!` or `||`) is an error.
+/// `kernel` atom found anywhere else (under `!` or `|`) is an error.
 fn split_kernel(cond: &Condition) -> Result<(bool, Option<Condition>), Name> {
     fn find_kernel(c: &Condition) -> Option<&Name> {
         match c {
@@ -1664,6 +1663,7 @@ fn flag_field_known(group: &FlagGroupInfo, placeholder: &str) -> bool {
     }
 }
 
+/// The value of `lit.N` / `imm.TYPE.N` (decimal, `-` allowed).
 fn literal_value(b: &Builder, text: &str, kind: &Name, file: usize) -> DescResult<i64> {
     text.parse::<i64>().map_err(|_| {
         b.err(DescErrorKind::Invalid(format!("`{}`: expected an integer value after the last `.`, found `{text}`", kind.text)), file, kind.line, kind.column)
