@@ -179,7 +179,7 @@ fn function(f: &mut Function, tables: &TargetTables, stats: &mut LdgStats) {
                 continue;
             }
             let Some(Operand::Value(p)) = inst.operands.first() else { continue };
-            let global = tables.type_info(f.value(*p).ty).is_some_and(|t| t.addrspace == 1);
+            let global = tables.type_info(f.value(*p).ty).is_some_and(|t| t.addrspace == crate::mir::AddressSpace::Global.number());
             let bases = base[p.0 as usize];
             if !global || bases == 0 || bases & UNKNOWN != 0 || bases & written != 0 {
                 continue;

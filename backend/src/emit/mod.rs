@@ -555,17 +555,11 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                         regs.write(*d, &mut text)?
                     }
                     Piece::Suffix => text.push_str(p.suffix),
-                    Piece::Param => match operands.first() {
+                    Piece::Param(k) => match operands.get(k) {
                         Some(Operand::Int(i)) => {
                             let _ = write!(text, "{name}_param_{i}");
                         }
-                        _ => return Err(format!("{}: {{param}} needs an ARG index", p.name)),
-                    },
-                    Piece::ParamOf(k) => match operands.get(k) {
-                        Some(Operand::Int(i)) => {
-                            let _ = write!(text, "{name}_param_{i}");
-                        }
-                        _ => return Err(format!("{}: {{param.{}}} needs an ARG index", p.name, p.operands[k].0)),
+                        _ => return Err(format!("{}: {{param}} needs an ARG index (operand {k})", p.name)),
                     },
                     Piece::Frame => match inst.frame_operand(tables).and_then(|k| inst.operands.get(k)) {
                         Some(Operand::Int(k)) => text.push_str(&frame_address(k.get())?),

@@ -28,11 +28,9 @@ pub(super) enum Piece<'t> {
     Result(usize, &'t str),
     /// `{T}`: the pattern's type suffix.
     Suffix,
-    /// `{param}`: the parameter an `ARG` index names.
-    Param,
-    /// `{param.NAME}`: the parameter named by the index in operand NAME (its position), of
-    /// an `ARG` nested in a tree.
-    ParamOf(usize),
+    /// `{param}` (operand 0, an `ARG`'s index) or `{param.NAME}` (operand NAME, the index
+    /// of an `ARG` nested in a tree): the parameter symbol the index names.
+    Param(usize),
     /// `{frame}`: the address of a frame object.
     Frame,
     /// `{cc}` or `{ccs}` (the key).
@@ -73,9 +71,9 @@ pub(super) fn split<'t>(template: &'t str, operands: &[(&str, PatternOperand)]) 
             "d" => Piece::Def,
             _ if result_index.is_some() => Piece::Result(result_index.unwrap_or(0), key),
             "T" => Piece::Suffix,
-            "param" => Piece::Param,
+            "param" => Piece::Param(0),
             _ if key.starts_with("param.") => match named(&key["param.".len()..]) {
-                Some(k) => Piece::ParamOf(k),
+                Some(k) => Piece::Param(k),
                 None => Piece::Unknown(key),
             },
             "frame" => Piece::Frame,
@@ -129,7 +127,7 @@ mod tests {
                 Text("mov"), Suffix, Text(" "), Def, Text(", "), Operand(0, "a"), Text(";"), Text("{"), Text("x"), Text("}"), Text(" "),
                 // `d1` is an operand's name, so it is that operand; `d2` is result 2.
                 Operand(1, "d1"), Text(" "), Result(2, "d2"), Text(" "), Scratch("tmp.i32"), Text(" "), CondCode("cc"), CondCode("ccs"),
-                Text(" "), Param, Text(" "), Frame, Text(" "), Unknown("zz"),
+                Text(" "), Param(0), Text(" "), Frame, Text(" "), Unknown("zz"),
             ]
         );
     }

@@ -92,6 +92,19 @@ impl Cfg {
         self.reachable(a) && self.reachable(b) && self.pre[a] <= self.pre[b] && self.post[b] <= self.post[a]
     }
 
+    /// The nearest block dominating both reachable blocks `a` and `b`: climb the
+    /// dominator tree from whichever comes later in its preorder until they meet.
+    pub fn nearest_common_dominator(&self, mut a: usize, mut b: usize) -> usize {
+        while a != b {
+            if self.pre[a] > self.pre[b] {
+                a = self.idom[a].expect("a reachable block has an immediate dominator");
+            } else {
+                b = self.idom[b].expect("a reachable block has an immediate dominator");
+            }
+        }
+        a
+    }
+
     /// The dominator-tree preorder number of a reachable block: a block's dominators
     /// come before it in this order.
     pub fn preorder_number(&self, b: usize) -> usize {

@@ -280,16 +280,6 @@ fn sink_into_loops(f: &mut Function, tables: &TargetTables, sets: &PressureSets,
     let n = f.values.len();
     let mut readers: Vec<Option<usize>> = vec![None; n];
     let mut pinned = vec![false; n];
-    let ncd = |mut a: usize, mut b: usize| {
-        while a != b {
-            if cfg.preorder_number(a) > cfg.preorder_number(b) {
-                a = cfg.idom[a].expect("reachable");
-            } else {
-                b = cfg.idom[b].expect("reachable");
-            }
-        }
-        a
-    };
     for (b, block) in f.blocks.iter().enumerate() {
         for inst in &block.insts {
             let phi = inst.is_phi(tables);
@@ -298,7 +288,7 @@ fn sink_into_loops(f: &mut Function, tables: &TargetTables, sets: &PressureSets,
                 if phi || !cfg.reachable(b) {
                     pinned[v] = true;
                 } else {
-                    readers[v] = Some(readers[v].map_or(b, |r| ncd(r, b)));
+                    readers[v] = Some(readers[v].map_or(b, |r| cfg.nearest_common_dominator(r, b)));
                 }
             }
         }
