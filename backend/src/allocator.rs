@@ -10,6 +10,10 @@
 //! Transparent huge pages are off for the process: with them (the kernel's `madvise`
 //! mode) some runs spent 0.3-0.4 s of system time compacting memory for 2 MiB pages, so
 //! timings varied by half; without them a run takes 30k small page faults, every time.
+//!
+//! One exception: a block that reallocation grows past [`MAPPED_SIZE`] (tens of MB, the
+//! largest vectors of a big function) moves to a mapping of its own, grown by `mremap`
+//! without copying (see [`MAPPED_SIZE`]).
 
 /// mimalloc's `mi_option_purge_delay` (mimalloc.h, v3 numbering, as libmimalloc-sys
 /// builds it).
@@ -71,9 +75,113 @@ unsafe fn allocate(layout: Layout, plain: unsafe extern "C" fn(usize) -> *mut c_
     aligned_alloc(size, align) as *mut u8
 }
 
-// SAFETY: every block comes from mimalloc and goes back to it through `mi_free`, which
-// accepts blocks from all of its entry points; a block is returned only when it has the
-// layout's alignment (checked) and at least its size.
+/// A block that reallocation grows to at least this size (with at most page alignment)
+/// becomes a mapping of its own ([`mapped`]), so that growing it further moves its
+/// pages instead of copying them.
+///
+/// The largest vectors of a compile (a big block's instructions, a function's values)
+/// grow by reallocation. mimalloc gives a grown block fresh memory and copies into it:
+/// every step touches the new size in fresh pages, which on a legalization-heavy 1M-line
+/// kernel was a quarter of the compile (memmove into pages the kernel first zeroes),
+/// and the old copies stayed resident. `mremap` moves the pages themselves. Blocks
+/// allocated at their size stay with mimalloc, which reuses its freed memory for them
+/// better than a mapping could (peak memory rose by a fifth on the shapes with many
+/// blocks when every large block was mapped).
+const MAPPED_SIZE: usize = 32 << 20;
+
+/// Mappings of anonymous private memory, whole pages, resized by `mremap`.
+///
+/// The live mappings are listed (there are a few at a time), so `dealloc` and
+/// `realloc` tell them from mimalloc's blocks. A freed mapping is unmapped: keeping it
+/// for the next growth (as mimalloc keeps its freed memory) saved no time on any shape
+/// of the compile-time benchmark and kept up to 150 MB more resident on some.
+#[cfg(target_os = "linux")]
+mod mapped {
+    use std::ffi::c_void;
+    use std::sync::{Mutex, MutexGuard};
+
+    /// Live mappings: (address, whole-page length).
+    static LIVE: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+    fn live() -> MutexGuard<'static, Vec<(usize, usize)>> {
+        LIVE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pages(size: usize) -> usize {
+        size.next_multiple_of(4096)
+    }
+
+    /// Whether `p` is a live mapping.
+    pub fn is_live(p: *mut u8) -> bool {
+        live().iter().any(|&(a, _)| a == p as usize)
+    }
+
+    /// A new mapping of at least `size` bytes, or null.
+    pub unsafe fn map(size: usize) -> *mut u8 {
+        let length = pages(size);
+        let p = libc::mmap(std::ptr::null_mut(), length, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+        if p == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        live().push((p as usize, length));
+        p as *mut u8
+    }
+
+    /// The live mapping `p` resized to at least `size` bytes, moved if it must be (its
+    /// pages move with it), or null (then `p` is unchanged).
+    pub unsafe fn remap(p: *mut u8, size: usize) -> *mut u8 {
+        let mut live = live();
+        let Some(entry) = live.iter_mut().find(|(a, _)| *a == p as usize) else { return std::ptr::null_mut() };
+        let length = pages(size);
+        if entry.1 == length {
+            return p;
+        }
+        let q = libc::mremap(p as *mut c_void, entry.1, length, libc::MREMAP_MAYMOVE);
+        if q == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        *entry = (q as usize, length);
+        q as *mut u8
+    }
+
+    /// Unmaps the live mapping `p`.
+    pub unsafe fn unmap(p: *mut u8) {
+        let mut live = live();
+        let Some(i) = live.iter().position(|&(a, _)| a == p as usize) else { return };
+        let (address, length) = live.swap_remove(i);
+        drop(live);
+        libc::munmap(address as *mut c_void, length);
+    }
+}
+
+/// Elsewhere nothing is mapped: `map` fails, so every block stays with mimalloc.
+#[cfg(not(target_os = "linux"))]
+mod mapped {
+    pub fn is_live(_: *mut u8) -> bool {
+        false
+    }
+    pub unsafe fn map(_: usize) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn remap(_: *mut u8, _: usize) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn unmap(_: *mut u8) {}
+}
+
+/// Whether the block `p` of `size` bytes is one of [`mapped`]'s (only a block of at
+/// least [`MAPPED_SIZE`] can be, so smaller ones never look at the list).
+#[inline]
+fn is_mapped(p: *mut u8, size: usize) -> bool {
+    size >= MAPPED_SIZE && mapped::is_live(p)
+}
+
+// SAFETY: a block listed by [`mapped`] is an anonymous mapping of at least its size,
+// page-aligned, resized by `mremap` and released by `munmap`; every other block
+// comes from mimalloc and goes back to it through `mi_free`, which accepts blocks from
+// all of its entry points. A block is returned only when it has the layout's alignment
+// (checked, or a page) and at least its size; a move between the two kinds copies the
+// smaller of the two sizes.
 unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -86,13 +194,36 @@ unsafe impl GlobalAlloc for Allocator {
     }
 
     #[inline]
-    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if is_mapped(ptr, layout.size()) {
+            mapped::unmap(ptr);
+            return;
+        }
         mi::mi_free(ptr as *mut c_void);
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let align = layout.align();
+        let was_mapped = is_mapped(ptr, layout.size());
+        if was_mapped && new_size >= MAPPED_SIZE {
+            return mapped::remap(ptr, new_size);
+        }
+        let grows_large = !was_mapped && new_size >= MAPPED_SIZE && new_size > layout.size() && align <= 4096;
+        if was_mapped || grows_large {
+            // Into a mapping, or out of one (shrunk below the size): the contents copied.
+            let q = if grows_large { mapped::map(new_size) } else { allocate(Layout::from_size_align_unchecked(new_size, align), mi::mi_malloc, mi::mi_malloc_aligned) };
+            if q.is_null() {
+                if grows_large {
+                    // No mapping to be had: mimalloc's own reallocation.
+                    return mi::mi_realloc_aligned(ptr as *mut c_void, new_size, align) as *mut u8;
+                }
+                return q;
+            }
+            std::ptr::copy_nonoverlapping(ptr, q, new_size.min(layout.size()));
+            self.dealloc(ptr, layout);
+            return q;
+        }
         if align <= PLAIN_ALIGN && align <= new_size {
             // `mi_realloc` moves the block only when it must; a moved block is a fresh
             // `mi_malloc` block, checked like any other.
@@ -118,12 +249,14 @@ mod tests {
 
     /// Every block the allocator gives is aligned as asked and keeps its contents
     /// through `realloc`, for the small and large sizes and the alignments Rust asks
-    /// for (including over 16, which take the aligned entry points).
+    /// for (including over 16, which take the aligned entry points), and across the
+    /// size of mapped blocks both ways (a third of it grown past it, grown again by
+    /// `mremap`, then shrunk back below it; a block over it grown into a mapping).
     #[test]
     fn blocks_are_aligned_and_keep_their_contents() {
         let a = Allocator;
         for align in [1usize, 2, 4, 8, 16, 32, 64, 4096] {
-            for size in [1usize, 8, 16, 24, 48, 1000, 1024, 1040, 5000, 70000] {
+            for size in [1usize, 8, 16, 24, 48, 1000, 1024, 1040, 5000, 70000, MAPPED_SIZE / 3 + 5, MAPPED_SIZE + 4097] {
                 let Ok(layout) = Layout::from_size_align(size.max(align), align) else { continue };
                 // SAFETY: non-zero sizes; every block is freed with its own layout.
                 unsafe {
@@ -132,9 +265,9 @@ mod tests {
                     for k in 0..layout.size() {
                         *p.add(k) = k as u8;
                     }
-                    // Grown, then shrunk below the original size.
+                    // Grown twice, then shrunk below the original size.
                     let (mut block, mut held) = (p, layout);
-                    for new_size in [layout.size() * 3 + 8, (layout.size() / 2).max(1)] {
+                    for new_size in [layout.size() * 3 + 8, layout.size() * 5, (layout.size() / 2).max(1)] {
                         let q = a.realloc(block, held, new_size);
                         assert!(!q.is_null() && (q as usize).is_multiple_of(align), "realloc {held:?} to {new_size}");
                         for k in 0..layout.size().min(new_size) {

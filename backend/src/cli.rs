@@ -513,22 +513,55 @@ fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
     out
 }
 
-/// `--time-passes`: one line per stage, wall time and share of the total, then the
-/// total (the stages in pipeline order, as llc's report lists its passes).
+/// `--time-passes`: one line per stage, wall time and share of the total, and the
+/// process's peak resident memory once the stage has run (llc's `-track-memory`
+/// column: where the peak is reached, and by which stage), then the total (the stages
+/// in pipeline order, as llc's report lists its passes).
 /// `threads`: when the function-scoped passes ran on several threads, their figures are
-/// summed over the functions (thread time), and the report adds the wall time.
-fn time_report(times: &[(&str, std::time::Duration)], threads: Option<(usize, std::time::Duration)>) -> String {
-    let total: f64 = times.iter().map(|(_, d)| d.as_secs_f64()).sum();
-    let mut out = String::from("===== ptxc pass execution timing report =====\n   wall time (s)   share  stage\n");
-    for (name, d) in times {
-        let t = d.as_secs_f64();
-        out.push_str(&format!("  {t:>13.6}  {:>5.1}%  {name}\n", if total > 0.0 { 100.0 * t / total } else { 0.0 }));
+/// summed over the functions (thread time), the peak is only known at their end, and
+/// the report adds the wall time.
+fn time_report(times: &[Stage], threads: Option<(usize, std::time::Duration)>) -> String {
+    let total: f64 = times.iter().map(|s| s.time.as_secs_f64()).sum();
+    let mut out = String::from("===== ptxc pass execution timing report =====\n   wall time (s)   share  peak RSS (MiB)  stage\n");
+    for Stage { name, time, peak_kib } in times {
+        let t = time.as_secs_f64();
+        let share = if total > 0.0 { 100.0 * t / total } else { 0.0 };
+        let peak = peak_kib.map_or(String::new(), |k| format!("{:.1}", k as f64 / 1024.0));
+        out.push_str(&format!("  {t:>13.6}  {share:>5.1}%  {peak:>14}  {name}\n"));
     }
-    out.push_str(&format!("  {total:>13.6}  100.0%  total\n"));
+    out.push_str(&format!("  {total:>13.6}  100.0%  {:>14}  total\n", ""));
     if let Some((n, wall)) = threads {
         out.push_str(&format!("  {:>13.6}          wall time on {n} threads (the function passes above are summed over batches of functions)\n", wall.as_secs_f64()));
     }
     out
+}
+
+/// One line of the `--time-passes` report.
+struct Stage {
+    name: &'static str,
+    time: std::time::Duration,
+    /// The process's peak resident set once the stage has run; `None` for a stage run
+    /// on threads, whose peak is only known when all of them are done.
+    peak_kib: Option<u64>,
+}
+
+impl Stage {
+    fn new(name: &'static str, time: std::time::Duration) -> Stage {
+        Stage { name, time, peak_kib: peak_rss_kib() }
+    }
+}
+
+/// The peak resident set of the process so far, in KiB (`getrusage`'s `ru_maxrss`).
+fn peak_rss_kib() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        // SAFETY: getrusage fills the struct it is given and reads nothing else.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0 {
+            return u64::try_from(usage.ru_maxrss).ok();
+        }
+    }
+    None
 }
 
 /// The passes `--remarks` reports on.
@@ -592,7 +625,7 @@ fn compile(args: CompileArgs) -> Output {
         Ok(m) => m,
         Err(e) => return failure(e.render()),
     };
-    let mut times: Vec<(&str, std::time::Duration)> = vec![("parse", started.elapsed())];
+    let mut times = vec![Stage::new("parse", started.elapsed())];
     if let Some(pass) = args.remarks.as_deref() {
         if !REMARK_PASSES.contains(&pass) {
             return failure(format!("error: --remarks supports {}, found `{pass}`\n", REMARK_PASSES.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")));
@@ -625,7 +658,7 @@ fn compile(args: CompileArgs) -> Output {
             let rest: Vec<&'static crate::passes::PassInfo> = enabled.iter().copied().skip_while(|p| p.name != pass.name).collect();
             threads = Some(cx.options.jobs.min(module.functions.len()));
             match crate::passes::run_per_function(&mut module, &cx, &rest) {
-                Ok(summed) => times.extend(rest.iter().map(|p| p.name).zip(summed)),
+                Ok(summed) => times.extend(rest.iter().zip(summed).map(|(p, time)| Stage { name: p.name, time, peak_kib: None })),
                 Err(errors) => {
                     stderr.push_str(&render_all(&errors, &file));
                     return failure(stderr);
@@ -644,7 +677,7 @@ fn compile(args: CompileArgs) -> Output {
         }
         let pass_started = std::time::Instant::now();
         let result = (pass.run)(&mut module, &cx);
-        times.push((pass.name, pass_started.elapsed()));
+        times.push(Stage::new(pass.name, pass_started.elapsed()));
         let wanted = remarks_wanted(remarks_pass.as_deref(), pass.name);
         for r in remarks.borrow_mut().drain(..).filter(|_| wanted) {
             stderr.push_str(&format!("{file}:{}:{}: remark: @{}: {}\n", r.loc.line, r.loc.column, r.function, r.message));
@@ -679,7 +712,7 @@ fn compile(args: CompileArgs) -> Output {
     }
     let emit_started = std::time::Instant::now();
     let emitted = crate::emit::emit_module_owned(module, tables, sm, &file, cx.options.jobs);
-    times.push(("emit", emit_started.elapsed()));
+    times.push(Stage::new("emit", emit_started.elapsed()));
     if args.time_passes {
         stderr.push_str(&time_report(&times, threads.map(|n| (n, started.elapsed()))));
     }

@@ -232,6 +232,9 @@ enum Rewrite {
 /// combiner's tables.
 type Sites = smallvec::SmallVec<[(u32, u32, ValueId); 1]>;
 
+/// [`Combiner::konst`] of a value that is not a known constant.
+const NOT_CONSTANT: u32 = u32::MAX;
+
 /// [`Combiner::site`] of a value defined by no instruction (or by one this pass made).
 const NO_SITE: (u32, u32) = (u32::MAX, u32::MAX);
 
@@ -240,8 +243,11 @@ struct Combiner<'a> {
     sm: &'a SmTables,
     ops: &'a Ops,
     function: String,
-    /// Per value: its lanes, when a constant.
-    konst: Vec<Option<Vec<u128>>>,
+    /// Per value: its lanes when a constant, as an index into `lanes` ([`NOT_CONSTANT`]
+    /// for none): a word per value, where an `Option<Vec>` took three for the few
+    /// constants among millions of values.
+    konst: Vec<u32>,
+    lanes: Vec<Vec<u128>>,
     /// Per value: where it is defined (block, index), in the original layout
     /// ([`NO_SITE`] for none; two words less per value than an `Option<(usize, usize)>`,
     /// which was a tenth of the peak memory of a legalization-heavy compile).
@@ -289,7 +295,8 @@ impl<'a> Combiner<'a> {
             sm,
             ops,
             function: f.name.clone(),
-            konst: vec![None; n],
+            konst: vec![NOT_CONSTANT; n],
+            lanes: Vec::new(),
             site,
             repl: (0..n as u32).map(ValueId).collect(),
             uses,
@@ -357,6 +364,22 @@ impl<'a> Combiner<'a> {
         }
     }
 
+    /// The lanes of `v` when it is a constant.
+    fn konst(&self, v: ValueId) -> Option<&[u128]> {
+        let index = *self.konst.get(v.0 as usize)?;
+        self.lanes.get(index as usize).map(Vec::as_slice)
+    }
+
+    fn set_konst(&mut self, v: ValueId, lanes: Option<Vec<u128>>) {
+        self.konst[v.0 as usize] = match lanes {
+            Some(lanes) => {
+                self.lanes.push(lanes);
+                self.lanes.len() as u32 - 1
+            }
+            None => NOT_CONSTANT,
+        };
+    }
+
     fn resolve(&self, mut v: ValueId) -> ValueId {
         while self.repl[v.0 as usize] != v {
             v = self.repl[v.0 as usize];
@@ -382,8 +405,8 @@ impl<'a> Combiner<'a> {
     }
 
     fn scalar(&self, v: ValueId) -> Option<u128> {
-        match self.konst.get(v.0 as usize)? {
-            Some(lanes) if lanes.len() == 1 => Some(lanes[0]),
+        match self.konst(v)? {
+            [lane] => Some(*lane),
             _ => None,
         }
     }
@@ -537,7 +560,7 @@ impl<'a> Combiner<'a> {
                 // `d`'s readers now read `v` (an overcount: the dead instruction's own
                 // read of `v` stays counted, which only makes single-use rules wait).
                 self.uses[v.0 as usize] += self.uses[d.0 as usize];
-                self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
+                self.konst[d.0 as usize] = self.konst[v.0 as usize];
                 self.stats.cse += 1;
                 let loc = inst.loc;
                 let tables = self.tables;
@@ -571,17 +594,17 @@ impl<'a> Combiner<'a> {
         if op == self.ops.constant {
             if let (Some(t), [Operand::Int(x)]) = (self.tables.type_info(self.ty(f, d)), inst.operands.as_slice()) {
                 if t.kind == TypeKind::Int && t.lanes == 1 {
-                    self.konst[d.0 as usize] = Some(vec![x.get() as u128 & crate::interp::int::mask(u32::from(t.bits))]);
+                    self.set_konst(d, Some(vec![x.get() as u128 & crate::interp::int::mask(u32::from(t.bits))]));
                     return false;
                 }
             }
         }
         // Constant folding, by the interpreter's evaluation.
-        let operands: Option<Vec<Vec<u128>>> = inst.uses().map(|v| self.konst.get(v.0 as usize).cloned().flatten()).collect();
+        let operands: Option<Vec<Vec<u128>>> = inst.uses().map(|v| self.konst(v).map(<[u128]>::to_vec)).collect();
         if let Some(operands) = operands {
             if let Evaluation::Values(values) = fold::evaluate(self.tables, f, inst, &operands) {
                 let lanes = values.into_iter().next().unwrap_or_default();
-                self.konst[d.0 as usize] = Some(lanes.clone());
+                self.set_konst(d, Some(lanes.clone()));
                 if lanes.len() > 1 && op != self.ops.bitcast {
                     return self.pack_vector_constant(f, b, i, &lanes);
                 }
@@ -623,7 +646,7 @@ impl<'a> Combiner<'a> {
                     return false;
                 }
                 self.repl[d.0 as usize] = v;
-                self.konst[d.0 as usize] = self.konst[v.0 as usize].clone();
+                self.konst[d.0 as usize] = self.konst[v.0 as usize];
                 self.remark(loc, || format!("{kind}: {name} is %{}", f.value(v).name));
                 // The instruction is now dead; the final sweep removes it. Stop here.
                 self.count(kind);
@@ -636,7 +659,7 @@ impl<'a> Combiner<'a> {
                 inst.opcode = Opcode::Generic(cop);
                 inst.flags.clear();
                 inst.operands = vec![literal];
-                self.konst[d.0 as usize] = Some(vec![value]);
+                self.set_konst(d, Some(vec![value]));
                 self.remark(loc, || format!("{kind}: {name} is a constant"));
             }
             Rewrite::Inst(new_op, flags, operands) => {
@@ -1171,7 +1194,8 @@ impl<'a> Combiner<'a> {
     fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<Vec<u128>>) -> ValueId {
         let names = self.names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         let v = f.fresh_value(names, base, vt);
-        self.konst.push(konst);
+        self.konst.push(NOT_CONSTANT);
+        self.set_konst(v, konst);
         self.site.push(NO_SITE);
         self.repl.push(v);
         self.uses.push(0);

@@ -180,18 +180,34 @@ fn function_error(f: &Function, file: &str, message: String) -> MirError {
     MirError { file: file.to_string(), line: f.loc.line as usize, column: 1, message, context: Some(format!("function @{}", f.name)), source_line: None }
 }
 
-/// The head and the functions' texts as one string allocated at its final size, or
-/// the functions' errors in module order.
+/// The head and the functions' texts as one string, or the functions' errors in module
+/// order.
 fn assemble(head: String, texts: Vec<Result<String, MirError>>) -> Result<String, Vec<MirError>> {
     let errors: Vec<MirError> = texts.iter().filter_map(|t| t.as_ref().err().cloned()).collect();
     if !errors.is_empty() {
         return Err(errors);
     }
-    let total = head.len() + texts.iter().map(|t| t.as_ref().map_or(0, String::len)).sum::<usize>();
-    let mut out = String::with_capacity(total);
-    out.push_str(&head);
-    for text in texts.into_iter().flatten() {
-        out.push_str(&text);
+    let mut texts: Vec<String> = texts.into_iter().flatten().collect();
+    let total = head.len() + texts.iter().map(String::len).sum::<usize>();
+    // A text that is most of the module (a big kernel's) becomes the output, what comes
+    // before it moved in at its front: a copy of it would be as many fresh pages again.
+    let longest = (0..texts.len()).max_by_key(|&i| (texts[i].len(), std::cmp::Reverse(i)));
+    let (mut out, rest) = match longest {
+        Some(k) if 2 * texts[k].len() > total => {
+            let mut out = std::mem::take(&mut texts[k]);
+            out.reserve(total - out.len());
+            let before: String = std::iter::once(head.as_str()).chain(texts[..k].iter().map(String::as_str)).collect();
+            out.insert_str(0, &before);
+            (out, k + 1)
+        }
+        _ => {
+            let mut out = String::with_capacity(total);
+            out.push_str(&head);
+            (out, 0)
+        }
+    };
+    for text in &texts[rest..] {
+        out.push_str(text);
     }
     Ok(out)
 }

@@ -521,7 +521,9 @@ fn float_bits(tables: &TargetTables, t: u8, x: f64) -> Option<i64> {
 
 fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index: &Index, source: Source<'_>, errors: &mut Vec<MirError>) {
     let sm_index = tables.sm_index(sm);
-    let mut selected: Vec<(usize, usize, u16, crate::mir::Flags, Vec<Operand>)> = Vec::new();
+    // At most one selection per instruction: sized once, not grown through a large
+    // function by reallocation.
+    let mut selected: Vec<(usize, usize, u16, crate::mir::Flags, Vec<Operand>)> = Vec::with_capacity(f.blocks.iter().map(|b| b.insts.len()).sum());
     let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     {
         let matcher = Matcher::new(f, tables);

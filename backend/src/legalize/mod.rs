@@ -147,7 +147,11 @@ pub(crate) struct Cx<'a> {
     pub loc: Loc,
     /// Per value at the start of the type round: its action (Legal beyond the end).
     actions: Vec<TypeAction>,
-    parts: Vec<Vec<ValueId>>,
+    /// Per value at the start of the type round: its replacement parts, the values
+    /// `first..first + count` (a value's parts are made one after the other); empty
+    /// for a legal value. Two words per value instead of a vector each: a type round
+    /// holds one entry for every value of the function, legal or not.
+    parts: Vec<(u32, u32)>,
     /// Parts that turned out to be an existing value (`part -> value`), substituted
     /// at the end of the round.
     aliases: HashMap<ValueId, ValueId>,
@@ -267,18 +271,25 @@ impl<'a> Cx<'a> {
     }
 
     /// A fresh value named after `hint` (`%x.lo`, `%x.lo.1` if taken).
+    ///
+    /// Most names are free at the first try (a part's name extends its value's unique
+    /// name), and those take one probe of the set of names; only a hint already taken
+    /// reads and advances its next suffix.
     pub fn new_value(&mut self, hint: &str, ty: VtId) -> ValueId {
-        let mut name = ValueName::from(hint);
         let hint_key = name_key(hint);
-        let mut n = self.next_suffix.get(&hint_key).copied().unwrap_or(1);
-        let mut key = hint_key;
-        while self.names.contains(&key) {
-            name = compact_str::format_compact!("{hint}.{n}");
-            key = name_key(&name);
-            n += 1;
-        }
-        self.next_suffix.insert(hint_key, n);
-        self.names.insert(key);
+        let name = if self.names.insert(hint_key) {
+            ValueName::from(hint)
+        } else {
+            let mut n = self.next_suffix.get(&hint_key).copied().unwrap_or(1);
+            loop {
+                let name = compact_str::format_compact!("{hint}.{n}");
+                n += 1;
+                if self.names.insert(name_key(&name)) {
+                    self.next_suffix.insert(hint_key, n);
+                    break name;
+                }
+            }
+        };
         self.values.push(ValueInfo { name, ty });
         ValueId(self.values.len() as u32 - 1)
     }
@@ -436,7 +447,8 @@ impl<'a> Cx<'a> {
 
     /// The parts replacing `v` this round.
     pub fn parts(&self, v: ValueId) -> Vec<ValueId> {
-        self.parts[v.0 as usize].clone()
+        let (first, count) = self.parts.get(v.0 as usize).copied().unwrap_or((0, 0));
+        (first..first + count).map(ValueId).collect()
     }
 
     /// Makes part `part` the existing value `value` instead of defining it.
@@ -561,10 +573,9 @@ impl<'a> Cx<'a> {
         // doubling (and rehashing) through a large function.
         let illegal = actions.iter().filter(|a| **a != TypeAction::Legal).count();
         self.names.reserve(2 * illegal);
-        self.next_suffix.reserve(2 * illegal);
         for (v, action) in actions.iter().enumerate() {
             if *action == TypeAction::Legal {
-                parts.push(Vec::new());
+                parts.push((0, 0));
                 continue;
             }
             let ty = self.values[v].ty;
@@ -577,8 +588,11 @@ impl<'a> Cx<'a> {
                 TypeAction::Widen(_) => vec!["w".into()],
                 TypeAction::Legal => unreachable!(),
             };
-            let ids: Vec<ValueId> = part_types.iter().zip(&suffixes).map(|(t, s)| self.derived(ValueId(v as u32), s, *t)).collect();
-            parts.push(ids);
+            let first = self.values.len() as u32;
+            for (t, s) in part_types.iter().zip(&suffixes) {
+                self.derived(ValueId(v as u32), s, *t);
+            }
+            parts.push((first, self.values.len() as u32 - first));
         }
         self.actions = actions;
         self.parts = parts;
@@ -639,7 +653,8 @@ impl<'a> Cx<'a> {
                 }
             }
         }
-        for (v, parts) in self.parts.iter().enumerate() {
+        for v in 0..self.parts.len() {
+            let parts = self.parts(ValueId(v as u32));
             if parts.is_empty() {
                 continue;
             }
@@ -647,7 +662,7 @@ impl<'a> Cx<'a> {
             if defined.contains_key(&ValueId(v as u32)) {
                 return Err(self.error(format!("legalizer bug: %{name} was replaced but is still defined")));
             }
-            for p in parts {
+            for p in &parts {
                 let count = defined.get(p).copied().unwrap_or(0) + u32::from(self.aliases.contains_key(p));
                 if count != 1 {
                     return Err(self.error(format!("legalizer bug: part %{} of %{name} is defined {count} times", self.values[p.0 as usize].name)));
@@ -813,9 +828,16 @@ impl<'a> Cx<'a> {
                 let emitted = self.out.len();
                 if written + emitted > next {
                     let gap = (written + emitted - next).max(insts.len() / 2).max(16);
+                    let unread_end = insts.len();
                     insts.reserve_exact(gap);
-                    insts.resize_with(insts.len() + gap, Inst::hole);
-                    insts[next..].rotate_right(gap);
+                    insts.resize_with(unread_end + gap, Inst::hole);
+                    // Each unread instruction moves `gap` slots on, from the last, into
+                    // the hole the one after it left: one streaming pass (a rotation by
+                    // `gap` follows cycles of stride `gap`, a cache miss per step on a
+                    // block of millions of instructions).
+                    for i in (next..unread_end).rev() {
+                        insts.swap(i, i + gap);
+                    }
                     next += gap;
                 }
                 for (slot, inst) in insts[written..written + emitted].iter_mut().zip(self.out.drain(..)) {

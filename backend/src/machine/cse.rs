@@ -175,9 +175,14 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
         (uses, def_block)
     };
     let mut removed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
-    let mut table: HashMap<u64, (usize, usize)> = HashMap::default();
-    // Scope undo log: (key, previous entry).
-    let mut undo: Vec<(u64, Option<(usize, usize)>)> = Vec::new();
+    // Expression key -> (block, index) of the instruction computing it. Sized for every
+    // instruction up front: growing by doubling rehashes the whole table each time,
+    // random accesses all, on a block of millions of instructions.
+    let mut table: HashMap<u64, (u32, u32)> = HashMap::default();
+    table.reserve(f.blocks.iter().map(|b| b.insts.len()).sum());
+    // Scope undo log: (key, previous entry). The entry block's scope is never left
+    // before the walk ends, so its insertions are not logged.
+    let mut undo: Vec<(u64, Option<(u32, u32)>)> = Vec::new();
     // Dominator-tree walk: (block, entering?) with the undo-log height to restore.
     let mut stack: Vec<(usize, Option<usize>)> = if f.blocks.is_empty() { Vec::new() } else { vec![(0, None)] };
     while let Some((b, leave)) = stack.pop() {
@@ -208,7 +213,7 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
             // A chain is found by its first instruction; the rest must match with the
             // later chain's results read as the earlier one's (its flag values).
             let k = key(f, &insts[0]) ^ (unit.len() as u64 - 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let hit = table.get(&k).copied().filter(|&(eb, ei)| {
+            let hit = table.get(&k).map(|&(eb, ei)| (eb as usize, ei as usize)).filter(|&(eb, ei)| {
                 let earlier = &f.blocks[eb].insts;
                 ei + unit.len() <= earlier.len()
                     && (ei..ei + unit.len()).all(|e| !removed[eb][e])
@@ -217,8 +222,10 @@ fn cse_function(f: &mut Function, tables: &TargetTables, sets: &PressureSets, s:
                     && earlier.get(ei + unit.len()).is_none_or(|next| !next.reads_carry(tables))
             });
             let Some((eb, ei)) = hit else {
-                let prev = table.insert(k, (b, unit.start));
-                undo.push((k, prev));
+                let prev = table.insert(k, (b as u32, unit.start as u32));
+                if b != 0 {
+                    undo.push((k, prev));
+                }
                 continue;
             };
             if s.rp_aware && pressure.is_none() {
