@@ -11,9 +11,9 @@
 //! mode) some runs spent 0.3-0.4 s of system time compacting memory for 2 MiB pages, so
 //! timings varied by half; without them a run takes 30k small page faults, every time.
 //!
-//! One exception: a block that reallocation grows past [`MAPPED_SIZE`] (tens of MB, the
+//! One exception: a block that reallocation grows past `MAPPED_SIZE` (tens of MB, the
 //! largest vectors of a big function) moves to a mapping of its own, grown by `mremap`
-//! without copying (see [`MAPPED_SIZE`]).
+//! without copying (see `MAPPED_SIZE`).
 
 /// mimalloc's `mi_option_purge_delay` (mimalloc.h, v3 numbering, as libmimalloc-sys
 /// builds it).
@@ -100,7 +100,9 @@ mod mapped {
     use std::ffi::c_void;
     use std::sync::{Mutex, MutexGuard};
 
-    /// Live mappings: (address, whole-page length).
+    /// Live mappings: (address, whole-page length). The list's own buffer is a few
+    /// words, so growing or freeing it never comes back here (only blocks of at least
+    /// [`super::MAPPED_SIZE`] look at the list) and the lock is never taken twice.
     static LIVE: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 
     fn live() -> MutexGuard<'static, Vec<(usize, usize)>> {

@@ -551,9 +551,10 @@ impl Stage {
     }
 }
 
-/// The peak resident set of the process so far, in KiB (`getrusage`'s `ru_maxrss`).
+/// The peak resident set of the process so far, in KiB (`getrusage`'s `ru_maxrss`, which
+/// Linux gives in KiB; other systems leave the column blank).
 fn peak_rss_kib() -> Option<u64> {
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     {
         // SAFETY: getrusage fills the struct it is given and reads nothing else.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
