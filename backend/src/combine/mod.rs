@@ -600,7 +600,8 @@ impl<'a> Combiner<'a> {
             }
         }
         // Constant folding, by the interpreter's evaluation.
-        let operands: Option<Vec<Vec<u128>>> = inst.uses().map(|v| self.konst(v).map(<[u128]>::to_vec)).collect();
+        let all_constant = inst.uses().all(|v| self.konst(v).is_some());
+        let operands: Option<Vec<Vec<u128>>> = if all_constant { inst.uses().map(|v| self.konst(v).map(<[u128]>::to_vec)).collect() } else { None };
         if let Some(operands) = operands {
             if let Evaluation::Values(values) = fold::evaluate(self.tables, f, inst, &operands) {
                 let lanes = values.into_iter().next().unwrap_or_default();
@@ -876,7 +877,9 @@ impl<'a> Combiner<'a> {
 
     fn rule_for(&mut self, f: &mut Function, b: usize, i: usize, op: OpcodeId, d: ValueId, inst: &Inst) -> Option<(Rewrite, &'static str)> {
         let ops = self.ops;
-        let vals: Vec<ValueId> = inst.uses().collect();
+        // Inline: this runs for every instruction (a heap vector each was most of the
+        // combiner's allocations).
+        let vals: smallvec::SmallVec<[ValueId; 4]> = inst.uses().collect();
         let vt = self.ty(f, d);
         let bits = self.int_bits(vt);
         let ones = bits.map(|n| if n >= 128 { u128::MAX } else { (1u128 << n) - 1 });

@@ -36,7 +36,7 @@ use target_desc::tables::{Action, CondCodeId, OpcodeId, SmTables, TargetTables, 
 
 use crate::diagnostics::MirError;
 use crate::mir::verifier::Source;
-use crate::mir::{Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo, ValueName};
+use crate::mir::{Block, Function, Inst, Loc, Module, Opcode, Operand, ValueId, ValueInfo};
 use types::TypeAction;
 
 /// Rounds of type and operation legalization before giving up (each round makes
@@ -131,16 +131,10 @@ pub(crate) struct Cx<'a> {
     pub ops: &'a Ops,
     pub function: String,
     pub values: Vec<ValueInfo>,
-    /// The names taken, by their hash: a name whose hash is taken is not used, so two
-    /// values never share a name, and a collision only skips a free name. Keeping
-    /// hashes instead of strings saves two strings per value made; legalization makes
-    /// most of a function's values (about a million on a 100k-line kernel of
-    /// i128/v8f16/bf16 arithmetic).
-    names: HashSet<u64>,
-    /// Per name hint (by hash), the suffix to try next: without it every `%t` would
-    /// probe `t.1`, `t.2`, ... from the start, quadratic in the temporaries made (a
-    /// 1000-line kernel of i128/v8f16/bf16 arithmetic took 0.8 s).
-    next_suffix: HashMap<u64, u32>,
+    /// The names taken ([`crate::mir::NameSet`]): legalization makes most of a
+    /// function's values (about a million on a 100k-line kernel of i128/v8f16/bf16
+    /// arithmetic), most of them temporaries `%t.N` and `%c.N`.
+    names: crate::mir::NameSet,
     /// Instructions emitted for the instruction being rewritten (and those before it).
     pub out: Vec<Inst>,
     /// Where the instruction being rewritten came from; new instructions inherit it.
@@ -173,12 +167,6 @@ pub(crate) struct Cx<'a> {
     pub library_calls: HashSet<String>,
 }
 
-/// A value name's key in [`Cx`]'s set of names taken.
-fn name_key(name: &str) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(name)
-}
-
 impl<'a> Cx<'a> {
     fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function, remarks_on: bool) -> Cx<'a> {
         Cx {
@@ -187,8 +175,7 @@ impl<'a> Cx<'a> {
             ops,
             function: f.name.clone(),
             values: Vec::new(),
-            names: f.values.iter().map(|v| name_key(&v.name)).collect(),
-            next_suffix: HashMap::default(),
+            names: crate::mir::NameSet::of(f),
             out: Vec::new(),
             loc: f.loc,
             actions: Vec::new(),
@@ -276,20 +263,7 @@ impl<'a> Cx<'a> {
     /// name), and those take one probe of the set of names; only a hint already taken
     /// reads and advances its next suffix.
     pub fn new_value(&mut self, hint: &str, ty: VtId) -> ValueId {
-        let hint_key = name_key(hint);
-        let name = if self.names.insert(hint_key) {
-            ValueName::from(hint)
-        } else {
-            let mut n = self.next_suffix.get(&hint_key).copied().unwrap_or(1);
-            loop {
-                let name = compact_str::format_compact!("{hint}.{n}");
-                n += 1;
-                if self.names.insert(name_key(&name)) {
-                    self.next_suffix.insert(hint_key, n);
-                    break name;
-                }
-            }
-        };
+        let name = self.names.fresh(hint);
         self.values.push(ValueInfo { name, ty });
         ValueId(self.values.len() as u32 - 1)
     }

@@ -262,14 +262,74 @@ pub struct Edge {
     pub distance: u32,
 }
 
+/// The edges of every unit in one direction, in compressed rows: `graph[u]` is unit
+/// `u`'s list. One array of edges and one of offsets, where a vector per unit and
+/// direction (two headers of 24 bytes and two allocations per instruction) was half a
+/// gigabyte on a block of millions of instructions.
+#[derive(Clone, Debug, Default)]
+pub struct Adjacency {
+    /// `edges[offsets[u]..offsets[u + 1]]` are unit `u`'s edges.
+    offsets: Vec<u32>,
+    edges: Vec<Edge>,
+}
+
+impl Adjacency {
+    /// Rows of `degree[u]` edges each, filled by `place`, which gets a closure that
+    /// appends an edge to a unit's row.
+    fn build(degree: &[u32], place: impl FnOnce(&mut dyn FnMut(u32, Edge))) -> Adjacency {
+        let mut offsets = Vec::with_capacity(degree.len() + 1);
+        let mut total = 0u32;
+        offsets.push(0);
+        for d in degree {
+            total += d;
+            offsets.push(total);
+        }
+        let mut edges = vec![Edge { other: 0, latency: 0, kind: EdgeKind::Data, distance: 0 }; total as usize];
+        let mut cursor: Vec<u32> = offsets[..degree.len()].to_vec();
+        place(&mut |u, e| {
+            let at = &mut cursor[u as usize];
+            edges[*at as usize] = e;
+            *at += 1;
+        });
+        Adjacency { offsets, edges }
+    }
+
+    /// The number of units.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every unit's edges, in unit order.
+    pub fn iter(&self) -> impl Iterator<Item = &[Edge]> + '_ {
+        (0..self.len()).map(|u| &self[u])
+    }
+
+    /// The number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+}
+
+impl std::ops::Index<usize> for Adjacency {
+    type Output = [Edge];
+
+    fn index(&self, u: usize) -> &[Edge] {
+        &self.edges[self.offsets[u] as usize..self.offsets[u + 1] as usize]
+    }
+}
+
 /// The graph of one region.
 pub struct Dag {
     /// Offset of the region in the block's instructions.
     pub start: usize,
     /// Each unit: the range of region-relative instruction indices it covers.
     pub units: Vec<std::ops::Range<usize>>,
-    pub succs: Vec<Vec<Edge>>,
-    pub preds: Vec<Vec<Edge>>,
+    pub succs: Adjacency,
+    pub preds: Adjacency,
     /// Latency of each unit's result (its last instruction's class).
     pub latency: Vec<u32>,
 }
@@ -479,31 +539,27 @@ impl Dag {
         }
         edges.truncate(kept);
         debug_assert!(edges.windows(2).all(|w| (w[0].1, w[0].0) < (w[1].1, w[1].0)));
-        // Lists allocated at their final sizes.
+        // Rows at their final sizes. Edges are in (target, source) order, so each
+        // source's successors come out sorted by target and each target's
+        // predecessors by source.
         let mut out_degree = vec![0u32; n];
         let mut in_degree = vec![0u32; n];
         for e in &edges {
             out_degree[e.0 as usize] += 1;
             in_degree[e.1 as usize] += 1;
         }
-        let mut succs: Vec<Vec<Edge>> = out_degree.iter().map(|&d| Vec::with_capacity(d as usize)).collect();
-        let mut preds: Vec<Vec<Edge>> = in_degree.iter().map(|&d| Vec::with_capacity(d as usize)).collect();
-        // Targets ascending: each source's successors come out sorted by target, and
-        // each target's predecessors by source (their order within a group).
-        for (from, to, latency, kind) in edges {
-            succs[from as usize].push(Edge {
-                other: to,
-                latency,
-                kind,
-                distance: 0,
-            });
-            preds[to as usize].push(Edge {
-                other: from,
-                latency,
-                kind,
-                distance: 0,
-            });
-        }
+        let succs = Adjacency::build(&out_degree, |push| {
+            for &(from, to, latency, kind) in &edges {
+                push(from, Edge { other: to, latency, kind, distance: 0 });
+            }
+        });
+        drop(out_degree);
+        let preds = Adjacency::build(&in_degree, |push| {
+            for &(from, to, latency, kind) in &edges {
+                push(to, Edge { other: from, latency, kind, distance: 0 });
+            }
+        });
+        drop(edges);
         Dag {
             start,
             units,
@@ -522,7 +578,7 @@ impl Dag {
     }
 
     pub fn edge_count(&self) -> usize {
-        self.succs.iter().map(Vec::len).sum()
+        self.succs.edge_count()
     }
 
     /// Longest latency-weighted path from each unit to the end of the region (the
