@@ -227,10 +227,29 @@ enum Rewrite {
     Inst(OpcodeId, crate::mir::Flags, Vec<Operand>),
 }
 
-/// Instructions by (block, index) and their result, the first inline: almost every
-/// expression key has one, and a heap vector per key was the largest of the
-/// combiner's tables.
-type Sites = smallvec::SmallVec<[(u32, u32, ValueId); 1]>;
+/// An instruction value numbering has seen: its expression key, where it is, its
+/// result, and the next site seen with the same key ([`NO_NEXT`] at the end).
+#[derive(Copy, Clone)]
+struct ExpressionSite {
+    key: u64,
+    block: u32,
+    index: u32,
+    value: ValueId,
+    next: u32,
+}
+
+/// [`ExpressionSite::next`] of the last site of a key.
+const NO_NEXT: u32 = u32::MAX;
+
+/// At most this many sites are kept per expression key.
+const SITES_PER_KEY: usize = 8;
+
+/// The slot of `key` in [`Combiner::expressions`]: the key is already a hash, but its
+/// low bits (which pick the slot) are mixed first.
+fn expression_slot_hash(key: u64) -> u64 {
+    let x = (key ^ (key >> 33)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    x ^ (x >> 33)
+}
 
 /// [`Combiner::konst`] of a value that is not a known constant.
 const NOT_CONSTANT: u32 = u32::MAX;
@@ -265,9 +284,13 @@ struct Combiner<'a> {
     made: HashMap<(usize, u16, i128), ValueId>,
     /// Divisions seen, by (opcode, dividend, divisor): where, and their result.
     divisions: HashMap<(OpcodeId, ValueId, ValueId), Vec<(usize, usize, ValueId)>>,
-    /// Pure instructions seen: expression hash (with the result type) -> earlier instructions computing it;
-    /// a candidate is confirmed with `Inst::same_expression`.
-    expressions: HashMap<u64, Sites>,
+    /// Pure instructions seen, by expression hash (with the result type): the index in
+    /// `expression_sites` of the first site of each key, whose sites are chained in the
+    /// order seen; a candidate is confirmed with `Inst::same_expression`. A slot is 4
+    /// bytes and a site 24, where a map of keys to lists of sites took 32 bytes per
+    /// slot (528 MB on a 1M-instruction kernel).
+    expressions: hashbrown::HashTable<u32>,
+    expression_sites: Vec<ExpressionSite>,
     cfg: Option<Cfg>,
     stats: Stats,
     /// [`Combiner::selectable`]'s answers by (opcode, flags, result and operand types).
@@ -304,7 +327,8 @@ impl<'a> Combiner<'a> {
             names: None,
             made: HashMap::default(),
             divisions: HashMap::default(),
-            expressions: HashMap::default(),
+            expressions: hashbrown::HashTable::new(),
+            expression_sites: Vec::new(),
             cfg: None,
             stats: Stats::default(),
             selectable_shapes: HashMap::default(),
@@ -547,13 +571,26 @@ impl<'a> Combiner<'a> {
             return; // already replaced by a rule
         }
         let key = inst.expression_hash() ^ (f.value(d).ty.0 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let list = self.expressions.entry(key).or_default();
-        let earlier = list
-            .iter()
-            .map(|&(eb, ei, v)| (eb as usize, ei as usize, v))
-            .filter(|(eb, ei, v)| f.value(*v).ty == f.value(d).ty && f.blocks[*eb].insts[*ei].same_expression(inst))
-            .find(|(eb, ei, _)| (*eb == b && *ei < i) || (*eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(*eb, b))))
-            .map(|e| e.2);
+        let sites = &self.expression_sites;
+        let head = self.expressions.find(expression_slot_hash(key), |&s| sites[s as usize].key == key).copied();
+        // The sites of this key in the order seen: the first that computes the same
+        // expression and comes before (same block) or dominates this one.
+        let (mut at, mut seen, mut last) = (head, 0, None);
+        let mut earlier = None;
+        while let Some(s) = at {
+            let site = sites[s as usize];
+            let (eb, ei, v) = (site.block as usize, site.index as usize, site.value);
+            if f.value(v).ty == f.value(d).ty
+                && f.blocks[eb].insts[ei].same_expression(inst)
+                && ((eb == b && ei < i) || (eb != b && self.cfg.as_ref().is_some_and(|c| c.dominates(eb, b))))
+            {
+                earlier = Some(v);
+                break;
+            }
+            seen += 1;
+            last = Some(s);
+            at = (site.next != NO_NEXT).then_some(site.next);
+        }
         match earlier {
             Some(v) => {
                 self.repl[d.0 as usize] = v;
@@ -566,7 +603,17 @@ impl<'a> Combiner<'a> {
                 let tables = self.tables;
                 self.remark(loc, || format!("cse: {} is %{}", inst.opcode.name(tables), f.value(v).name));
             }
-            None if list.len() < 8 => list.push((b as u32, i as u32, d)),
+            None if seen < SITES_PER_KEY => {
+                let new = self.expression_sites.len() as u32;
+                self.expression_sites.push(ExpressionSite { key, block: b as u32, index: i as u32, value: d, next: NO_NEXT });
+                match last {
+                    Some(s) => self.expression_sites[s as usize].next = new,
+                    None => {
+                        let sites = &self.expression_sites;
+                        self.expressions.insert_unique(expression_slot_hash(key), new, |&s| expression_slot_hash(sites[s as usize].key));
+                    }
+                }
+            }
             None => {}
         }
     }

@@ -554,12 +554,18 @@ impl Dag {
             }
         });
         drop(out_degree);
-        let preds = Adjacency::build(&in_degree, |push| {
-            for &(from, to, latency, kind) in &edges {
-                push(to, Edge { other: from, latency, kind, distance: 0 });
-            }
-        });
-        drop(edges);
+        // The predecessor rows are the edges in their order: the list becomes them in
+        // place (no second copy of the largest array of the build).
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        for d in &in_degree {
+            offsets.push(offsets[offsets.len() - 1] + d);
+        }
+        drop(in_degree);
+        let preds = Adjacency {
+            offsets,
+            edges: edges.into_iter().map(|(from, _, latency, kind)| Edge { other: from, latency, kind, distance: 0 }).collect(),
+        };
         Dag {
             start,
             units,
