@@ -10,6 +10,8 @@
 //! Transparent huge pages are off for the process: with them (the kernel's `madvise`
 //! mode) some runs spent 0.3-0.4 s of system time compacting memory for 2 MiB pages, so
 //! timings varied by half; without them a run takes 30k small page faults, every time.
+//! A compile of a large input (`HUGE_PAGE_INPUT`) turns them back on, as its faults
+//! cost seconds ([`allow_huge_pages`]).
 //!
 //! One exception: a block that reallocation grows past `MAPPED_SIZE` (tens of MB, the
 //! largest vectors of a big function) moves to a mapping of its own, grown by `mremap`
@@ -19,7 +21,8 @@
 /// builds it).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Never return freed memory to the OS during the process; no huge pages.
+/// Never return freed memory to the OS during the process; no huge pages (until
+/// [`allow_huge_pages`]).
 pub fn tune() {
     // SAFETY: sets a process-wide option; mimalloc reads options atomically.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
@@ -29,6 +32,24 @@ pub fn tune() {
     // SAFETY: prctl with integer arguments only changes this process's THP policy.
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
+/// Inputs at least this large (bytes of MIR, about 400k instructions) compile with
+/// transparent huge pages ([`allow_huge_pages`]).
+pub const HUGE_PAGE_INPUT: usize = 16 << 20;
+
+/// Lets the kernel back this process's memory with 2 MiB pages where mimalloc asked for
+/// them, undoing [`tune`]'s switch: for a compile that will touch gigabytes. A compile of
+/// a 1M-instruction i128/v8f16/bf16 kernel touches 3.5 GB, and faulting it in 4 KiB at a
+/// time was 8-9 s of system time on the benchmark VM; with huge pages 5.5-6 s. Small
+/// compiles keep them off: a fault that finds no free huge page waits for the kernel to
+/// compact memory, 0.2-0.7 s now and then on a compile of 0.2 s.
+pub fn allow_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments only changes this process's THP policy.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 0, 0, 0, 0);
     }
 }
 

@@ -620,6 +620,9 @@ fn compile(args: CompileArgs) -> Output {
         Ok(t) => t,
         Err(e) => return failure(e),
     };
+    if text.len() >= crate::allocator::HUGE_PAGE_INPUT {
+        crate::allocator::allow_huge_pages();
+    }
     let jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let started = std::time::Instant::now();
     let mut module = match crate::mir::parser::parse_module_jobs(&text, &file, tables, jobs) {
