@@ -2476,6 +2476,29 @@ fn build_patterns(
                     offset += open + close + 1;
                     rest = &rest[open + close + 1..];
                 }
+                // Results are written only after the template's last read of a register
+                // operand: an operand whose value dies at this instruction may share its
+                // register with a result (PHI elimination coalesces them), so a line that
+                // wrote the result earlier would clobber the operand for the lines after it
+                // (USUBO's `sub` before its `setp`: random kernel 118026).
+                let lines: Vec<&str> = template.split("\\n").collect();
+                let is_register = |name: &str| operands.iter().any(|(n, k)| *n == name && matches!(k, PatternOperand::Reg(_) | PatternOperand::Values));
+                let is_result = |name: &str| name == "d" || (name.strip_prefix('d').is_some_and(|n| n.parse::<usize>().is_ok()) && !operands.iter().any(|(n, _)| *n == name));
+                if let Some(last_read) = lines.iter().rposition(|l| placeholders(l).iter().any(|n| is_register(n))) {
+                    let early = lines[..last_read].iter().enumerate().find_map(|(i, l)| placeholders(l).into_iter().find(|n| is_result(n)).map(|n| (i, n)));
+                    if let Some((line, name)) = early {
+                        return Err(b.err(
+                            DescErrorKind::Invalid(format!(
+                                "result `{{{name}}}` is written on line {} of the template, before line {} reads an operand: an operand that dies here may share the result's register (write a `{{tmp.TYPE}}` and move it into `{{{name}}}` last)",
+                                line + 1,
+                                last_read + 1
+                            )),
+                            file,
+                            p.template_line,
+                            p.template_column,
+                        ));
+                    }
+                }
                 // In a tree every leaf carries something the instruction needs: a template
                 // that does not name it drops an input of an absorbed instruction (fixed
                 // values, flags and an ARG's index, which `{param}` names, say nothing more).

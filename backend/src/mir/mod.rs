@@ -233,7 +233,8 @@ pub struct NameSet {
 impl NameSet {
     pub fn of(f: &Function) -> NameSet {
         let mut names = NameSet::default();
-        names.hashes.reserve(f.values.len());
+        // Sized for the names kept by hash: after legalization most are numbered.
+        names.hashes.reserve(f.values.iter().filter(|v| Self::numbered(&v.name).is_none()).count());
         for v in &f.values {
             names.insert(&v.name);
         }
