@@ -647,8 +647,9 @@ impl<'a> Combiner<'a> {
             }
         }
         // Constant folding, by the interpreter's evaluation.
-        let all_constant = inst.uses().all(|v| self.konst(v).is_some());
-        let operands: Option<Vec<Vec<u128>>> = if all_constant { inst.uses().map(|v| self.konst(v).map(<[u128]>::to_vec)).collect() } else { None };
+        // Lanes are copied only when every operand is a constant (most instructions
+        // have a variable one, and collecting into an Option copied until it).
+        let operands: Option<Vec<Vec<u128>>> = if inst.uses().all(|v| self.konst(v).is_some()) { inst.uses().map(|v| self.konst(v).map(<[u128]>::to_vec)).collect() } else { None };
         if let Some(operands) = operands {
             if let Evaluation::Values(values) = fold::evaluate(self.tables, f, inst, &operands) {
                 let lanes = values.into_iter().next().unwrap_or_default();

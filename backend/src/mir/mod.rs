@@ -205,6 +205,9 @@ impl Function {
     }
 }
 
+/// Suffixes `N` of numbered names are below this ([`NameSet`]).
+const NUMBERED_BELOW: u32 = 1_000_000_000;
+
 /// The value names of a function, for passes that make fresh ones
 /// ([`NameSet::fresh`], [`Function::fresh_value`]).
 ///
@@ -247,13 +250,14 @@ impl NameSet {
     }
 
     /// `name` as `(BASE, N)` when it is `BASE.N` with `N` written as [`NameSet::fresh`]
-    /// writes it (decimal, no leading zero, below 10^9); every other name is kept by
+    /// writes it (decimal, no leading zero, below `NUMBERED_BELOW`); every other name is kept by
     /// its hash. The two forms never meet: each name has exactly one.
     fn numbered(name: &str) -> Option<(&str, u32)> {
         let dot = name.rfind('.')?;
         let digits = &name[dot + 1..];
-        let canonical = !digits.is_empty() && digits.len() <= 9 && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
-        canonical.then(|| (&name[..dot], digits.parse().unwrap_or(0)))
+        let canonical = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+        let n: u32 = if canonical { digits.parse().ok()? } else { return None };
+        (n < NUMBERED_BELOW).then(|| (&name[..dot], n))
     }
 
     /// Sets the bit of `BASE.n` (`base` the base's hash); whether it was clear.
@@ -298,25 +302,25 @@ impl NameSet {
         let key = Self::hash(base);
         let mut next = self.next_suffix.get(&key).copied().unwrap_or(1);
         let mut name = ValueName::default();
+        let write = |name: &mut ValueName, n: u32| {
+            name.clear();
+            name.push_str(base);
+            name.push('.');
+            name.push_str(itoa::Buffer::new().format(n));
+        };
         loop {
             let n = next;
             next += 1;
-            // Below 10^9 the name is numbered, with `base` as its base: its bit is
-            // set without hashing the whole name.
-            let free = if n < 1_000_000_000 {
+            // A numbered name (see `numbered`) has `base` as its base: its bit is set
+            // without writing and hashing the whole name.
+            let free = if n < NUMBERED_BELOW {
                 self.insert_numbered(key, n)
             } else {
-                name.clear();
-                name.push_str(base);
-                name.push('.');
-                name.push_str(itoa::Buffer::new().format(n));
+                write(&mut name, n);
                 self.insert(&name)
             };
             if free {
-                name.clear();
-                name.push_str(base);
-                name.push('.');
-                name.push_str(itoa::Buffer::new().format(n));
+                write(&mut name, n);
                 break;
             }
         }
@@ -767,6 +771,7 @@ mod tests {
         assert_eq!(made, expected);
         assert_eq!(made, ["k.2", "m.1", "k.5", "k.6", "k.2.2", "k.8", "m.2", "k.2.3", "k.9"]);
     }
+
     /// Numbered names (`t.7`) and the others (`t.07`, `t.x`, `t.`, `t.1234567890`) are
     /// kept apart; each is found where it was put, and nothing else is.
     #[test]

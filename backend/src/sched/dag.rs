@@ -274,23 +274,29 @@ pub struct Adjacency {
 }
 
 impl Adjacency {
-    /// Rows of `degree[u]` edges each, filled by `place`, which gets a closure that
-    /// appends an edge to a unit's row.
-    fn build(degree: &[u32], place: impl FnOnce(&mut dyn FnMut(u32, Edge))) -> Adjacency {
+    /// Row starts for rows of `degree[u]` edges each, and the end of the last.
+    fn offsets(degree: &[u32]) -> Vec<u32> {
         let mut offsets = Vec::with_capacity(degree.len() + 1);
-        let mut total = 0u32;
         offsets.push(0);
+        let mut total = 0u32;
         for d in degree {
             total += d;
             offsets.push(total);
         }
-        let mut edges = vec![Edge { other: 0, latency: 0, kind: EdgeKind::Data, distance: 0 }; total as usize];
+        offsets
+    }
+
+    /// Rows of `degree[u]` edges each, from `(unit, edge)` pairs in any unit order
+    /// (each row keeps its pairs' order).
+    fn build(degree: &[u32], pairs: impl Iterator<Item = (u32, Edge)>) -> Adjacency {
+        let offsets = Self::offsets(degree);
+        let mut edges = vec![Edge { other: 0, latency: 0, kind: EdgeKind::Data, distance: 0 }; offsets[degree.len()] as usize];
         let mut cursor: Vec<u32> = offsets[..degree.len()].to_vec();
-        place(&mut |u, e| {
+        for (u, e) in pairs {
             let at = &mut cursor[u as usize];
             edges[*at as usize] = e;
             *at += 1;
-        });
+        }
         Adjacency { offsets, edges }
     }
 
@@ -548,22 +554,12 @@ impl Dag {
             out_degree[e.0 as usize] += 1;
             in_degree[e.1 as usize] += 1;
         }
-        let succs = Adjacency::build(&out_degree, |push| {
-            for &(from, to, latency, kind) in &edges {
-                push(from, Edge { other: to, latency, kind, distance: 0 });
-            }
-        });
+        let succs = Adjacency::build(&out_degree, edges.iter().map(|&(from, to, latency, kind)| (from, Edge { other: to, latency, kind, distance: 0 })));
         drop(out_degree);
         // The predecessor rows are the edges in their order: the list becomes them in
         // place (no second copy of the largest array of the build).
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0u32);
-        for d in &in_degree {
-            offsets.push(offsets[offsets.len() - 1] + d);
-        }
-        drop(in_degree);
         let preds = Adjacency {
-            offsets,
+            offsets: Adjacency::offsets(&in_degree),
             edges: edges.into_iter().map(|(from, _, latency, kind)| Edge { other: from, latency, kind, distance: 0 }).collect(),
         };
         Dag {
