@@ -364,25 +364,27 @@ impl Registers<'_> {
     }
 }
 
-/// The lines of one block, in one buffer: instructions are written here without their
-/// `;` so that the branch to the next block can be dropped or inverted before the
-/// block is written out.
+/// Where the current block's last two lines start in the function's text. Lines go
+/// straight into the text, `\t` before and `;` after (scope braces of call sequences
+/// take none); only the block's last two can still change, when the branch to the next
+/// block is dropped or inverted. (A buffer of the block's lines and a copy of the
+/// function's text were a third of emission's memory on a large kernel.)
 #[derive(Default)]
 struct BlockLines {
-    text: String,
-    /// Start of each line in `text` (each line runs to the next start).
-    starts: Vec<usize>,
+    /// Starts of the second-to-last and the last line (valid as far as `count` says).
+    starts: [usize; 2],
+    /// Lines of the current block so far.
+    count: usize,
 }
 
 impl BlockLines {
-    fn clear(&mut self) {
-        self.text.clear();
-        self.starts.clear();
+    fn start_block(&mut self) {
+        self.count = 0;
     }
 
     /// Adds the lines of an instruction's filled template, each trimmed and without
     /// its `;` (an empty template, UNDEF, adds none).
-    fn push_text(&mut self, text: &str) {
+    fn push_text(&mut self, out: &mut String, text: &str) {
         // Lines found bytewise: templates are short, mostly one line, and
         // `str::split`'s searcher cost more than the scan.
         let mut rest = text;
@@ -390,7 +392,7 @@ impl BlockLines {
             let end = rest.bytes().position(|c| c == b'\n');
             let line = rest[..end.unwrap_or(rest.len())].trim().trim_end_matches(';');
             if !line.is_empty() {
-                self.push_line(line);
+                self.push_line(out, line);
             }
             match end {
                 Some(k) => rest = &rest[k + 1..],
@@ -400,42 +402,37 @@ impl BlockLines {
     }
 
     /// Adds one line as it is.
-    fn push_line(&mut self, line: &str) {
-        self.starts.push(self.text.len());
-        self.text.push_str(line);
+    fn push_line(&mut self, out: &mut String, line: &str) {
+        self.starts = [self.starts[1], out.len()];
+        self.count += 1;
+        out.push('\t');
+        out.push_str(line);
+        out.push_str(if line == "{" || line == "}" { "\n" } else { ";\n" });
     }
 
-    fn len(&self) -> usize {
-        self.starts.len()
-    }
-
-    fn line(&self, k: usize) -> &str {
-        let end = self.starts.get(k + 1).copied().unwrap_or(self.text.len());
-        &self.text[self.starts[k]..end]
-    }
-
-    fn truncate(&mut self, lines: usize) {
-        if let Some(&start) = self.starts.get(lines) {
-            self.text.truncate(start);
-            self.starts.truncate(lines);
-        }
+    /// The last line (`back` 1) or the one before it (`back` 2), as it was added.
+    fn last<'t>(&self, out: &'t str, back: usize) -> &'t str {
+        let end = if back == 1 { out.len() } else { self.starts[1] };
+        let line = &out[self.starts[2 - back] + 1..end];
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        line.strip_suffix(';').unwrap_or(line)
     }
 
     /// Falls through instead of branching to the block that follows (`next`):
     /// `bra NEXT` goes, and `@p bra NEXT; bra F` becomes `@!p bra F`.
-    fn fall_through_to(&mut self, next: &str) {
+    fn fall_through_to(&mut self, out: &mut String, next: &str) {
         fn jump_target(line: &str) -> Option<&str> {
             line.strip_prefix("bra.uni ").or_else(|| line.strip_prefix("bra "))
         }
-        let n = self.len();
-        if n >= 1 && jump_target(self.line(n - 1)) == Some(next) {
-            self.truncate(n - 1);
+        if self.count >= 1 && jump_target(self.last(out, 1)) == Some(next) {
+            out.truncate(self.starts[1]);
+            self.count -= 1;
             return;
         }
-        if n < 2 {
+        if self.count < 2 {
             return;
         }
-        let (cond, last) = (self.line(n - 2), self.line(n - 1));
+        let (cond, last) = (self.last(out, 2), self.last(out, 1));
         let guarded = cond.strip_prefix('@').and_then(|c| c.split_once(' '));
         if let (Some((predicate, branch)), Some(target)) = (guarded, jump_target(last)) {
             if branch.strip_prefix("bra ") == Some(next) {
@@ -443,20 +440,10 @@ impl BlockLines {
                     Some(p) => format!("@{p} bra {target}"),
                     None => format!("@!{predicate} bra {target}"),
                 };
-                self.truncate(n - 2);
-                self.push_line(&replacement);
+                out.truncate(self.starts[0]);
+                self.count -= 2;
+                self.push_line(out, &replacement);
             }
-        }
-    }
-
-    /// Writes the lines to `out`, one per line, each with its `;` (scope braces of
-    /// call sequences take none).
-    fn write_to(&self, out: &mut String) {
-        for k in 0..self.len() {
-            let line = self.line(k);
-            out.push('\t');
-            out.push_str(line);
-            out.push_str(if line == "{" || line == "}" { "\n" } else { ";\n" });
         }
     }
 }
@@ -480,10 +467,10 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
         Ok(if *offset == 0 { depot.clone() } else { format!("{depot}+{offset}") })
     };
 
-    // One instruction's text, its operands and its block's lines: buffers reused
-    // across the function (emission allocated per operand and per line before).
-    // Reserved at a typical size (a line of PTX per instruction, about 32 bytes) so a
-    // large function's text is not grown by doubling from nothing.
+    // The function's text, and one instruction's text and operands: buffers reused
+    // across the function (emission allocated per operand and per line before). The
+    // text is reserved at a typical size (a line of PTX per instruction, about 32
+    // bytes) so a large function's is not grown by doubling from nothing.
     let mut body = String::with_capacity(32 * f.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>());
     let mut text = String::new();
     let mut lines = BlockLines::default();
@@ -494,7 +481,7 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
             write_label(&mut body, block.number);
             body.push_str(":\n");
         }
-        lines.clear();
+        lines.start_block();
         for inst in &block.insts {
             let Opcode::Machine(m) = inst.opcode else {
                 return Err(format!("{} in {} was not selected", inst.opcode.name(tables), block.label()));
@@ -527,7 +514,7 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                 };
                 let input = call_abi::HookInput { tables, sm, callee, operands: values, results, scratch: &mut scratch };
                 for line in call_abi::expand(hook, input)? {
-                    lines.push_line(&line);
+                    lines.push_line(&mut body, &line);
                 }
                 continue;
             }
@@ -622,16 +609,17 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                     }
                 }
             }
-            lines.push_text(&text);
+            lines.push_text(&mut body, &text);
         }
         if let Some(next) = f.blocks.get(b + 1) {
             next_label.clear();
             write_label(&mut next_label, next.number);
-            lines.fall_through_to(&next_label);
+            lines.fall_through_to(&mut body, &next_label);
         }
-        lines.write_to(&mut body);
     }
-    let mut out = String::with_capacity(header.len() + body.len() + 256);
+    // What comes before the body is known once it is written (the registers it
+    // numbered): it is moved in at the body's front, not the body copied after it.
+    let mut out = String::new();
     out.push_str(header);
     out.push('\n');
     if let Some(m) = &f.attributes.maxntid {
@@ -656,9 +644,10 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
         let _ = writeln!(out, "\t.reg {} {}t<{}>;", c.ptx_type, c.prefix, count + 1);
     }
     out.push('\n');
-    out.push_str(&body);
-    out.push_str("}\n\n");
-    Ok(out)
+    body.reserve(out.len() + 3);
+    body.insert_str(0, &out);
+    body.push_str("}\n\n");
+    Ok(body)
 }
 
 #[cfg(test)]

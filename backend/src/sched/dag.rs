@@ -257,10 +257,12 @@ pub struct Edge {
     pub other: u32,
     pub latency: u32,
     pub kind: EdgeKind,
-    /// Iterations between the two ends (the pipeliner's loop-carried edges); 0 within
-    /// one iteration.
-    pub distance: u32,
 }
+
+// Twelve bytes: a block of millions of instructions has two or three edges per
+// instruction in each direction (the pipeliner keeps its loop-carried edges, with their
+// iteration distances, in a graph of its own).
+const _: () = assert!(std::mem::size_of::<Edge>() == 12, "an edge grew");
 
 /// The edges of every unit in one direction, in compressed rows: `graph[u]` is unit
 /// `u`'s list. One array of edges and one of offsets, where a vector per unit and
@@ -290,7 +292,7 @@ impl Adjacency {
     /// (each row keeps its pairs' order).
     fn build(degree: &[u32], pairs: impl Iterator<Item = (u32, Edge)>) -> Adjacency {
         let offsets = Self::offsets(degree);
-        let mut edges = vec![Edge { other: 0, latency: 0, kind: EdgeKind::Data, distance: 0 }; offsets[degree.len()] as usize];
+        let mut edges = vec![Edge { other: 0, latency: 0, kind: EdgeKind::Data }; offsets[degree.len()] as usize];
         let mut cursor: Vec<u32> = offsets[..degree.len()].to_vec();
         for (u, e) in pairs {
             let at = &mut cursor[u as usize];
@@ -334,8 +336,10 @@ pub struct Dag {
     pub start: usize,
     /// Each unit: the range of region-relative instruction indices it covers.
     pub units: Vec<std::ops::Range<usize>>,
+    /// Each unit's successors, in target order. Every edge goes forward in program
+    /// order, so what predecessors would tell (earliest starts, in-degrees) is found
+    /// by a forward pass over these: no second copy of the block's largest array.
     pub succs: Adjacency,
-    pub preds: Adjacency,
     /// Latency of each unit's result (its last instruction's class).
     pub latency: Vec<u32>,
 }
@@ -546,29 +550,13 @@ impl Dag {
         edges.truncate(kept);
         debug_assert!(edges.windows(2).all(|w| (w[0].1, w[0].0) < (w[1].1, w[1].0)));
         // Rows at their final sizes. Edges are in (target, source) order, so each
-        // source's successors come out sorted by target and each target's
-        // predecessors by source.
+        // source's successors come out sorted by target.
         let mut out_degree = vec![0u32; n];
-        let mut in_degree = vec![0u32; n];
         for e in &edges {
             out_degree[e.0 as usize] += 1;
-            in_degree[e.1 as usize] += 1;
         }
-        let succs = Adjacency::build(&out_degree, edges.iter().map(|&(from, to, latency, kind)| (from, Edge { other: to, latency, kind, distance: 0 })));
-        drop(out_degree);
-        // The predecessor rows are the edges in their order: the list becomes them in
-        // place (no second copy of the largest array of the build).
-        let preds = Adjacency {
-            offsets: Adjacency::offsets(&in_degree),
-            edges: edges.into_iter().map(|(from, _, latency, kind)| Edge { other: from, latency, kind, distance: 0 }).collect(),
-        };
-        Dag {
-            start,
-            units,
-            succs,
-            preds,
-            latency,
-        }
+        let succs = Adjacency::build(&out_degree, edges.iter().map(|&(from, to, latency, kind)| (from, Edge { other: to, latency, kind })));
+        Dag { start, units, succs, latency }
     }
 
     pub fn len(&self) -> usize {
@@ -591,7 +579,6 @@ impl Dag {
         for u in (0..self.len()).rev() {
             h[u] = self.succs[u]
                 .iter()
-                .filter(|e| e.distance == 0)
                 .map(|e| e.latency + h[e.other as usize])
                 .max()
                 .unwrap_or(0);
@@ -599,17 +586,25 @@ impl Dag {
         h
     }
 
-    /// Earliest start cycle of each unit (ASAP).
+    /// Earliest start cycle of each unit (ASAP): a unit's start is final once every
+    /// unit before it has passed its own on.
     pub fn asap(&self) -> Vec<u32> {
         let mut a = vec![0u32; self.len()];
         for u in 0..self.len() {
-            a[u] = self.preds[u]
-                .iter()
-                .filter(|e| e.distance == 0)
-                .map(|e| a[e.other as usize] + e.latency)
-                .max()
-                .unwrap_or(0);
+            for e in &self.succs[u] {
+                let s = e.other as usize;
+                a[s] = a[s].max(a[u] + e.latency);
+            }
         }
         a
+    }
+
+    /// Each unit's number of predecessors.
+    pub fn in_degrees(&self) -> Vec<u32> {
+        let mut d = vec![0u32; self.len()];
+        for e in &self.succs.edges {
+            d[e.other as usize] += 1;
+        }
+        d
     }
 }

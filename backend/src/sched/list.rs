@@ -72,14 +72,14 @@ pub fn warps_for(occupancy: Option<&OccupancyInfo>, regs: u32) -> u32 {
 /// Reorders `slice` in place so that position `j` holds what was at `from[j]` (`from`
 /// a permutation), by following its cycles: no second copy of a large block, whose
 /// instructions are the schedulers' biggest allocation (issue 15's peak memory).
-fn permute<T>(slice: &mut [T], from: &[usize]) {
+fn permute<T>(slice: &mut [T], from: &[u32]) {
     debug_assert_eq!(slice.len(), from.len());
     let mut placed = vec![false; from.len()];
     for start in 0..from.len() {
         let mut j = start;
         while !placed[j] {
             placed[j] = true;
-            let k = from[j];
+            let k = from[j] as usize;
             if k == start {
                 break;
             }
@@ -93,19 +93,18 @@ fn permute<T>(slice: &mut [T], from: &[usize]) {
 
 /// Cycles to run `order` (unit indices) with one unit issued per cycle, each waiting
 /// for its operands.
-fn schedule_length(dag: &Dag, order: &[usize]) -> u32 {
-    let mut start = vec![0u32; dag.len()];
+/// `order` is topological, so a unit's operands are ready once its predecessors have
+/// started: each passes its result's time on to its successors.
+fn schedule_length(dag: &Dag, order: impl Iterator<Item = usize>) -> u32 {
+    let mut ready = vec![0u32; dag.len()];
     let mut cycle = 0u32;
     let mut end = 0u32;
-    for &u in order {
-        let ready = dag.preds[u]
-            .iter()
-            .filter(|e| e.distance == 0)
-            .map(|e| start[e.other as usize] + e.latency)
-            .max()
-            .unwrap_or(0);
-        cycle = cycle.max(ready);
-        start[u] = cycle;
+    for u in order {
+        cycle = cycle.max(ready[u]);
+        for e in &dag.succs[u] {
+            let s = e.other as usize;
+            ready[s] = ready[s].max(cycle + e.latency);
+        }
         end = end.max(cycle + dag.latency[u]);
         cycle += 1;
     }
@@ -207,20 +206,19 @@ pub fn schedule_function(
             allowance,
             &mut scratch,
         );
-        let identity: Vec<usize> = (0..dag.len()).collect();
         let mut report = BlockReport {
             block: b,
             units: dag.len(),
             edges: dag.edge_count(),
             peak_before: before_peak[0],
             peak_after: before_peak[0],
-            length_before: schedule_length(&dag, &identity),
-            length_after: schedule_length(&dag, &order),
+            length_before: schedule_length(&dag, 0..dag.len()),
+            length_after: schedule_length(&dag, order.iter().map(|&u| u as usize)),
             pressure_mode,
             kept: false,
             reverted: None,
         };
-        if order == identity {
+        if order.iter().enumerate().all(|(j, &u)| u as usize == j) {
             report.length_after = report.length_before;
             report.reverted = Some("already in order");
             reports.push(report);
@@ -228,7 +226,8 @@ pub fn schedule_function(
         }
         // Apply (moving, not cloning, the instructions), then check with MRPA.
         // `moved[j]` is the region index of the instruction now at region position j.
-        let moved: Vec<usize> = order.iter().flat_map(|&u| dag.units[u].clone()).collect();
+        let moved: Vec<u32> = order.iter().flat_map(|&u| dag.units[u as usize].clone()).map(|i| i as u32).collect();
+        drop(order);
         permute(&mut f.blocks[b].insts[range.clone()], &moved);
         let after_peak = pressure.block_peak(f, b, &cfg.succs, sets, tables);
         let reason = if over {
@@ -263,9 +262,9 @@ pub fn schedule_function(
         report.peak_after = after_peak[0];
         match reason {
             Some(r) => {
-                let mut inverse = vec![0; moved.len()];
+                let mut inverse = vec![0u32; moved.len()];
                 for (j, &k) in moved.iter().enumerate() {
-                    inverse[k] = j;
+                    inverse[k as usize] = j as u32;
                 }
                 permute(&mut f.blocks[b].insts[range.clone()], &inverse);
                 report.reverted = Some(r);
@@ -284,15 +283,16 @@ struct Scratch {
     read_here: Vec<bool>,
     live_after: Vec<bool>,
     reads: Vec<u32>,
-    /// Per unit of the block: its fixed pressure change and its range of `last_reads`.
-    unit_delta: Vec<Option<(i64, u32, u32)>>,
+    /// Per unit of the block: its fixed pressure change (a few registers per result,
+    /// so 32 bits, which keep the entry at 16 bytes) and its range of `last_reads`.
+    unit_delta: Vec<Option<(i32, u32, u32)>>,
     /// Values units read, not read after the region: (value, reads in the unit).
     last_reads: Vec<(u32, u32)>,
 }
 
 /// The static part of a unit's rank, best first: deeper, higher target priority,
 /// narrower window, earlier in the input.
-type Rank = (u32, u32, Reverse<u32>, Reverse<usize>);
+type Rank = (u32, u32, Reverse<u32>, Reverse<u32>);
 
 #[allow(clippy::too_many_arguments)]
 fn list_schedule(
@@ -306,7 +306,7 @@ fn list_schedule(
     start_pressure: u32,
     allowance: u32,
     scratch: &mut Scratch,
-) -> Vec<usize> {
+) -> Vec<u32> {
     let n = dag.len();
     let heights = dag.heights();
     let asap = dag.asap();
@@ -316,14 +316,15 @@ fn list_schedule(
         .map(|(h, a)| h + a)
         .max()
         .unwrap_or(0);
-    let rank = |u: usize| -> Rank {
+    let rank = |u: u32| -> Rank {
+        let u = u as usize;
         let alap = critical - heights[u];
         let inst = &insts[dag.units[u].start];
         (
             heights[u],
             model.priority(inst, asap[u]),
             Reverse(alap - asap[u]),
-            Reverse(u),
+            Reverse(u as u32),
         )
     };
     // Remaining reads of each value inside the region, and whether it has any; values
@@ -348,11 +349,11 @@ fn list_schedule(
     unit_delta.clear();
     unit_delta.resize(n, None);
     last_reads.clear();
-    let mut delta = |u: usize, remaining: &[u32], reads: &mut Vec<u32>| -> i64 {
-        let (fixed, from, to) = *unit_delta[u].get_or_insert_with(|| {
+    let mut delta = |u: u32, remaining: &[u32], reads: &mut Vec<u32>| -> i64 {
+        let (fixed, from, to) = *unit_delta[u as usize].get_or_insert_with(|| {
             let mut fixed = 0i64;
             reads.clear();
-            for inst in &insts[dag.units[u].clone()] {
+            for inst in &insts[dag.units[u as usize].clone()] {
                 for def in &inst.defs {
                     if read_here[def.0 as usize] || after_flag[def.0 as usize] {
                         fixed += weight(*def);
@@ -375,9 +376,9 @@ fn list_schedule(
                     last_reads.push((v, count));
                 }
             }
-            (fixed, from, last_reads.len() as u32)
+            (fixed as i32, from, last_reads.len() as u32)
         });
-        let mut d = fixed;
+        let mut d = i64::from(fixed);
         for &(v, count) in &last_reads[from as usize..to as usize] {
             if remaining[v as usize] == count {
                 d -= weight(ValueId(v));
@@ -385,18 +386,14 @@ fn list_schedule(
         }
         d
     };
-    let mut preds_left: Vec<u32> = dag
-        .preds
-        .iter()
-        .map(|p| p.iter().filter(|e| e.distance == 0).count() as u32)
-        .collect();
+    let mut preds_left: Vec<u32> = dag.in_degrees();
     let mut earliest = vec![0u32; n];
     // Pending: waiting for operands (by cycle); available: ready now (by rank).
-    let mut pending: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::new();
-    let mut available: BinaryHeap<(Rank, usize)> = BinaryHeap::new();
+    let mut pending: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
+    let mut available: BinaryHeap<(Rank, u32)> = BinaryHeap::new();
     for u in 0..n {
         if preds_left[u] == 0 {
-            pending.push(Reverse((0, u)));
+            pending.push(Reverse((0, u as u32)));
         }
     }
     let mut order = Vec::with_capacity(n);
@@ -404,8 +401,8 @@ fn list_schedule(
     let mut current = i64::from(start_pressure);
     // The window: the best (up to) LOOK_AHEAD available units, kept across steps; the
     // heap holds the rest, none of them better than the window's worst.
-    let mut held: Vec<(Rank, usize)> = Vec::with_capacity(LOOK_AHEAD);
-    let admit = |x: (Rank, usize), held: &mut Vec<(Rank, usize)>, available: &mut BinaryHeap<(Rank, usize)>| {
+    let mut held: Vec<(Rank, u32)> = Vec::with_capacity(LOOK_AHEAD);
+    let admit = |x: (Rank, u32), held: &mut Vec<(Rank, u32)>, available: &mut BinaryHeap<(Rank, u32)>| {
         let worst = (0..held.len()).min_by_key(|&i| held[i].0);
         match worst {
             Some(w) if x.0 > held[w].0 => {
@@ -462,24 +459,22 @@ fn list_schedule(
         };
         let (pick, pick_delta) = pick;
         let (_, u) = held.swap_remove(pick);
+        let u = u as usize;
         current += pick_delta;
         for inst in &insts[dag.units[u].clone()] {
             for v in inst.uses() {
                 remaining[v.0 as usize] = remaining[v.0 as usize].saturating_sub(1);
             }
         }
-        order.push(u);
+        order.push(u as u32);
         let start = cycle;
         cycle += 1;
         for e in &dag.succs[u] {
-            if e.distance != 0 {
-                continue;
-            }
             let s = e.other as usize;
             earliest[s] = earliest[s].max(start + e.latency);
             preds_left[s] -= 1;
             if preds_left[s] == 0 {
-                pending.push(Reverse((earliest[s], s)));
+                pending.push(Reverse((earliest[s], s as u32)));
             }
         }
     }
@@ -503,14 +498,14 @@ mod tests {
     #[test]
     fn permute_places_each_element_and_its_inverse_restores_the_order() {
         // Several cycles, a fixed point and a long cycle.
-        let from = [3, 0, 1, 2, 4, 7, 5, 6, 9, 8];
+        let from: [u32; 10] = [3, 0, 1, 2, 4, 7, 5, 6, 9, 8];
         let mut v: Vec<u32> = (0..10).map(|i| i * 10).collect();
         permute(&mut v, &from);
-        let expected: Vec<u32> = from.iter().map(|&k| k as u32 * 10).collect();
+        let expected: Vec<u32> = from.iter().map(|&k| k * 10).collect();
         assert_eq!(v, expected);
-        let mut inverse = vec![0; from.len()];
+        let mut inverse = vec![0u32; from.len()];
         for (j, &k) in from.iter().enumerate() {
-            inverse[k] = j;
+            inverse[k as usize] = j as u32;
         }
         permute(&mut v, &inverse);
         assert_eq!(v, (0..10).map(|i| i * 10).collect::<Vec<u32>>());
