@@ -254,8 +254,10 @@ fn inst_key(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> Opt
 struct Matcher<'a> {
     tables: &'a TargetTables,
     f: &'a Function,
-    /// The (block, index) of each value's defining instruction.
-    site: Vec<Option<(usize, usize)>>,
+    /// The (block, index) of each value's defining instruction ([`NO_SITE`] for none):
+    /// 8 bytes per value, where an `Option<(usize, usize)>` was 24 (a quarter of a
+    /// gigabyte on a kernel of ten million values).
+    site: Vec<(u32, u32)>,
     uses: Vec<u32>,
     /// Per opcode id: whether the description marks it commutative.
     commutative: Vec<bool>,
@@ -287,14 +289,24 @@ fn value_operands(operands: &[Operand]) -> Cow<'_, [Operand]> {
     }
 }
 
+/// [`Matcher::site`] of a value no instruction defines (an argument of a PHI's
+/// other block, say).
+const NO_SITE: (u32, u32) = (u32::MAX, u32::MAX);
+
 impl<'a> Matcher<'a> {
+    /// Where `v` is defined, as (block, index).
+    fn site_of(&self, v: ValueId) -> Option<(usize, usize)> {
+        let site = self.site.get(v.0 as usize).copied()?;
+        (site != NO_SITE).then_some((site.0 as usize, site.1 as usize))
+    }
+
     fn new(f: &'a Function, tables: &'a TargetTables) -> Matcher<'a> {
-        let mut site = vec![None; f.values.len()];
+        let mut site = vec![NO_SITE; f.values.len()];
         let mut uses = vec![0u32; f.values.len()];
         for (b, block) in f.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {
-                    site[d.0 as usize] = Some((b, i));
+                    site[d.0 as usize] = (b as u32, i as u32);
                 }
                 for v in inst.uses() {
                     uses[v.0 as usize] += 1;
@@ -313,7 +325,7 @@ impl<'a> Matcher<'a> {
     /// The literal of `v` when a `CONSTANT` or `FCONSTANT` defines it (selected or not:
     /// a constant keeps its literal as operand 0).
     fn constant(&self, v: &ValueId) -> Option<&Operand> {
-        let (b, i) = self.site.get(v.0 as usize).copied().flatten()?;
+        let (b, i) = self.site_of(*v)?;
         let inst = &self.f.blocks[b].insts[i];
         let name = crate::mir::opcode_info(inst.opcode, self.tables).map(|o| o.name);
         if matches!(name, Some("CONSTANT" | "FCONSTANT")) && inst.defs.first() == Some(v) {
@@ -377,7 +389,7 @@ impl<'a> Matcher<'a> {
                 let NodeArg::Node(m) = *arg else { return true };
                 let k = if swap && j < 2 { 1 - j } else { j };
                 let Some(Operand::Value(v)) = operands.get(k) else { return false };
-                let Some((db, di)) = self.site[v.0 as usize] else { return false };
+                let Some((db, di)) = self.site_of(*v) else { return false };
                 let def = &self.f.blocks[db].insts[di];
                 let node = &p.nodes[m as usize];
                 def.opcode == Opcode::Generic(OpcodeId(node.opcode))
@@ -453,7 +465,7 @@ impl<'a> Matcher<'a> {
     /// Nested node `m` on the instruction defining `v`.
     fn nested(&self, p: &PatternInfo, m: usize, v: ValueId, root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>) -> bool {
         let node = &p.nodes[m];
-        let Some((db, di)) = self.site[v.0 as usize] else { return false };
+        let Some((db, di)) = self.site_of(v) else { return false };
         let inst = &self.f.blocks[db].insts[di];
         if inst.opcode != Opcode::Generic(OpcodeId(node.opcode)) || inst.defs.len() != 1 || Some(self.f.value(v).ty.0) != node.ty {
             return false;
@@ -523,7 +535,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
     let sm_index = tables.sm_index(sm);
     // At most one selection per instruction: sized once, not grown through a large
     // function by reallocation.
-    let mut selected: Vec<(usize, usize, u16, crate::mir::Flags, Vec<Operand>)> = Vec::with_capacity(f.blocks.iter().map(|b| b.insts.len()).sum());
+    let mut selected: Vec<(u32, u32, u16, crate::mir::Flags, Vec<Operand>)> = Vec::with_capacity(f.blocks.iter().map(|b| b.insts.len()).sum());
     let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     {
         let matcher = Matcher::new(f, tables);
@@ -557,7 +569,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
                         for &(ab, ai) in &m.absorbed {
                             absorbed[ab][ai] = true;
                         }
-                        selected.push((b, i, index as u16, kept, m.operands));
+                        selected.push((b as u32, i as u32, index as u16, kept, m.operands));
                     }
                     None => {
                         // A pattern whose operands fit but one of whose flag groups has no
@@ -591,7 +603,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
         }
     }
     for (b, i, index, kept, operands) in selected {
-        let inst = &mut f.blocks[b].insts[i];
+        let inst = &mut f.blocks[b as usize].insts[i as usize];
         inst.opcode = Opcode::Machine(index);
         // Flags a flag group took stay on the machine instruction: emission turns them
         // into the group's text, and the MIR printout keeps them.

@@ -150,14 +150,14 @@ impl Pressure {
         let mut p = Pressure { live_in: vec![HashSet::default(); n], live_blocks: None, stack: Vec::new(), peak: vec![vec![0; sets.names.len()]; n], scan_marks: Default::default() };
         // `defined_in[v] == b + 1` once `v` is defined earlier in block `b`: a use
         // after that is not upward exposed.
-        let mut defined_in = vec![0usize; f.values.len()];
+        let mut defined_in = vec![0u32; f.values.len()];
         // Which blocks became live is not needed here: one buffer, cleared each time.
         let mut changed = Vec::new();
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
                 if !inst.is_phi(tables) {
                     for v in inst.uses() {
-                        if sets.of(f, v).is_some() && defined_in.get(v.0 as usize) != Some(&(b + 1)) {
+                        if sets.of(f, v).is_some() && defined_in.get(v.0 as usize) != Some(&(b as u32 + 1)) {
                             p.mark_live_in(v, b, preds, &defs, &mut changed);
                             changed.clear();
                         }
@@ -165,7 +165,7 @@ impl Pressure {
                 }
                 for d in &inst.defs {
                     if let Some(slot) = defined_in.get_mut(d.0 as usize) {
-                        *slot = b + 1;
+                        *slot = b as u32 + 1;
                     }
                 }
             }
@@ -421,21 +421,22 @@ trait DefBlock {
 }
 
 /// Every value's defining blocks: one per value in SSA form, more after PHI
-/// elimination (kept aside so the SSA case stays a vector lookup).
+/// elimination (kept aside so the SSA case stays a vector lookup). Blocks are u32
+/// (`u32::MAX` for none): a word per value of a kernel with millions of them.
 struct Defs {
-    first: Vec<usize>,
+    first: Vec<u32>,
     more: HashSet<(u32, usize)>,
 }
 
 impl Defs {
     fn new(f: &Function) -> Defs {
-        let mut defs = Defs { first: vec![usize::MAX; f.values.len()], more: HashSet::default() };
+        let mut defs = Defs { first: vec![u32::MAX; f.values.len()], more: HashSet::default() };
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in &block.insts {
                 for d in &inst.defs {
                     match defs.first.get_mut(d.0 as usize) {
-                        Some(slot) if *slot == usize::MAX => *slot = b,
-                        Some(slot) if *slot == b => {}
+                        Some(slot) if *slot == u32::MAX => *slot = b as u32,
+                        Some(slot) if *slot as usize == b => {}
                         _ => {
                             defs.more.insert((d.0, b));
                         }
@@ -449,7 +450,7 @@ impl Defs {
 
 impl DefBlock for Defs {
     fn defines(&self, v: ValueId, b: usize) -> bool {
-        self.first.get(v.0 as usize) == Some(&b) || (!self.more.is_empty() && self.more.contains(&(v.0, b)))
+        self.first.get(v.0 as usize).is_some_and(|&first| first as usize == b) || (!self.more.is_empty() && self.more.contains(&(v.0, b)))
     }
 }
 

@@ -399,6 +399,22 @@ thread_local! {
     static VALUE_SLOTS: std::cell::Cell<ValueSlots> = std::cell::Cell::new(ValueSlots::default());
 }
 
+/// Values up to which a thread keeps its [`ValueSlots`] for the next function.
+const KEEP_SLOTS: usize = 1 << 16;
+
+/// Called when a function's graphs are built: frees this thread's per-value slots if
+/// they are a large function's (12 bytes per value, which would otherwise stay
+/// allocated through emission, the compile's memory peak); small ones stay for the
+/// next function.
+pub fn release_large_scratch() {
+    VALUE_SLOTS.with(|s| {
+        let slots = s.take();
+        if slots.stamps.len() <= KEEP_SLOTS {
+            s.set(slots);
+        }
+    });
+}
+
 impl Dag {
     /// Builds the graph of `insts` (a region, in program order).
     pub fn build(

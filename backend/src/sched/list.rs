@@ -273,6 +273,7 @@ pub fn schedule_function(
         }
         reports.push(report);
     }
+    super::dag::release_large_scratch();
     reports
 }
 

@@ -212,6 +212,7 @@ pub fn run(
             }
         }
     }
+    super::dag::release_large_scratch();
     stats
 }
 
