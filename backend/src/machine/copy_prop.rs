@@ -67,12 +67,13 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
     }
     let copy_count = copies.len();
     let n = f.values.len();
-    // source[v]: the value `v` is a copy of; site[v]: where that copy is.
+    // source[v]: the value `v` is a copy of; site[v]: where that copy is (u32 positions:
+    // 20 bytes per value, not 32, on kernels of millions of values).
     let mut source: Vec<Option<ValueId>> = vec![None; n];
-    let mut site: Vec<Option<(usize, usize)>> = vec![None; n];
+    let mut site: Vec<Option<(u32, u32)>> = vec![None; n];
     for (d, s, b, i) in copies {
         source[d.0 as usize] = Some(s);
-        site[d.0 as usize] = Some((b, i));
+        site[d.0 as usize] = Some((b as u32, i as u32));
     }
     let mut uses = vec![0u32; n];
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
@@ -138,6 +139,7 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
     let mut work: Vec<ValueId> = (0..n as u32).map(ValueId).filter(|v| source[v.0 as usize].is_some() && uses[v.0 as usize] == 0).collect();
     while let Some(d) = work.pop() {
         let (Some(_), Some((b, i))) = (source[d.0 as usize].take(), site[d.0 as usize]) else { continue };
+        let (b, i) = (b as usize, i as usize);
         // What the copy reads now (its own operand may have been propagated too).
         let Some(s) = f.blocks[b].insts[i].uses().next() else { continue };
         removed.push((b, i));
@@ -153,6 +155,7 @@ fn propagate(f: &mut Function, tables: &TargetTables, sm: &SmTables, copy_ops: &
     }
     for (v, src) in source.iter().enumerate() {
         if let (Some(s), Some((b, i))) = (src, site[v]) {
+            let (b, i) = (b as usize, i as usize);
             stats.kept += 1;
             if remarks {
                 let loc = f.blocks[b].insts[i].loc;
