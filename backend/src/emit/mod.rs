@@ -654,6 +654,40 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
 mod tests {
     use super::*;
 
+    /// One block's lines as emission writes them into the text before `next`.
+    fn block(before: &str, texts: &[&str], next: &str) -> String {
+        let mut out = String::from(before);
+        let mut lines = BlockLines::default();
+        lines.start_block();
+        for t in texts {
+            lines.push_text(&mut out, t);
+        }
+        lines.fall_through_to(&mut out, next);
+        out
+    }
+
+    /// The branch to the block that follows goes (a conditional one is inverted over the
+    /// jump after it), whatever came before the block in the text; other branches stay.
+    #[test]
+    fn the_branch_to_the_next_block_is_dropped_or_inverted() {
+        // Conditional branch to the next block, jump elsewhere: one inverted branch.
+        let out = block("$L__BB0_0:\n", &["add.s32 %r1, %r2, 1;\n@%p1 bra $L__BB0_2;", "bra $L__BB0_3;"], "$L__BB0_2");
+        assert_eq!(out, "$L__BB0_0:\n\tadd.s32 %r1, %r2, 1;\n\t@!%p1 bra $L__BB0_3;\n");
+        let out = block("", &["@!%p2 bra L2", "bra L3"], "L2");
+        assert_eq!(out, "\t@%p2 bra L3;\n");
+        // A jump to the next block goes; `bra.uni` too.
+        assert_eq!(block("x\n", &["mov.u32 %r1, 0;", "bra L1;"], "L1"), "x\n\tmov.u32 %r1, 0;\n");
+        assert_eq!(block("", &["bra.uni L1"], "L1"), "");
+        // Branches elsewhere, and a lone conditional branch, stay as they are.
+        assert_eq!(block("", &["@%p1 bra L2;", "bra L3;"], "L4"), "\t@%p1 bra L2;\n\tbra L3;\n");
+        assert_eq!(block("", &["@%p1 bra L2;"], "L2"), "\t@%p1 bra L2;\n");
+        // Only this block's lines count: a branch at the end of the text before it is not
+        // the block's.
+        assert_eq!(block("\tbra L1;\n", &[], "L1"), "\tbra L1;\n");
+        // Scope braces take no `;`, and an empty template adds no line.
+        assert_eq!(block("", &["{", "", "call f;", "}"], "L1"), "\t{\n\tcall f;\n\t}\n");
+    }
+
     /// Any 16 bits assemble, so ptxas cannot catch a wrong f16 immediate; the expected
     /// values are IEEE binary16 encodings (Python's `struct.pack('<e', x)`).
     #[test]
