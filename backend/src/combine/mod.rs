@@ -254,9 +254,6 @@ fn expression_slot_hash(key: u64) -> u64 {
 /// [`Combiner::konst`] of a value that is not a known constant.
 const NOT_CONSTANT: u32 = u32::MAX;
 
-/// [`Combiner::site`] of a value defined by no instruction (or by one this pass made).
-const NO_SITE: (u32, u32) = (u32::MAX, u32::MAX);
-
 struct Combiner<'a> {
     tables: &'a TargetTables,
     sm: &'a SmTables,
@@ -267,10 +264,9 @@ struct Combiner<'a> {
     /// constants among millions of values.
     konst: Vec<u32>,
     lanes: Vec<Vec<u128>>,
-    /// Per value: where it is defined (block, index), in the original layout
-    /// ([`NO_SITE`] for none; two words less per value than an `Option<(usize, usize)>`,
-    /// which was a tenth of the peak memory of a legalization-heavy compile).
-    site: Vec<(u32, u32)>,
+    /// Per value: where it is defined (block, index), in the original layout (none for
+    /// the values this pass makes).
+    site: crate::mir::DefSites,
     /// Per value: the value replacing it (itself when none).
     repl: Vec<ValueId>,
     uses: Vec<u32>,
@@ -301,18 +297,7 @@ struct Combiner<'a> {
 impl<'a> Combiner<'a> {
     fn new(tables: &'a TargetTables, sm: &'a SmTables, ops: &'a Ops, f: &Function) -> Combiner<'a> {
         let n = f.values.len();
-        let mut site = vec![NO_SITE; n];
-        let mut uses = vec![0u32; n];
-        for (b, block) in f.blocks.iter().enumerate() {
-            for (i, inst) in block.insts.iter().enumerate() {
-                for d in &inst.defs {
-                    site[d.0 as usize] = (b as u32, i as u32);
-                }
-                for v in inst.uses() {
-                    uses[v.0 as usize] += 1;
-                }
-            }
-        }
+        let (site, uses) = crate::mir::DefSites::with_uses(f);
         Combiner {
             tables,
             sm,
@@ -436,8 +421,8 @@ impl<'a> Combiner<'a> {
     }
 
     fn def<'f>(&self, f: &'f Function, v: ValueId) -> Option<&'f Inst> {
-        let (b, i) = self.site.get(v.0 as usize).copied().filter(|s| *s != NO_SITE)?;
-        f.blocks.get(b as usize)?.insts.get(i as usize)
+        let (b, i) = self.site.get(v)?;
+        f.blocks.get(b)?.insts.get(i)
     }
 
     fn is(&self, inst: &Inst, op: OpcodeId) -> bool {
@@ -1247,7 +1232,7 @@ impl<'a> Combiner<'a> {
         let v = f.fresh_value(names, base, vt);
         self.konst.push(NOT_CONSTANT);
         self.set_konst(v, konst);
-        self.site.push(NO_SITE);
+        self.site.push_undefined();
         self.repl.push(v);
         self.uses.push(0);
         v

@@ -254,10 +254,8 @@ fn inst_key(f: &Function, inst: &crate::mir::Inst, tables: &TargetTables) -> Opt
 struct Matcher<'a> {
     tables: &'a TargetTables,
     f: &'a Function,
-    /// The (block, index) of each value's defining instruction ([`NO_SITE`] for none):
-    /// 8 bytes per value, where an `Option<(usize, usize)>` was 24 (a quarter of a
-    /// gigabyte on a kernel of ten million values).
-    site: Vec<(u32, u32)>,
+    /// The (block, index) of each value's defining instruction.
+    site: crate::mir::DefSites,
     uses: Vec<u32>,
     /// Per opcode id: whether the description marks it commutative.
     commutative: Vec<bool>,
@@ -289,30 +287,9 @@ fn value_operands(operands: &[Operand]) -> Cow<'_, [Operand]> {
     }
 }
 
-/// [`Matcher::site`] of a value no instruction defines (an argument of a PHI's
-/// other block, say).
-const NO_SITE: (u32, u32) = (u32::MAX, u32::MAX);
-
 impl<'a> Matcher<'a> {
-    /// Where `v` is defined, as (block, index).
-    fn site_of(&self, v: ValueId) -> Option<(usize, usize)> {
-        let site = self.site.get(v.0 as usize).copied()?;
-        (site != NO_SITE).then_some((site.0 as usize, site.1 as usize))
-    }
-
     fn new(f: &'a Function, tables: &'a TargetTables) -> Matcher<'a> {
-        let mut site = vec![NO_SITE; f.values.len()];
-        let mut uses = vec![0u32; f.values.len()];
-        for (b, block) in f.blocks.iter().enumerate() {
-            for (i, inst) in block.insts.iter().enumerate() {
-                for d in &inst.defs {
-                    site[d.0 as usize] = (b as u32, i as u32);
-                }
-                for v in inst.uses() {
-                    uses[v.0 as usize] += 1;
-                }
-            }
-        }
+        let (site, uses) = crate::mir::DefSites::with_uses(f);
         let mut commutative = vec![false; target_desc::tables::OPCODE_STRIDE];
         for o in tables.opcodes {
             if let Some(c) = commutative.get_mut(o.id as usize) {
@@ -325,7 +302,7 @@ impl<'a> Matcher<'a> {
     /// The literal of `v` when a `CONSTANT` or `FCONSTANT` defines it (selected or not:
     /// a constant keeps its literal as operand 0).
     fn constant(&self, v: &ValueId) -> Option<&Operand> {
-        let (b, i) = self.site_of(*v)?;
+        let (b, i) = self.site.get(*v)?;
         let inst = &self.f.blocks[b].insts[i];
         let name = crate::mir::opcode_info(inst.opcode, self.tables).map(|o| o.name);
         if matches!(name, Some("CONSTANT" | "FCONSTANT")) && inst.defs.first() == Some(v) {
@@ -389,7 +366,7 @@ impl<'a> Matcher<'a> {
                 let NodeArg::Node(m) = *arg else { return true };
                 let k = if swap && j < 2 { 1 - j } else { j };
                 let Some(Operand::Value(v)) = operands.get(k) else { return false };
-                let Some((db, di)) = self.site_of(*v) else { return false };
+                let Some((db, di)) = self.site.get(*v) else { return false };
                 let def = &self.f.blocks[db].insts[di];
                 let node = &p.nodes[m as usize];
                 def.opcode == Opcode::Generic(OpcodeId(node.opcode))
@@ -465,7 +442,7 @@ impl<'a> Matcher<'a> {
     /// Nested node `m` on the instruction defining `v`.
     fn nested(&self, p: &PatternInfo, m: usize, v: ValueId, root: (usize, usize), leaves: &mut Vec<Option<Operand>>, absorbed: &mut Vec<(usize, usize)>) -> bool {
         let node = &p.nodes[m];
-        let Some((db, di)) = self.site_of(v) else { return false };
+        let Some((db, di)) = self.site.get(v) else { return false };
         let inst = &self.f.blocks[db].insts[di];
         if inst.opcode != Opcode::Generic(OpcodeId(node.opcode)) || inst.defs.len() != 1 || Some(self.f.value(v).ty.0) != node.ty {
             return false;

@@ -276,22 +276,15 @@ pub struct Adjacency {
 }
 
 impl Adjacency {
-    /// Row starts for rows of `degree[u]` edges each, and the end of the last.
-    fn offsets(degree: &[u32]) -> Vec<u32> {
-        let mut offsets = Vec::with_capacity(degree.len() + 1);
-        offsets.push(0);
-        let mut total = 0u32;
-        for d in degree {
-            total += d;
-            offsets.push(total);
-        }
-        offsets
-    }
-
     /// Rows of `degree[u]` edges each, from `(unit, edge)` pairs in any unit order
     /// (each row keeps its pairs' order).
     fn build(degree: &[u32], pairs: impl Iterator<Item = (u32, Edge)>) -> Adjacency {
-        let offsets = Self::offsets(degree);
+        let offsets: Vec<u32> = std::iter::once(0)
+            .chain(degree.iter().scan(0u32, |total, d| {
+                *total += d;
+                Some(*total)
+            }))
+            .collect();
         let mut edges = vec![Edge { other: 0, latency: 0, kind: EdgeKind::Data }; offsets[degree.len()] as usize];
         let mut cursor: Vec<u32> = offsets[..degree.len()].to_vec();
         for (u, e) in pairs {
