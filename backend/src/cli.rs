@@ -531,7 +531,7 @@ fn time_report(times: &[Stage], threads: Option<(usize, std::time::Duration)>) -
     }
     out.push_str(&format!("  {total:>13.6}  100.0%  {:>14}  total\n", ""));
     if let Some((n, wall)) = threads {
-        out.push_str(&format!("  {:>13.6}          wall time on {n} threads (the function passes above are summed over batches of functions)\n", wall.as_secs_f64()));
+        out.push_str(&format!("  {:>13.6}          wall time on {n} thread{} (the function passes and emission above are summed over batches of functions)\n", wall.as_secs_f64(), if n == 1 { "" } else { "s" }));
     }
     out
 }
@@ -657,12 +657,20 @@ fn compile(args: CompileArgs) -> Output {
     let per_pass_output = args.print_after_all || !args.print_after.is_empty() || args.stop_after.is_some() || verify_each || args.stats;
     let enabled: Vec<&'static crate::passes::PassInfo> = crate::passes::PASSES.iter().filter(|p| p.enabled(&cx.options)).collect();
     let mut threads = None;
+    let mut compiled = None;
     for pass in crate::passes::PASSES {
-        if pass.scope == crate::passes::Scope::Function && pass.enabled(&cx.options) && !per_pass_output && crate::passes::parallel(&module, &cx) {
+        if pass.scope == crate::passes::Scope::Function && pass.enabled(&cx.options) && !per_pass_output && crate::passes::per_function(&module, &cx) {
             let rest: Vec<&'static crate::passes::PassInfo> = enabled.iter().copied().skip_while(|p| p.name != pass.name).collect();
             threads = Some(cx.options.jobs.min(module.functions.len()));
-            match crate::passes::run_per_function(&mut module, &cx, &rest) {
-                Ok(summed) => times.extend(rest.iter().zip(summed).map(|(p, time)| Stage { name: p.name, time, peak_kib: None })),
+            match crate::passes::compile_per_function(&mut module, &cx, &rest) {
+                Ok((ptx, summed)) => {
+                    times.extend(rest.iter().map(|p| p.name).chain(["emit"]).zip(summed).map(|(name, time)| Stage { name, time, peak_kib: None }));
+                    // The process's peak once everything is done.
+                    if let Some(last) = times.last_mut() {
+                        last.peak_kib = peak_rss_kib();
+                    }
+                    compiled = Some(ptx);
+                }
                 Err(errors) => {
                     stderr.push_str(&render_all(&errors, &file));
                     return failure(stderr);
@@ -714,9 +722,15 @@ fn compile(args: CompileArgs) -> Output {
             stderr.push_str(&crate::machine::stats::render(&stats));
         }
     }
-    let emit_started = std::time::Instant::now();
-    let emitted = crate::emit::emit_module_owned(module, tables, sm, &file, cx.options.jobs);
-    times.push(Stage::new("emit", emit_started.elapsed()));
+    let emitted = match compiled {
+        Some(ptx) => Ok(ptx),
+        None => {
+            let emit_started = std::time::Instant::now();
+            let emitted = crate::emit::emit_module_owned(module, tables, sm, &file, cx.options.jobs);
+            times.push(Stage::new("emit", emit_started.elapsed()));
+            emitted
+        }
+    };
     if args.time_passes {
         stderr.push_str(&time_report(&times, threads.map(|n| (n, started.elapsed()))));
     }

@@ -1,6 +1,7 @@
 //! Order-preserving parallel maps over the functions (or documents) of a module: the
 //! one thread pool of `-j N` (issue 15). The pass pipeline runs each function through
-//! its function-scoped passes with it (`passes::run_per_function`), the parser reads
+//! its function-scoped passes and emission with it (`passes::run_per_function`,
+//! `passes::compile_per_function`), the parser reads
 //! the documents of a file with it, and emission writes each function's PTX with it.
 //!
 //! Items are handed out one at a time from a shared counter, so a few large functions

@@ -18,7 +18,8 @@ pub mod call_abi;
 pub mod frame;
 mod template;
 
-use template::{Piece, Templates};
+use template::Piece;
+pub use template::Templates;
 
 use crate::diagnostics::MirError;
 use crate::mir::{AddressSpace, Function, FunctionKind, InitValue, Module, Opcode, Operand, ValueId};
@@ -113,44 +114,97 @@ fn encode_float(x: f64, bits: u32, mantissa: u32) -> u64 {
     sign | value
 }
 
-/// The PTX ISA version to declare: the SM's minimum from the description, raised to
-/// what the module uses: each machine instruction's `min_ptx` and each register type's
-/// class-member requirement (both derived from the features gating them).
-fn ptx_version(module: &Module, tables: &TargetTables, sm: &SmTables) -> u16 {
+/// The PTX ISA version one function needs: the SM's minimum from the description,
+/// raised to each machine instruction's `min_ptx` and each register type's
+/// class-member requirement (both derived from the features gating them). The module
+/// declares the largest over its functions.
+fn function_ptx_version(f: &Function, tables: &TargetTables, sm: &SmTables) -> u16 {
     let mut version = sm.min_ptx;
-    // Each type's requirement once: a module has a few types and many values.
+    // Each type's requirement once: a function has a few types and many values.
     let mut seen = vec![false; sm.type_class.len()];
-    for f in &module.functions {
-        for v in &f.values {
-            match seen.get_mut(v.ty.0 as usize) {
-                Some(true) => continue,
-                Some(slot) => *slot = true,
-                None => {}
-            }
-            if let Some((class, _)) = tables.register_type(sm, v.ty) {
-                if let Some(k) = class.members.iter().position(|&m| m == v.ty.0) {
-                    version = version.max(class.member_ptx.get(k).copied().unwrap_or(0));
-                }
+    for v in &f.values {
+        match seen.get_mut(v.ty.0 as usize) {
+            Some(true) => continue,
+            Some(slot) => *slot = true,
+            None => {}
+        }
+        if let Some((class, _)) = tables.register_type(sm, v.ty) {
+            if let Some(k) = class.members.iter().position(|&m| m == v.ty.0) {
+                version = version.max(class.member_ptx.get(k).copied().unwrap_or(0));
             }
         }
-        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
-            if let Opcode::Machine(m) = inst.opcode {
-                let Some(p) = tables.patterns.get(m as usize) else { continue };
-                version = version.max(p.min_ptx);
-                if p.flag_groups.is_empty() {
-                    continue;
-                }
-                // A flag-group member's `when` condition can need a newer ISA than the
-                // pattern itself (`atom.acquire` needs PTX 6.0).
-                if let Ok(members) = tables.flag_members(p, &inst.flags, tables.sm_index(sm)) {
-                    version = members.iter().fold(version, |v, (_, member)| v.max(member.min_ptx));
-                }
+    }
+    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+        if let Opcode::Machine(m) = inst.opcode {
+            let Some(p) = tables.patterns.get(m as usize) else { continue };
+            version = version.max(p.min_ptx);
+            if p.flag_groups.is_empty() {
+                continue;
+            }
+            // A flag-group member's `when` condition can need a newer ISA than the
+            // pattern itself (`atom.acquire` needs PTX 6.0).
+            if let Ok(members) = tables.flag_members(p, &inst.flags, tables.sm_index(sm)) {
+                version = members.iter().fold(version, |v, (_, member)| v.max(member.min_ptx));
             }
         }
     }
     version
 }
 
+/// One function's share of the module's PTX, made as soon as the function's passes are
+/// done ([`emit_function_part`]), so that a compile need not hold every function until
+/// the last one is through the pipeline; [`assemble_module`] puts the parts together.
+pub struct FunctionPtx {
+    /// The PTX ISA version the function needs.
+    version: u16,
+    /// A device function's header is also its prototype in the module's head.
+    device: bool,
+    /// The header and the whole definition; or the error, and whether it was the
+    /// header's (those come first, as the head is written before any definition).
+    emitted: Result<(String, String), (bool, MirError)>,
+}
+
+/// The PTX of function number `index` of its module (`index` keeps its labels and frame
+/// apart from the other functions').
+pub fn emit_function_part(f: &Function, index: usize, tables: &TargetTables, sm: &SmTables, file: &str, templates: &Templates<'_>) -> FunctionPtx {
+    let emitted = match function_header(f, tables, sm) {
+        Err(e) => Err((true, function_error(f, file, e))),
+        Ok(header) => match emit_function(f, index, &header, tables, sm, templates) {
+            Ok(text) => Ok((header, text)),
+            Err(e) => Err((false, function_error(f, file, e))),
+        },
+    };
+    FunctionPtx { version: function_ptx_version(f, tables, sm), device: f.kind == FunctionKind::Device, emitted }
+}
+
+/// The module's PTX from its globals and its functions' parts (in module order): the
+/// head (the PTX version the functions need, the target, the globals and a prototype
+/// of every device function), then the definitions. Errors: those of the functions'
+/// headers if any, else those of their definitions, in module order.
+pub fn assemble_module(globals: &[crate::mir::Global], parts: Vec<FunctionPtx>, tables: &TargetTables, sm: &SmTables, file: &str) -> Result<String, Vec<MirError>> {
+    for headers_only in [true, false] {
+        let errors: Vec<MirError> = parts.iter().filter_map(|p| p.emitted.as_ref().err().filter(|(header, _)| *header == headers_only).map(|(_, e)| e.clone())).collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+    }
+    let version = parts.iter().map(|p| p.version).fold(sm.min_ptx, u16::max);
+    let mut head = module_head(globals, version, tables, sm, file);
+    // Prototypes: PTX needs a function declared before a call to it, whatever the order
+    // of the definitions.
+    let mut texts = Vec::with_capacity(parts.len());
+    for part in parts {
+        let Ok((header, text)) = part.emitted else { unreachable!("errors returned above") };
+        if part.device {
+            head.push_str(&header);
+            head.push_str(";\n\n");
+        }
+        texts.push(text);
+    }
+    Ok(assemble(head, texts))
+}
+
+/// The whole module's PTX.
 pub fn emit_module(module: &Module, tables: &TargetTables, sm: &SmTables, file: &str) -> Result<String, Vec<MirError>> {
     emit_module_jobs(module, tables, sm, file, 1)
 }
@@ -158,36 +212,27 @@ pub fn emit_module(module: &Module, tables: &TargetTables, sm: &SmTables, file: 
 /// [`emit_module`] with the functions' text produced on up to `jobs` threads; the
 /// output is the same byte for byte.
 pub fn emit_module_jobs(module: &Module, tables: &TargetTables, sm: &SmTables, file: &str, jobs: usize) -> Result<String, Vec<MirError>> {
-    let (head, headers) = module_head(module, tables, sm, file)?;
     let indexed: Vec<(usize, &Function)> = module.functions.iter().enumerate().collect();
     let templates = Templates::new(tables);
-    let texts = crate::parallel::map_ordered(&indexed, jobs, |&(index, f)| emit_function(f, index, &headers[index], tables, sm, &templates).map_err(|e| function_error(f, file, e)));
-    assemble(head, texts)
+    let parts = crate::parallel::map_ordered(&indexed, jobs, |&(index, f)| emit_function_part(f, index, tables, sm, file, &templates));
+    assemble_module(&module.globals, parts, tables, sm, file)
 }
 
-/// [`emit_module_jobs`] that consumes the module and drops each function once its text
-/// exists, so the MIR and the PTX are never both whole in memory (the end of a compile
-/// is its memory peak otherwise; `ptxc compile` uses this).
+/// [`emit_module_jobs`] on a module it may take apart: each function is dropped once
+/// its text is written, so the compiled module and its PTX are not held together.
 pub fn emit_module_owned(mut module: Module, tables: &TargetTables, sm: &SmTables, file: &str, jobs: usize) -> Result<String, Vec<MirError>> {
-    let (head, headers) = module_head(&module, tables, sm, file)?;
     let functions = std::mem::take(&mut module.functions);
     let templates = Templates::new(tables);
-    let texts = crate::parallel::map_owned(functions, jobs, || (), |_, index, f| emit_function(&f, index, &headers[index], tables, sm, &templates).map_err(|e| function_error(&f, file, e)));
-    assemble(head, texts)
+    let parts = crate::parallel::map_owned(functions, jobs, || (), |_, index, f| emit_function_part(&f, index, tables, sm, file, &templates));
+    assemble_module(&module.globals, parts, tables, sm, file)
 }
 
 fn function_error(f: &Function, file: &str, message: String) -> MirError {
     MirError { file: file.to_string(), line: f.loc.line as usize, column: 1, message, context: Some(format!("function @{}", f.name)), source_line: None }
 }
 
-/// The head and the functions' texts as one string, or the functions' errors in module
-/// order.
-fn assemble(head: String, texts: Vec<Result<String, MirError>>) -> Result<String, Vec<MirError>> {
-    let errors: Vec<MirError> = texts.iter().filter_map(|t| t.as_ref().err().cloned()).collect();
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let mut texts: Vec<String> = texts.into_iter().flatten().collect();
+/// The head and the functions' texts as one string.
+fn assemble(head: String, mut texts: Vec<String>) -> String {
     let total = head.len() + texts.iter().map(String::len).sum::<usize>();
     // A text that is most of the module (a big kernel's) becomes the output, what comes
     // before it moved in at its front: a copy of it would be as many fresh pages again.
@@ -209,20 +254,18 @@ fn assemble(head: String, texts: Vec<Result<String, MirError>>) -> Result<String
     for text in &texts[rest..] {
         out.push_str(text);
     }
-    Ok(out)
+    out
 }
 
-/// Everything before the function definitions: the PTX version and target, the
-/// globals, and a prototype of every device function; with every function's header
-/// (made once, for its prototype and its definition).
-fn module_head(module: &Module, tables: &TargetTables, sm: &SmTables, file: &str) -> Result<(String, Vec<String>), Vec<MirError>> {
+/// Everything before the function definitions but the prototypes: the PTX version and
+/// target, and the globals.
+fn module_head(globals: &[crate::mir::Global], version: u16, tables: &TargetTables, sm: &SmTables, file: &str) -> String {
     let mut out = String::new();
-    let version = ptx_version(module, tables, sm);
     let _ = writeln!(out, "//\n// Generated by ptxc from {file}\n//\n");
     let _ = writeln!(out, ".version {}.{}", version / 10, version % 10);
     let _ = writeln!(out, ".target {}", sm.name);
     let _ = writeln!(out, ".address_size 64\n");
-    for g in &module.globals {
+    for g in globals {
         let space = match g.space {
             AddressSpace::Global => ".global",
             AddressSpace::Shared => ".shared",
@@ -250,27 +293,10 @@ fn module_head(module: &Module, tables: &TargetTables, sm: &SmTables, file: &str
         }
         out.push_str(";\n");
     }
-    if !module.globals.is_empty() {
+    if !globals.is_empty() {
         out.push('\n');
     }
-    let mut headers = Vec::with_capacity(module.functions.len());
-    let mut errors = Vec::new();
-    for f in &module.functions {
-        match function_header(f, tables, sm) {
-            Ok(header) => headers.push(header),
-            Err(e) => errors.push(function_error(f, file, e)),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    // Prototypes: PTX needs a function declared before a call to it, whatever the order
-    // of the definitions.
-    for (_, header) in module.functions.iter().zip(&headers).filter(|(f, _)| f.kind == FunctionKind::Device) {
-        out.push_str(header);
-        out.push_str(";\n\n");
-    }
-    Ok((out, headers))
+    out
 }
 
 /// `.visible .func (RETURN) NAME(PARAMS)` or `.visible .entry NAME(PARAMS)`.

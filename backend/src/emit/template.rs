@@ -92,13 +92,13 @@ pub(super) fn split<'t>(template: &'t str, operands: &[(&str, PatternOperand)]) 
 
 /// The pieces of every pattern's template that has no flag groups, made on first use
 /// and shared by the threads emitting a module.
-pub(super) struct Templates<'t> {
+pub struct Templates<'t> {
     tables: &'t TargetTables,
     pieces: Vec<OnceLock<Vec<Piece<'static>>>>,
 }
 
 impl<'t> Templates<'t> {
-    pub(super) fn new(tables: &'t TargetTables) -> Templates<'t> {
+    pub fn new(tables: &'t TargetTables) -> Templates<'t> {
         Templates { tables, pieces: (0..tables.patterns.len()).map(|_| OnceLock::new()).collect() }
     }
 
