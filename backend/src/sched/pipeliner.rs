@@ -218,7 +218,10 @@ pub fn run(
 
 /// What the pipeliner looks up across a function, built once so that each loop costs
 /// time in its own size: block numbers to indices, predecessors, the blocks reading
-/// each value, and the value names in use.
+/// each value, and the value names in use. The last two are per value, so they wait
+/// until a loop passes the checks that need nothing of the function
+/// ([`FunctionIndex::complete`]): a loop of thousands of instructions is refused as
+/// too large without them.
 struct FunctionIndex {
     index_of: HashMap<u32, usize>,
     /// Block number -> the numbers of the blocks branching to it.
@@ -226,22 +229,17 @@ struct FunctionIndex {
     /// Value -> (block index, whether the read is a PHI's) for every read.
     reads: HashMap<u32, Vec<(usize, bool)>>,
     names: Names,
+    /// Whether `reads` and `names` are built.
+    complete: bool,
 }
 
 impl FunctionIndex {
     fn new(f: &Function, tables: &TargetTables) -> FunctionIndex {
         let mut preds: HashMap<u32, Vec<u32>> = HashMap::default();
-        let mut reads: HashMap<u32, Vec<(usize, bool)>> = HashMap::default();
-        for (bi, block) in f.blocks.iter().enumerate() {
-            for inst in &block.insts {
-                if is_terminator(inst, tables) {
-                    for t in inst.block_operands() {
-                        preds.entry(t).or_default().push(block.number);
-                    }
-                }
-                let phi = inst.is_phi(tables);
-                for v in inst.uses() {
-                    reads.entry(v.0).or_default().push((bi, phi));
+        for block in &f.blocks {
+            for inst in block.insts.iter().filter(|i| is_terminator(i, tables)) {
+                for t in inst.block_operands() {
+                    preds.entry(t).or_default().push(block.number);
                 }
             }
         }
@@ -257,9 +255,26 @@ impl FunctionIndex {
                 .map(|(i, b)| (b.number, i))
                 .collect(),
             preds,
-            reads,
-            names: crate::mir::NameSet::of(f),
+            reads: HashMap::default(),
+            names: Names::default(),
+            complete: false,
         }
+    }
+
+    /// Builds `reads` and `names` of `f`, which no loop has been rewritten in yet.
+    fn complete(&mut self, f: &Function, tables: &TargetTables) {
+        if std::mem::replace(&mut self.complete, true) {
+            return;
+        }
+        for (bi, block) in f.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                let phi = inst.is_phi(tables);
+                for v in inst.uses() {
+                    self.reads.entry(v.0).or_default().push((bi, phi));
+                }
+            }
+        }
+        self.names = crate::mir::NameSet::of(f);
     }
 }
 
@@ -580,19 +595,21 @@ fn pipeline_loop(
 ) -> Result<Done, String> {
     let tables = model.tables;
     let phis = phis_of(f, shape, tables)?;
-    let body: Vec<Inst> = f.blocks[shape.block].insts[shape.region.clone()].to_vec();
-    if body.is_empty() {
+    let region = &f.blocks[shape.block].insts[shape.region.clone()];
+    if region.is_empty() {
         return Err("Invalid Minimal Initiation Interval: 0".into());
     }
-    if body
+    if region
         .iter()
         .any(|i| ordering(i, tables) == Ordering::Barrier)
     {
         return Err("unsupported instruction in the loop (call, barrier, fence, atomic, volatile access or warp-synchronous instruction)".into());
     }
-    if body.len() > 1000 {
+    if region.len() > 1000 {
         return Err("loop too large (more than 1000 instructions)".into());
     }
+    let body: Vec<Inst> = region.to_vec();
+    index.complete(f, tables);
     let memory = MemoryModel::new(model);
     let dag = Dag::build(f, &body, shape.region.start, model, &memory);
     let n = dag.len();
