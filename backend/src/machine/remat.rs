@@ -137,41 +137,81 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables, options: &
     stats
 }
 
-/// Where each value is defined and read, and the loop depth of every block.
+/// Where each value is defined and read, and the loop depth of every block: dense
+/// arrays by value id (a hash map of a vector per value was most of the pass's time on
+/// a 100k-instruction loop). Values made after the facts (clones) have none.
 struct Facts {
-    def: HashMap<u32, (usize, usize)>,
-    /// Blocks with a non-PHI read of the value (sorted, deduplicated).
-    use_blocks: HashMap<u32, Vec<usize>>,
-    phi_read: HashSet<u32>,
+    /// (block, index) of each value's definition; `NO_DEF` for none.
+    def: Vec<(u32, u32)>,
+    /// The blocks with a non-PHI read of value `v` (increasing):
+    /// `use_blocks[use_starts[v]..use_starts[v + 1]]`.
+    use_starts: Vec<u32>,
+    use_blocks: Vec<u32>,
+    phi_read: Vec<bool>,
     depth: Vec<u32>,
 }
 
+const NO_DEF: (u32, u32) = (u32::MAX, u32::MAX);
+
 impl Facts {
     fn new(f: &Function, cfg: &Cfg, tables: &TargetTables) -> Facts {
-        let mut facts = Facts { def: HashMap::default(), use_blocks: HashMap::default(), phi_read: HashSet::default(), depth: cfg.loop_depths() };
+        let n = f.values.len();
+        let mut def = vec![NO_DEF; n];
+        let mut phi_read = vec![false; n];
+        // (value, block) of each non-PHI read, once per block (blocks come in order,
+        // so the last block recorded per value tells a repeat).
+        let mut reads: Vec<(u32, u32)> = Vec::new();
+        let mut last_block = vec![u32::MAX; n];
         for (b, block) in f.blocks.iter().enumerate() {
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {
-                    facts.def.insert(d.0, (b, i));
+                    if let Some(slot) = def.get_mut(d.0 as usize) {
+                        *slot = (b as u32, i as u32);
+                    }
                 }
                 let phi = inst.is_phi(tables);
-                for v in inst.uses() {
+                for v in inst.uses().filter(|v| (v.0 as usize) < n) {
                     if phi {
-                        facts.phi_read.insert(v.0);
-                    } else {
-                        let list = facts.use_blocks.entry(v.0).or_default();
-                        if list.last() != Some(&b) {
-                            list.push(b);
-                        }
+                        phi_read[v.0 as usize] = true;
+                    } else if std::mem::replace(&mut last_block[v.0 as usize], b as u32) != b as u32 {
+                        reads.push((v.0, b as u32));
                     }
                 }
             }
         }
-        for list in facts.use_blocks.values_mut() {
-            list.sort_unstable();
-            list.dedup();
+        // Grouped by value, a stable counting sort: each value's blocks stay increasing.
+        let mut use_starts = vec![0u32; n + 1];
+        for &(v, _) in &reads {
+            use_starts[v as usize + 1] += 1;
         }
-        facts
+        for k in 0..n {
+            use_starts[k + 1] += use_starts[k];
+        }
+        let mut next = use_starts.clone();
+        let mut use_blocks = vec![0u32; reads.len()];
+        for (v, b) in reads {
+            use_blocks[next[v as usize] as usize] = b;
+            next[v as usize] += 1;
+        }
+        Facts { def, use_starts, use_blocks, phi_read, depth: cfg.loop_depths() }
+    }
+
+    /// Where `v` is defined.
+    fn def(&self, v: ValueId) -> Option<(usize, usize)> {
+        self.def.get(v.0 as usize).filter(|&&d| d != NO_DEF).map(|&(b, i)| (b as usize, i as usize))
+    }
+
+    /// The blocks with a non-PHI read of `v`, increasing.
+    fn use_blocks(&self, v: ValueId) -> &[u32] {
+        let k = v.0 as usize;
+        match (self.use_starts.get(k), self.use_starts.get(k + 1)) {
+            (Some(&from), Some(&to)) => &self.use_blocks[from as usize..to as usize],
+            _ => &[],
+        }
+    }
+
+    fn phi_read(&self, v: ValueId) -> bool {
+        self.phi_read.get(v.0 as usize).copied().unwrap_or(false)
     }
 }
 
@@ -260,7 +300,7 @@ impl Planner<'_> {
         if depth > MAX_DEPTH || out.len() >= self.s.map_limit {
             return Err(Refusal::No);
         }
-        let Some(&(db, di)) = self.facts.def.get(&v.0) else { return Err(Refusal::No) };
+        let Some((db, di)) = self.facts.def(v) else { return Err(Refusal::No) };
         let inst = &self.f.blocks[db].insts[di];
         if !self.cloneable(inst) {
             return Err(Refusal::No);
@@ -307,11 +347,11 @@ impl Planner<'_> {
     /// The plan for pulling `v` out of the block under pressure.
     fn plan(&self, v: ValueId, relaxed: bool, blocks: usize, freq: &HashMap<u32, usize>) -> Result<Plan, Refusal> {
         let Some((set, weight)) = self.sets.of(self.f, v) else { return Err(Refusal::No) };
-        if set != 0 || self.facts.phi_read.contains(&v.0) || self.pulled.contains(&v.0) || self.relied.contains(&v.0) {
+        if set != 0 || self.facts.phi_read(v) || self.pulled.contains(&v.0) || self.relied.contains(&v.0) {
             return Err(Refusal::No);
         }
-        let Some(&(def_block, _)) = self.facts.def.get(&v.0) else { return Err(Refusal::No) };
-        let sites: Vec<usize> = self.facts.use_blocks.get(&v.0).map_or(Vec::new(), |u| u.iter().copied().filter(|&b| b != def_block).collect());
+        let Some((def_block, _)) = self.facts.def(v) else { return Err(Refusal::No) };
+        let sites: Vec<usize> = self.facts.use_blocks(v).iter().map(|&b| b as usize).filter(|&b| b != def_block).collect();
         if sites.is_empty() {
             return Err(Refusal::No);
         }
