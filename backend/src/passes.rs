@@ -263,7 +263,7 @@ fn spill(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>>
 }
 
 fn list_scheduler(module: &mut Module, cx: &PassContext<'_>, pass: &str) -> Result<(), Vec<MirError>> {
-    let stats = crate::sched::run_list_scheduler(module, cx.tables, cx.sm(pass)?, &cx.options);
+    let stats = crate::sched::run_list_scheduler(module, cx.tables, cx.sm(pass)?, &cx.options, cx.remarks.is_some());
     let summary = format!(
         "blocks {}, reordered {}, kept in input order (no gain or pressure) {}, in pressure mode {}, units {}, edges {}",
         stats.blocks, stats.reordered, stats.reverted, stats.pressure_mode, stats.units, stats.edges

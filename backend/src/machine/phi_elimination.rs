@@ -231,9 +231,33 @@ impl OutOfSsa<'_, '_> {
         let mut start: Vec<Vec<Inst>> = vec![Vec::new(); n];
         let mut end: Vec<Vec<Inst>> = vec![Vec::new(); n];
         let mut phi_counts = vec![0; n];
+        // Every list below reserved at its final size: grown by doubling, they (and the
+        // function's values) were copied over and over on a loop carrying thousands of
+        // PHIs.
+        let mut incoming = vec![0usize; n];
+        let mut fresh = 0;
+        for (b, block) in f.blocks.iter().enumerate() {
+            phi_counts[b] = block.insts.iter().take_while(|i| self.is_phi(i)).count();
+            for phi in &block.insts[..phi_counts[b]] {
+                fresh += 1;
+                for pair in phi.operands.chunks(2) {
+                    if let [Operand::Value(_), Operand::Block(pred)] = pair {
+                        if let Some(&p) = index.get(pred) {
+                            incoming[p] += 1;
+                            fresh += 1;
+                        }
+                    }
+                }
+            }
+        }
+        f.values.reserve(fresh);
+        unnamed.reserve(fresh);
         for b in 0..n {
-            let count = f.blocks[b].insts.iter().take_while(|i| self.is_phi(i)).count();
-            phi_counts[b] = count;
+            start[b].reserve(phi_counts[b]);
+            end[b].reserve(incoming[b]);
+        }
+        for b in 0..n {
+            let count = phi_counts[b];
             for k in 0..count {
                 let (x, loc) = (f.blocks[b].insts[k].defs[0], f.blocks[b].insts[k].loc);
                 let ty = f.value(x).ty;

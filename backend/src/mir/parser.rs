@@ -615,8 +615,22 @@ impl<'a> BodyReader<'a> {
             return Err(self.error(loc, format!("block number {number} is used twice (first at line {first})")));
         }
         self.blocks_seen.insert(number, loc.line);
-        self.function.blocks.push(Block { number, name, insts: Vec::new(), loc });
+        let insts = Vec::with_capacity(self.lines_before_next_label(at));
+        self.function.blocks.push(Block { number, name, insts, loc });
         Ok(())
+    }
+
+    /// How many lines follow the label at body offset `at` before the next line that
+    /// starts like a label (`bb.`): room for the block's instructions (a few more when
+    /// there are comments), reserved at once rather than grown by doubling from nothing,
+    /// which was most of the parser's reallocations on modules of small functions. Each
+    /// line is looked at once for the label above it.
+    fn lines_before_next_label(&self, at: usize) -> usize {
+        let first = self.line_starts.partition_point(|&start| start <= at);
+        self.line_starts[first.min(self.line_starts.len())..]
+            .iter()
+            .take_while(|&&start| !self.body.get(start..).unwrap_or("").trim_start_matches([' ', '\t']).starts_with("bb."))
+            .count()
     }
 
     fn instruction(&mut self, inst: &InstSyntax<'a>) -> Result<(), MirError> {

@@ -27,12 +27,14 @@ pub struct SchedStats {
     pub remarks: Vec<(String, Loc, String)>,
 }
 
-/// Runs the list scheduler over every function of `module`.
+/// Runs the list scheduler over every function of `module`; with `remarks`, a line per
+/// block in the stats.
 pub fn run_list_scheduler(
     module: &mut Module,
     tables: &TargetTables,
     sm: &SmTables,
     options: &Options,
+    remarks: bool,
 ) -> SchedStats {
     let model = model::SchedModel::new(tables, sm);
     let sets = PressureSets::new(tables, sm);
@@ -55,6 +57,9 @@ pub fn run_list_scheduler(
                 stats.reordered += 1;
             } else if r.reverted != Some("already in order") {
                 stats.reverted += 1;
+            }
+            if !remarks {
+                continue;
             }
             let block = &f.blocks[r.block];
             // A reverted order's figures are the ones it would have had.
