@@ -515,7 +515,8 @@ pub fn compile_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &
 /// globals), which a function-scoped pass cannot tell from the whole module, so the
 /// result is the one of running each pass over the whole module in turn (tests compare
 /// the PTX byte for byte). Returns each pass's time summed over the batches. On errors,
-/// those of the first batch (in module order) that failed.
+/// those of the first pass that failed, from every batch it failed in (as that pass
+/// reports them over the whole module).
 pub fn run_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo]) -> Result<Vec<std::time::Duration>, Vec<MirError>> {
     let (mut times, functions) = run_per_function_then(module, cx, passes, |_, f| f)?;
     times.pop();
@@ -543,12 +544,12 @@ fn run_per_function_then<R: Send>(module: &mut Module, cx: &PassContext<'_>, pas
     let results = crate::parallel::map_owned(batches, options.jobs, context, |local, batch, functions| {
         let mut alone = Module { name: name.clone(), globals: globals.clone(), functions };
         let mut times = Vec::with_capacity(passes.len() + 1);
-        for pass in passes {
+        for (k, pass) in passes.iter().enumerate() {
             let started = std::time::Instant::now();
             let result = (pass.run)(&mut alone, local);
             times.push(started.elapsed());
             if let Err(e) = result {
-                return (Vec::new(), times, Some(e));
+                return (Vec::new(), times, Some((k, e)));
             }
         }
         let started = std::time::Instant::now();
@@ -556,12 +557,14 @@ fn run_per_function_then<R: Send>(module: &mut Module, cx: &PassContext<'_>, pas
         times.push(started.elapsed());
         (made, times, None)
     });
+    // The errors of the first pass that failed, from every batch it failed in, in
+    // module order: what that pass reports run over the whole module.
+    if let Some(first) = results.iter().filter_map(|(_, _, e)| e.as_ref().map(|(k, _)| *k)).min() {
+        return Err(results.into_iter().filter_map(|(_, _, e)| e.filter(|(k, _)| *k == first)).flat_map(|(_, errors)| errors).collect());
+    }
     let mut totals = vec![std::time::Duration::ZERO; passes.len() + 1];
     let mut made = Vec::new();
-    for (batch, times, error) in results {
-        if let Some(errors) = error {
-            return Err(errors);
-        }
+    for (batch, times, _) in results {
         for (total, t) in totals.iter_mut().zip(times) {
             *total += t;
         }
@@ -688,4 +691,47 @@ pub fn knob_reader(name: &str) -> Option<&'static str> {
         .find(|p| p.switches.iter().any(|s| matches!(*s, Switch::DisabledBy(k) | Switch::EnabledBy(k) if k == name)))
         .map(|p| p.name)
         .or_else(|| KNOBS_READ.iter().find(|(k, _)| *k == name).map(|(_, p)| *p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fails on every function whose name starts with `prefix`, one error each.
+    fn fail_on(module: &Module, cx: &PassContext<'_>, prefix: &str) -> Result<(), Vec<MirError>> {
+        let errors: Vec<MirError> = module.functions.iter().filter(|f| f.name.starts_with(prefix)).map(|f| MirError::at(cx.source.file, cx.source.text, f.loc.line as usize, 1, format!("@{}", f.name))).collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    static FIRST: PassInfo = PassInfo { name: "first", description: "", min_opt: OptLevel::O0, switches: &[], scope: Scope::Function, run: |m, cx| fail_on(m, cx, "bad") };
+    static SECOND: PassInfo = PassInfo { name: "second", description: "", min_opt: OptLevel::O0, switches: &[], scope: Scope::Function, run: |m, cx| fail_on(m, cx, "late") };
+
+    /// Batched, a module reports what running each pass over the whole module reports:
+    /// the errors of the first pass that fails, from every function it fails on, in
+    /// module order (not only those of the first batch that failed).
+    #[test]
+    fn batches_report_the_first_failing_pass_over_every_function() {
+        let tables = crate::load_tables(None).unwrap();
+        let sm = crate::audit::find_sm(tables, "80").unwrap();
+        let text = crate::synth::calls(300 * 24);
+        let source = crate::mir::verifier::Source { file: "calls.mir", text: &text };
+        let mut module = crate::mir::parser::parse_module(&text, "calls.mir", tables).unwrap();
+        assert!(module.functions.len() >= 300);
+        // A later pass fails first in module order; the first pass fails far apart.
+        for (k, name) in [(5, "late5"), (10, "bad10"), (280, "bad280")] {
+            module.functions[k].name = name.into();
+        }
+        for jobs in [1, 2, 4] {
+            let mut cx = PassContext::new(tables, Some(sm), source);
+            cx.options.jobs = jobs;
+            assert!(batches(module.functions.clone(), jobs).len() > 2, "one batch only");
+            let errors = run_per_function(&mut module.clone(), &cx, &[&FIRST, &SECOND]).unwrap_err();
+            let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+            assert_eq!(messages, ["@bad10", "@bad280"], "-j {jobs}");
+        }
+    }
 }
