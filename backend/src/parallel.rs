@@ -1,8 +1,8 @@
 //! Order-preserving parallel maps over the functions (or documents) of a module: the
-//! one thread pool of `-j N` (issue 15). The pass pipeline runs each function through
-//! its function-scoped passes and emission with it (`passes::run_per_function`,
-//! `passes::compile_per_function`), the parser reads
-//! the documents of a file with it, and emission writes each function's PTX with it.
+//! one thread pool of `-j N` (issue 15). The pass pipeline runs each batch of functions
+//! through its function-scoped passes and emission with it
+//! (`passes::compile_per_function`), the parser reads the documents of a file with it,
+//! and emission of a whole module writes each function's PTX with it.
 //!
 //! Items are handed out one at a time from a shared counter, so a few large functions
 //! among many small ones still spread over the threads; results come back in input

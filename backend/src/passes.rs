@@ -489,20 +489,20 @@ pub fn compile_module(module: &mut Module, cx: &PassContext<'_>) -> Result<Strin
     crate::emit::emit_module_jobs(module, cx.tables, cx.sm("emit")?, cx.source.file, cx.options.jobs)
 }
 
-/// Whether the rest of the pipeline runs per batch of functions ([`run_per_function`],
-/// [`compile_per_function`]): more than one function, and no remark sink (remarks keep
+/// Whether the rest of the pipeline runs per batch of functions
+/// ([`compile_per_function`]): more than one function, and no remark sink (remarks keep
 /// the order of a pass over the whole module).
 pub fn per_function(module: &Module, cx: &PassContext<'_>) -> bool {
     module.functions.len() > 1 && cx.remarks.is_none()
 }
 
-/// [`run_per_function`], each function then emitted at once and dropped: the module's
-/// PTX, and the time of each pass and of emission, summed over the batches.
+/// [`run_per_function`] with each function emitted in its batch and dropped: the
+/// module's PTX, and the time of each pass and of emission, summed over the batches.
 pub fn compile_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo]) -> Result<(String, Vec<std::time::Duration>), Vec<MirError>> {
     let sm = cx.sm("emit")?;
     let (tables, file) = (cx.tables, cx.source.file);
     let templates = crate::emit::Templates::new(tables);
-    let (mut times, parts) = run_per_function_then(module, cx, passes, |index, f| crate::emit::emit_function_part(&f, index, tables, sm, file, &templates))?;
+    let (mut times, parts) = run_per_function(module, cx, passes, |index, f| crate::emit::emit_function_part(&f, index, tables, sm, file, &templates))?;
     let started = std::time::Instant::now();
     let ptx = crate::emit::assemble_module(&module.globals, parts, tables, sm, file)?;
     *times.last_mut().expect("emission's time is last") += started.elapsed();
@@ -510,29 +510,21 @@ pub fn compile_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &
 }
 
 /// Runs `passes` (all [`Scope::Function`]) over the functions of `module` in batches of
-/// consecutive functions, on up to `options.jobs` threads, and puts the functions back
-/// in their order. Each batch goes through the passes in a module of its own (with the
-/// globals), which a function-scoped pass cannot tell from the whole module, so the
-/// result is the one of running each pass over the whole module in turn (tests compare
-/// the PTX byte for byte). Returns each pass's time summed over the batches. On errors,
-/// those of the first pass that failed, from every batch it failed in (as that pass
-/// reports them over the whole module).
-pub fn run_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo]) -> Result<Vec<std::time::Duration>, Vec<MirError>> {
-    let (mut times, functions) = run_per_function_then(module, cx, passes, |_, f| f)?;
-    times.pop();
-    module.functions = functions;
-    Ok(times)
-}
-
-/// The batches of [`run_per_function`], each function then handed to `then` with its
-/// index in the module, in the batch's thread: what `then` makes of the functions, in
-/// module order, and the time of each pass and then of `then`, summed over the batches.
+/// consecutive functions, on up to `options.jobs` threads, then hands each function
+/// with its index in the module to `then`, in the batch's thread. Each batch goes
+/// through the passes in a module of its own (with the globals), which a
+/// function-scoped pass cannot tell from the whole module, so the result is the one of
+/// running each pass over the whole module in turn (tests compare the PTX byte for
+/// byte). Returns what `then` made of the functions, in module order, and the time of
+/// each pass and then of `then`, summed over the batches. On errors, those of the first
+/// pass that failed, from every batch it failed in (as that pass reports them over the
+/// whole module); `module` is left without its functions.
 ///
 /// Batches serve one thread as well as several: a batch's functions stay in the cache
 /// from one pass to the next (a pass over a whole module of small functions streams all
 /// of it through the cache), and a function emitted in its batch is freed there, so the
 /// next batch reuses its memory instead of faulting in new pages.
-fn run_per_function_then<R: Send>(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo], then: impl Fn(usize, crate::mir::Function) -> R + Sync) -> Result<(Vec<std::time::Duration>, Vec<R>), Vec<MirError>> {
+fn run_per_function<R: Send>(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo], then: impl Fn(usize, crate::mir::Function) -> R + Sync) -> Result<(Vec<std::time::Duration>, Vec<R>), Vec<MirError>> {
     debug_assert!(passes.iter().all(|p| p.scope == Scope::Function));
     let batches = batches(std::mem::take(&mut module.functions), cx.options.jobs);
     let firsts: Vec<usize> = batches.iter().scan(0, |next, b| Some(std::mem::replace(next, *next + b.len()))).collect();
@@ -729,7 +721,7 @@ mod tests {
             let mut cx = PassContext::new(tables, Some(sm), source);
             cx.options.jobs = jobs;
             assert!(batches(module.functions.clone(), jobs).len() > 2, "one batch only");
-            let errors = run_per_function(&mut module.clone(), &cx, &[&FIRST, &SECOND]).unwrap_err();
+            let errors = run_per_function(&mut module.clone(), &cx, &[&FIRST, &SECOND], |_, f| f).unwrap_err();
             let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
             assert_eq!(messages, ["@bad10", "@bad280"], "-j {jobs}");
         }
