@@ -130,9 +130,11 @@ pub struct Pressure {
 }
 
 
-/// PHI uses as (value, predecessor block index).
+/// PHI uses as (value, predecessor block index). PHIs come first in a block (the
+/// verifier's rule), so the walk stops at the first other instruction: the scans ask
+/// for each successor's PHIs, and read a large successor whole each time otherwise.
 fn phi_uses<'a>(f: &'a Function, b: usize, tables: &'a TargetTables) -> impl Iterator<Item = (ValueId, usize)> + 'a {
-    f.blocks[b].insts.iter().filter(move |i| i.is_phi(tables)).flat_map(move |inst| {
+    f.blocks[b].insts.iter().take_while(move |i| i.is_phi(tables)).flat_map(move |inst| {
         inst.operands.chunks(2).filter_map(move |pair| match pair {
             [Operand::Value(v), Operand::Block(p)] => f.block_index(*p).map(|p| (*v, p)),
             _ => None,
