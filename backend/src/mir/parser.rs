@@ -5,7 +5,6 @@
 //! indentation are tracked so that an error inside a body points at the file's line
 //! and column. The parser stops at the first error (spec §5); the verifier reports all.
 
-use std::collections::HashMap;
 
 use serde::Deserialize;
 use target_desc::error::did_you_mean;
@@ -234,6 +233,35 @@ fn literal_body(lines: &[&str]) -> Option<(usize, String, usize)> {
     Some((key, body, indent))
 }
 
+/// The description's generic opcode and type names, hashed once per parse. The
+/// description's own name maps hash with SipHash (about 250 instructions a lookup), and
+/// every function of a module of thousands looked its few names up again. A name
+/// missing here is asked of the description (which then gives the error).
+pub(super) struct NameIndex {
+    opcodes: rustc_hash::FxHashMap<&'static str, target_desc::tables::OpcodeId>,
+    types: rustc_hash::FxHashMap<&'static str, VtId>,
+}
+
+impl NameIndex {
+    pub(super) fn new(tables: &TargetTables) -> NameIndex {
+        NameIndex {
+            opcodes: tables.opcodes.iter().filter_map(|o| Some((o.name, tables.opcode(o.name)?))).collect(),
+            types: tables.types.iter().filter_map(|t| Some((t.name, tables.vt(t.name)?))).collect(),
+        }
+    }
+
+    fn opcode(&self, tables: &TargetTables, name: &str) -> Option<target_desc::tables::OpcodeId> {
+        self.opcodes.get(name).copied().or_else(|| tables.opcode(name))
+    }
+
+    fn vt(&self, tables: &TargetTables, name: &str) -> Result<VtId, String> {
+        match self.types.get(name) {
+            Some(&vt) => Ok(vt),
+            None => lookup_type(tables, name),
+        }
+    }
+}
+
 fn lookup_type(tables: &TargetTables, name: &str) -> Result<VtId, String> {
     tables.vt(name).ok_or_else(|| {
         let hint = did_you_mean(name, tables.types.iter().map(|t| t.name), |n| format!("`{n}`"));
@@ -261,10 +289,11 @@ enum ParsedDocument {
 pub fn parse_module_jobs(text: &str, file: &str, tables: &TargetTables, jobs: usize) -> Result<Module, MirError> {
     let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
     let docs = documents(text, file);
+    let index = NameIndex::new(tables);
     let parsed = crate::parallel::map_ordered(&docs, jobs, |doc| -> Result<ParsedDocument, MirError> {
         if doc.body.is_some() {
             if let Some(parsed) = super::header::read(&doc.text) {
-                return Ok(ParsedDocument::Function(parse_function_doc(doc, parsed, tables)?));
+                return Ok(ParsedDocument::Function(parse_function_doc(doc, parsed, tables, &index)?));
             }
         }
         let value: serde_yaml::Value = doc.parse("document")?;
@@ -275,7 +304,7 @@ pub fn parse_module_jobs(text: &str, file: &str, tables: &TargetTables, jobs: us
             }
         };
         if keys.iter().any(|k| k == "name" || k == "body" || k == "kind") {
-            Ok(ParsedDocument::Function(parse_function(doc, value, tables)?))
+            Ok(ParsedDocument::Function(parse_function(doc, value, tables, &index)?))
         } else if keys.iter().any(|k| k == "module" || k == "globals") {
             Ok(ParsedDocument::Module(value))
         } else {
@@ -370,12 +399,12 @@ fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables
     Ok(Global { name: g.name, space, ty, count, align: g.align, init, loc: Loc { line: (doc.first_line + line - 1) as u32, column: 1 } })
 }
 
-fn parse_function(doc: &Document, value: serde_yaml::Value, tables: &TargetTables) -> Result<Function, MirError> {
-    parse_function_doc(doc, doc.convert(value, "function document")?, tables)
+fn parse_function(doc: &Document, value: serde_yaml::Value, tables: &TargetTables, index: &NameIndex) -> Result<Function, MirError> {
+    parse_function_doc(doc, doc.convert(value, "function document")?, tables, index)
 }
 
 /// A function from its header, read by serde_yaml or by [`super::header::read`].
-fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTables) -> Result<Function, MirError> {
+fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTables, index: &NameIndex) -> Result<Function, MirError> {
     if let Some((body, _)) = &doc.body {
         parsed.body = body.clone();
     }
@@ -395,7 +424,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
     let mut param_names = rustc_hash::FxHashSet::default();
     for (i, p) in parsed.params.iter().enumerate() {
         let line = param_lines.get(i).copied().unwrap_or(1);
-        let ty = lookup_type(tables, &p.ty).map_err(|m| doc.error_at_value(line, "type", &p.ty, m))?;
+        let ty = index.vt(tables, &p.ty).map_err(|m| doc.error_at_value(line, "type", &p.ty, m))?;
         if !param_names.insert(p.name.as_str()) {
             return Err(doc.error_at(line, &p.name, format!("parameter `{}` is declared twice", p.name)));
         }
@@ -407,7 +436,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
     let returns_line = yaml_lines::key_line_in(&doc_lines, &["returns"]).unwrap_or(1);
     let mut returns = Vec::new();
     for r in &parsed.returns {
-        returns.push(lookup_type(tables, r).map_err(|m| doc.error_at(returns_line, r, m))?);
+        returns.push(index.vt(tables, r).map_err(|m| doc.error_at(returns_line, r, m))?);
     }
     let attributes = match parsed.attributes {
         None => Attributes::default(),
@@ -482,9 +511,8 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         indent,
         function: &mut function,
         names: rustc_hash::FxHashMap::with_capacity_and_hasher(lines, Default::default()),
-        types_seen: Default::default(),
-        opcodes_seen: Default::default(),
-        blocks_seen: HashMap::new(),
+        index,
+        blocks_seen: Default::default(),
         pending: Vec::new(),
         last_line: std::cell::Cell::new((0, false)),
     }
@@ -501,17 +529,14 @@ struct BodyReader<'a> {
     /// binary search (pest's own `line_col` rescans the input and is quadratic).
     line_starts: Vec<usize>,
     /// Block number -> line of its label, for duplicate detection.
-    blocks_seen: HashMap<u32, u32>,
+    blocks_seen: rustc_hash::FxHashMap<u32, u32>,
     body_line: usize,
     indent: usize,
     function: &'a mut Function,
     /// Each value's id and the offset of its definition.
     names: rustc_hash::FxHashMap<&'a str, (ValueId, usize)>,
-    /// Type and generic opcode names resolved so far: a body repeats a few of each, and
-    /// the description's perfect-hash maps hash with SipHash (about 250 instructions a
-    /// lookup, a tenth of reading a line).
-    types_seen: rustc_hash::FxHashMap<&'a str, VtId>,
-    opcodes_seen: rustc_hash::FxHashMap<&'a str, Option<target_desc::tables::OpcodeId>>,
+    /// Type and generic opcode names, hashed once for the whole parse.
+    index: &'a NameIndex,
     /// Uses to resolve once every definition is known: (block, inst, operand, name, offset).
     pending: Vec<(usize, usize, usize, &'a str, usize)>,
     /// The body line [`BodyReader::loc`] found last (tokens come in order) and whether
@@ -643,14 +668,7 @@ impl<'a> BodyReader<'a> {
         let mut defs = crate::mir::Defs::with_capacity(inst.defs.len());
         for def in &inst.defs {
             let name = &def.reg.text[1..];
-            let vt = match self.types_seen.get(def.ty.text) {
-                Some(&vt) => vt,
-                None => {
-                    let vt = lookup_type(self.tables, def.ty.text).map_err(|m| self.error(self.loc(def.ty.at), m))?;
-                    self.types_seen.insert(def.ty.text, vt);
-                    vt
-                }
-            };
+            let vt = self.index.vt(self.tables, def.ty.text).map_err(|m| self.error(self.loc(def.ty.at), m))?;
             if let Some(&(existing, first)) = self.names.get(name) {
                 if self.function.ssa {
                     return Err(self.error(self.loc(def.reg.at), format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", self.loc(first).line)));
@@ -671,7 +689,7 @@ impl<'a> BodyReader<'a> {
         let name = inst.opcode.text;
         let mut flags = Flags::with_capacity(inst.flags.len());
         // Generic opcodes first; the description keeps machine names distinct.
-        let generic = *self.opcodes_seen.entry(name).or_insert_with(|| self.tables.opcode(name));
+        let generic = self.index.opcode(self.tables, name);
         let machine = if generic.is_some() { None } else { self.tables.names.machine_ops.get(name) };
         let opcode = if let Some(m) = machine {
             // A machine instruction keeps only the flags its pattern's flag groups took
