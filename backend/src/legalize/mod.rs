@@ -134,7 +134,9 @@ pub(crate) struct Cx<'a> {
     /// The names taken ([`crate::mir::NameSet`]): legalization makes most of a
     /// function's values (about a million on a 100k-line kernel of i128/v8f16/bf16
     /// arithmetic), most of them temporaries `%t.N` and `%c.N`.
-    names: crate::mir::NameSet,
+    /// Made at the first new value: most functions of a module of small ones are legal
+    /// as they are and make none.
+    names: Option<crate::mir::NameSet>,
     /// Instructions emitted for the instruction being rewritten (and those before it).
     pub out: Vec<Inst>,
     /// Where the instruction being rewritten came from; new instructions inherit it.
@@ -175,7 +177,7 @@ impl<'a> Cx<'a> {
             ops,
             function: f.name.clone(),
             values: Vec::new(),
-            names: crate::mir::NameSet::of(f),
+            names: None,
             out: Vec::new(),
             loc: f.loc,
             actions: Vec::new(),
@@ -257,13 +259,20 @@ impl<'a> Cx<'a> {
         self.tables.opcode_info(op).map(|o| o.name).unwrap_or("?")
     }
 
+    /// The names taken: the function's (its values are this context's by the time a
+    /// name is asked for) and those made since.
+    fn names(&mut self) -> &mut crate::mir::NameSet {
+        let values = &self.values;
+        self.names.get_or_insert_with(|| crate::mir::NameSet::of_values(values))
+    }
+
     /// A fresh value named after `hint` (`%x.lo`, `%x.lo.1` if taken).
     ///
     /// Most names are free at the first try (a part's name extends its value's unique
     /// name), and those take one probe of the set of names; only a hint already taken
     /// reads and advances its next suffix.
     pub fn new_value(&mut self, hint: &str, ty: VtId) -> ValueId {
-        let name = self.names.fresh(hint);
+        let name = self.names().fresh(hint);
         self.values.push(ValueInfo { name, ty });
         ValueId(self.values.len() as u32 - 1)
     }
@@ -546,7 +555,7 @@ impl<'a> Cx<'a> {
         // The parts' names go into the name sets at once: reserved, not grown by
         // doubling (and rehashing) through a large function.
         let illegal = actions.iter().filter(|a| **a != TypeAction::Legal).count();
-        self.names.reserve(2 * illegal);
+        self.names().reserve(2 * illegal);
         for (v, action) in actions.iter().enumerate() {
             if *action == TypeAction::Legal {
                 parts.push((0, 0));

@@ -235,10 +235,15 @@ pub struct NameSet {
 
 impl NameSet {
     pub fn of(f: &Function) -> NameSet {
+        Self::of_values(&f.values)
+    }
+
+    /// The names of `values`.
+    pub fn of_values(values: &[ValueInfo]) -> NameSet {
         let mut names = NameSet::default();
         // Sized for the names kept by hash: after legalization most are numbered.
-        names.hashes.reserve(f.values.iter().filter(|v| Self::numbered(&v.name).is_none()).count());
-        for v in &f.values {
+        names.hashes.reserve(values.iter().filter(|v| Self::numbered(&v.name).is_none()).count());
+        for v in values {
             names.insert(&v.name);
         }
         names
