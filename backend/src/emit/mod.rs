@@ -300,28 +300,29 @@ fn module_head(globals: &[crate::mir::Global], version: u16, tables: &TargetTabl
 }
 
 /// `.visible .func (RETURN) NAME(PARAMS)` or `.visible .entry NAME(PARAMS)`.
+/// Written straight into the header (a module of thousands of small functions spent a
+/// few strings per parameter here).
 fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result<String, String> {
     let name = sanitize(&f.name);
-    let param = |i: usize| format!("{name}_param_{i}");
     let mut out = String::new();
     let directive = if f.kind == FunctionKind::Kernel { ".entry" } else { ".func" };
     let returns = call_abi::return_parameter(tables, &f.returns);
     let _ = write!(out, ".visible {directive} {returns}{name}(");
-    let mut params = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
+        out.push_str(if i == 0 { "\n\t.param " } else { ",\n\t.param " });
         // A scalar without a register (i8, bf16 before sm_80) is declared by its bits and
         // read into its carrier register (`ld.param.u8`). A kernel parameter no register
         // holds whole (an i128 before sm_70, a v4f32, an i1) is declared as its bytes and
         // read in parts (legalize/abi.rs); device functions have legal signatures by now.
         let info = tables.type_info(p.ty);
         let bytes = crate::legalize::abi::store_bytes(tables, p.ty);
-        let class = match (tables.register_type(sm, p.ty), info) {
-            (Some((c, _)), _) if c.param_carrier.is_some() => format!(".u{}", 8 * bytes),
-            (Some((c, _)), _) => c.ptx_type.to_string(),
-            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => format!(".u{}", t.bits),
-            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => format!(".b{}", t.bits),
+        let _ = match (tables.register_type(sm, p.ty), info) {
+            (Some((c, _)), _) if c.param_carrier.is_some() => write!(out, ".u{}", 8 * bytes),
+            (Some((c, _)), _) => write!(out, "{}", c.ptx_type),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => write!(out, ".u{}", t.bits),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => write!(out, ".b{}", t.bits),
             (None, Some(_)) if crate::legalize::abi::read_as_bytes(tables, sm, p.ty) => {
-                params.push(format!("\t.param .align {} .b8 {}[{bytes}]", bytes.next_power_of_two().min(16), param(i)));
+                let _ = write!(out, ".align {} .b8 {name}_param_{i}[{bytes}]", bytes.next_power_of_two().min(16));
                 continue;
             }
             _ => return Err(format!("parameter `{}` has a type that is not a register type on {}", p.name, sm.name)),
@@ -331,16 +332,11 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
         // not known here, and `.align 1` promises nothing.
         let global = info.is_some_and(|t| t.kind == target_desc::tables::TypeKind::Pointer && t.addrspace == crate::mir::AddressSpace::Global.number());
         if f.kind == FunctionKind::Kernel && global {
-            params.push(format!("\t.param {class} .ptr .{} .align 1 {}", crate::mir::AddressSpace::Global.name(), param(i)));
-            continue;
+            let _ = write!(out, " .ptr .{} .align 1", crate::mir::AddressSpace::Global.name());
         }
-        params.push(format!("\t.param {class} {}", param(i)));
+        let _ = write!(out, " {name}_param_{i}");
     }
-    if params.is_empty() {
-        out.push(')');
-    } else {
-        let _ = write!(out, "\n{}\n)", params.join(",\n"));
-    }
+    out.push_str(if f.params.is_empty() { ")" } else { "\n)" });
     Ok(out)
 }
 
