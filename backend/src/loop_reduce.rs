@@ -117,6 +117,9 @@ struct Candidate {
 }
 
 fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: &Ops, stats: &mut LsrStats) -> bool {
+    if crate::machine::cfg::branches_only_forward(f, tables) {
+        return false;
+    }
     let cfg = Cfg::new(f, tables);
     let loops = cfg.loops();
     if loops.is_empty() {

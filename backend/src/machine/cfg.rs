@@ -11,6 +11,17 @@ use target_desc::tables::{props, TargetTables};
 
 use crate::mir::{opcode_info, Function};
 
+/// Whether every branch of `f` goes to a later block in layout order (blocks numbered
+/// by position). Then `f` has no cycle, so no loop: the loop passes skip such a
+/// function without building its CFG, which in a module of thousands of one-block
+/// functions cost each of them every time. Reads only the terminators.
+pub fn branches_only_forward(f: &Function, tables: &TargetTables) -> bool {
+    let is_term = |inst: &crate::mir::Inst| opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
+    f.blocks.iter().enumerate().all(|(b, block)| {
+        block.number as usize == b && block.insts.iter().rev().take_while(|i| is_term(i)).all(|i| i.block_operands().all(|t| t as usize > b))
+    })
+}
+
 pub struct Cfg {
     pub succs: Vec<Vec<usize>>,
     pub preds: Vec<Vec<usize>>,

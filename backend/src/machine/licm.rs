@@ -77,6 +77,9 @@ fn is_terminator(inst: &Inst, tables: &TargetTables) -> bool {
 }
 
 fn licm_function(f: &mut Function, tables: &TargetTables, sm_index: usize, sets: &PressureSets, options: &Options, stats: &mut LicmStats) {
+    if crate::machine::cfg::branches_only_forward(f, tables) {
+        return;
+    }
     let targets = sets.targets(f, options);
     hoist_out_of_loops(f, tables, sm_index, sets, &targets, stats);
     if options.flag("sink-insts-to-avoid-spills") == Some(true) {

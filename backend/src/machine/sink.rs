@@ -56,6 +56,10 @@ pub fn run(module: &mut Module, tables: &TargetTables, reach: Reach, want_remark
 }
 
 fn sink_function(f: &mut Function, tables: &TargetTables, reach: Reach, want_remarks: bool, stats: &mut SinkStats) {
+    // One block has no block with two successors to sink into.
+    if f.blocks.len() < 2 {
+        return;
+    }
     let cfg = Cfg::new(f, tables);
     if cfg.succs.iter().all(|s| s.len() < 2) {
         return;
