@@ -218,3 +218,32 @@ impl Loop {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::branches_only_forward;
+    use crate::mir::parser::parse_module;
+
+    fn forward(body: &str) -> bool {
+        let body: String = body.lines().map(|l| format!("  {}\n", l.trim())).collect();
+        let text = format!("---\nname: k\nkind: kernel\nparams: [{{ name: n, type: i32 }}]\nbody: |\n{body}...\n");
+        let tables = tables::nvptx();
+        let m = parse_module(&text, "t.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        branches_only_forward(&m.functions[0], tables)
+    }
+
+    /// Forward branches only (a diamond, one block) say so; a loop, a block branching to
+    /// itself, or blocks not numbered by position do not.
+    #[test]
+    fn only_loop_free_layouts_branch_forward() {
+        let diamond = "bb.0:\n%n:i32 = ARG 0\n%z:i32 = CONSTANT 0\n%c:i1 = SETCC lt, %n, %z\nBRCOND %c, %bb.1, %bb.2\nbb.1:\nBR %bb.2\nbb.2:\nRET";
+        assert!(forward(diamond));
+        assert!(forward("bb.0:\nRET"));
+        let looped = "bb.0:\n%n:i32 = ARG 0\nBR %bb.1\nbb.1:\n%z:i32 = CONSTANT 0\n%c:i1 = SETCC lt, %n, %z\nBRCOND %c, %bb.1, %bb.2\nbb.2:\nRET";
+        assert!(!forward(looped));
+        let back = "bb.0:\n%n:i32 = ARG 0\nBR %bb.1\nbb.1:\n%z:i32 = CONSTANT 0\n%c:i1 = SETCC lt, %n, %z\nBRCOND %c, %bb.2, %bb.3\nbb.2:\nBR %bb.1\nbb.3:\nRET";
+        assert!(!forward(back));
+        let renumbered = "bb.0:\nBR %bb.2\nbb.2:\nRET";
+        assert!(!forward(renumbered));
+    }
+}

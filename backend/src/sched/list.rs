@@ -510,7 +510,29 @@ fn list_schedule(
 
 #[cfg(test)]
 mod tests {
-    use super::permute;
+    use super::{pack_rank, permute, unit_of};
+    use proptest::prelude::*;
+    use std::cmp::Reverse;
+
+    proptest! {
+        /// Packed ranks order as the tuple they pack (deeper, higher priority, narrower
+        /// window, earlier unit first), and give their unit back.
+        #[test]
+        fn packed_ranks_order_as_their_fields(
+            a in any::<[u32; 4]>(),
+            b in any::<[u32; 4]>(),
+            // Small fields too, so that the leading fields tie.
+            c in prop::array::uniform4(0u32..3),
+            d in prop::array::uniform4(0u32..3),
+        ) {
+            for (x, y) in [(a, b), (c, d)] {
+                let key = |r: [u32; 4]| (r[0], r[1], Reverse(r[2]), Reverse(r[3]));
+                let (px, py) = (pack_rank(x[0], x[1], x[2], x[3]), pack_rank(y[0], y[1], y[2], y[3]));
+                prop_assert_eq!(px.cmp(&py), key(x).cmp(&key(y)));
+                prop_assert_eq!(unit_of(px), x[3]);
+            }
+        }
+    }
 
     #[test]
     fn permute_places_each_element_and_its_inverse_restores_the_order() {
