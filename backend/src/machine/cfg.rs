@@ -9,17 +9,21 @@
 
 use target_desc::tables::{props, TargetTables};
 
-use crate::mir::{opcode_info, Function};
+use crate::mir::{opcode_info, Function, Inst};
 
 /// Whether every branch of `f` goes to a later block in layout order (blocks numbered
 /// by position). Then `f` has no cycle, so no loop: the loop passes skip such a
 /// function without building its CFG, which in a module of thousands of one-block
 /// functions cost each of them every time. Reads only the terminators.
 pub fn branches_only_forward(f: &Function, tables: &TargetTables) -> bool {
-    let is_term = |inst: &crate::mir::Inst| opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
-    f.blocks.iter().enumerate().all(|(b, block)| {
-        block.number as usize == b && block.insts.iter().rev().take_while(|i| is_term(i)).all(|i| i.block_operands().all(|t| t as usize > b))
-    })
+    f.blocks.iter().enumerate().all(|(b, block)| block.number as usize == b && terminators(&block.insts, tables).iter().all(|i| i.block_operands().all(|t| t as usize > b)))
+}
+
+/// The terminators that end a block: the only instructions whose block operands are
+/// edges (the verifier's rule).
+fn terminators<'i>(insts: &'i [Inst], tables: &TargetTables) -> &'i [Inst] {
+    let is_term = |inst: &Inst| opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
+    &insts[insts.iter().rposition(|i| !is_term(i)).map_or(0, |k| k + 1)..]
 }
 
 pub struct Cfg {
@@ -42,11 +46,8 @@ impl Cfg {
         let index: rustc_hash::FxHashMap<u32, usize> = if positional { Default::default() } else { f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect() };
         let index_of = |number: u32| if positional { ((number as usize) < n).then_some(number as usize) } else { index.get(&number).copied() };
         let mut succs = vec![Vec::new(); n];
-        let is_term = |inst: &crate::mir::Inst| opcode_info(inst.opcode, tables).is_some_and(|o| o.props & props::TERMINATOR != 0);
         for (b, block) in f.blocks.iter().enumerate() {
-            // Terminators end the block (the verifier's rule): only that suffix is read.
-            let first_term = block.insts.iter().rposition(|i| !is_term(i)).map_or(0, |k| k + 1);
-            for inst in &block.insts[first_term..] {
+            for inst in terminators(&block.insts, tables) {
                 for target in inst.block_operands() {
                     if let Some(t) = index_of(target) {
                         if !succs[b].contains(&t) {

@@ -5,7 +5,6 @@
 //! indentation are tracked so that an error inside a body points at the file's line
 //! and column. The parser stops at the first error (spec §5); the verifier reports all.
 
-
 use serde::Deserialize;
 use target_desc::error::did_you_mean;
 use target_desc::tables::{TargetTables, VtId};
