@@ -520,7 +520,12 @@ fn render_all(errors: &[crate::diagnostics::MirError], file: &str) -> String {
 /// `threads`: when the function-scoped passes ran on several threads, their figures are
 /// summed over the functions (thread time), the peak is only known at their end, and
 /// the report adds the wall time.
-fn time_report(times: &[Stage], threads: Option<(usize, std::time::Duration)>) -> String {
+/// What the wall-time line says of a run per batch of functions (`ptxc compile`'s two
+/// batched pipelines).
+const BATCHED: &str = "the function passes and emission above are summed over batches of functions";
+const STREAMED: &str = "reading, every pass and emission above are summed over batches of functions, each read and compiled in turn";
+
+fn time_report(times: &[Stage], threads: Option<(usize, std::time::Duration, &str)>) -> String {
     let total: f64 = times.iter().map(|s| s.time.as_secs_f64()).sum();
     let mut out = String::from("===== ptxc pass execution timing report =====\n   wall time (s)   share  peak RSS (MiB)  stage\n");
     for Stage { name, time, peak_kib } in times {
@@ -530,8 +535,8 @@ fn time_report(times: &[Stage], threads: Option<(usize, std::time::Duration)>) -
         out.push_str(&format!("  {t:>13.6}  {share:>5.1}%  {peak:>14}  {name}\n"));
     }
     out.push_str(&format!("  {total:>13.6}  100.0%  {:>14}  total\n", ""));
-    if let Some((n, wall)) = threads {
-        out.push_str(&format!("  {:>13.6}          wall time on {n} thread{} (the function passes and emission above are summed over batches of functions)\n", wall.as_secs_f64(), if n == 1 { "" } else { "s" }));
+    if let Some((n, wall, how)) = threads {
+        out.push_str(&format!("  {:>13.6}          wall time on {n} thread{} ({how})\n", wall.as_secs_f64(), if n == 1 { "" } else { "s" }));
     }
     out
 }
@@ -600,6 +605,30 @@ fn remarks_wanted(name: Option<&str>, pass: &str) -> bool {
     }
 }
 
+/// A module of several functions compiled a batch of functions at a time, read as it
+/// goes (`passes::compile_streamed`), when nothing asks to see the module between
+/// passes. `None` (nothing reported) to compile it whole, which also reports every
+/// error: streaming gives up on the first.
+/// Returns the PTX, the time of each stage and the number of threads.
+fn compile_streamed(args: &CompileArgs, tables: &'static target_desc::tables::TargetTables, sm: &target_desc::tables::SmTables, text: &str, file: &str, jobs: usize) -> Option<(String, crate::passes::StageTimes, usize)> {
+    let shown = args.print_after_all || !args.print_after.is_empty() || args.stop_after.is_some() || args.verify || args.stats || args.remarks.is_some();
+    let mut options = args.opt.options(tables).ok()?;
+    if shown || options.flag("nv-dump-remat-block") == Some(true) || options.flag("verify-machineinstrs") == Some(true) {
+        return None;
+    }
+    options.jobs = jobs;
+    let started = std::time::Instant::now();
+    let streamed = crate::mir::parser::Streamed::new(text, file, tables)?;
+    let headers = started.elapsed();
+    let mut cx = crate::passes::PassContext::new(tables, Some(sm), crate::mir::verifier::Source { file, text });
+    cx.options = options;
+    let (ptx, mut times) = crate::passes::compile_streamed(&streamed, &cx)?;
+    if let Some((_, parse)) = times.first_mut() {
+        *parse += headers;
+    }
+    Some((ptx, times, jobs.min(streamed.signatures.len())))
+}
+
 fn compile(args: CompileArgs) -> Output {
     let tables = match crate::load_tables(args.target_desc.as_deref()) {
         Ok(t) => t,
@@ -625,6 +654,17 @@ fn compile(args: CompileArgs) -> Output {
     }
     let jobs = args.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let started = std::time::Instant::now();
+    if let Some((ptx, stages, threads)) = compile_streamed(&args, tables, sm, &text, &file, jobs) {
+        let mut stderr = String::new();
+        if args.time_passes {
+            let mut times: Vec<Stage> = stages.into_iter().map(|(name, time)| Stage { name, time, peak_kib: None }).collect();
+            if let Some(last) = times.last_mut() {
+                last.peak_kib = peak_rss_kib();
+            }
+            stderr.push_str(&time_report(&times, Some((threads, started.elapsed(), STREAMED))));
+        }
+        return finish(ptx, args.output.as_deref(), stderr);
+    }
     let mut module = match crate::mir::parser::parse_module_jobs(&text, &file, tables, jobs) {
         Ok(m) => m,
         Err(e) => return failure(e.render()),
@@ -732,7 +772,7 @@ fn compile(args: CompileArgs) -> Output {
         }
     };
     if args.time_passes {
-        stderr.push_str(&time_report(&times, threads.map(|n| (n, started.elapsed()))));
+        stderr.push_str(&time_report(&times, threads.map(|n| (n, started.elapsed(), BATCHED))));
     }
     match emitted {
         Ok(ptx) => finish(ptx, args.output.as_deref(), stderr),

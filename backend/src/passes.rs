@@ -12,7 +12,8 @@
 use target_desc::tables::{SmTables, TargetTables};
 
 use crate::diagnostics::MirError;
-use crate::mir::verifier::{verify_module, Source};
+use crate::mir::parser::Streamed;
+use crate::mir::verifier::{verify_functions, verify_module, Callees, Source};
 use crate::mir::Module;
 use crate::options::{OptLevel, Options};
 
@@ -526,7 +527,7 @@ pub fn compile_per_function(module: &mut Module, cx: &PassContext<'_>, passes: &
 /// next batch reuses its memory instead of faulting in new pages.
 fn run_per_function<R: Send>(module: &mut Module, cx: &PassContext<'_>, passes: &[&'static PassInfo], then: impl Fn(usize, crate::mir::Function) -> R + Sync) -> Result<(Vec<std::time::Duration>, Vec<R>), Vec<MirError>> {
     debug_assert!(passes.iter().all(|p| p.scope == Scope::Function));
-    let batches = batches(std::mem::take(&mut module.functions), cx.options.jobs);
+    let batches = batches(std::mem::take(&mut module.functions), cx.options.jobs, instructions);
     let firsts: Vec<usize> = batches.iter().scan(0, |next, b| Some(std::mem::replace(next, *next + b.len()))).collect();
     let (name, globals) = (module.name.clone(), &module.globals);
     // The remark sink is not shared across threads; `per_function` keeps remark runs
@@ -565,6 +566,88 @@ fn run_per_function<R: Send>(module: &mut Module, cx: &PassContext<'_>, passes: 
     Ok((totals, made))
 }
 
+/// How long each stage took (reading, each pass, emission), in pipeline order.
+pub type StageTimes = Vec<(&'static str, std::time::Duration)>;
+
+/// The whole pipeline over a module still being read ([`Streamed`]), a batch of
+/// consecutive functions at a time: each batch is parsed, verified (calls against every
+/// function's header), taken through every pass and emitted before the next is read,
+/// on up to `cx.options.jobs` threads. The MIR of a module of thousands of functions
+/// is then never all in memory, and a batch's memory is reused by the next instead of
+/// faulting in new pages.
+///
+/// The result is the PTX [`compile_module`] gives for the module read whole (tests
+/// compare them byte for byte), and the time of reading and of each pass and emission,
+/// summed over the batches. `None` when streaming does not answer for the whole module,
+/// and nothing is reported: a function-scoped pass before a module-scoped one other
+/// than `verify`, `sroa` and `legalize`, signatures that legalization rewrites, a
+/// library function to link, or an error anywhere. The caller then compiles the module
+/// whole, which reports what it reports.
+pub fn compile_streamed(streamed: &Streamed<'_>, cx: &PassContext<'_>) -> Option<(String, StageTimes)> {
+    let sm = cx.sm.filter(|_| cx.remarks.is_none())?;
+    let tables = cx.tables;
+    let passes: Vec<&'static PassInfo> = PASSES.iter().filter(|p| p.enabled(&cx.options)).collect();
+    // The module-scoped passes must run first and see one function at a time: they
+    // then give a batch what they give the whole module. `legalize` rewrites across
+    // functions only at boundaries (checked below) and when it links library functions
+    // (the batch grows: checked after it runs).
+    let module_scoped = passes.iter().take_while(|p| p.scope == Scope::Module).count();
+    if passes[module_scoped..].iter().any(|p| p.scope == Scope::Module) || !passes[..module_scoped].iter().all(|p| matches!(p.name, "verify" | "sroa" | "legalize")) {
+        return None;
+    }
+    if !crate::legalize::abi::keeps_boundaries(&streamed.signatures, tables, sm) {
+        return None;
+    }
+    let callees = Callees::new(&streamed.signatures);
+    let sizes: Vec<usize> = (0..streamed.signatures.len()).map(|k| streamed.body_lines(k)).collect();
+    let batches = batches((0..sizes.len()).collect(), cx.options.jobs, |&k| sizes[k]);
+    let templates = crate::emit::Templates::new(tables);
+    let (source, options, isel_index) = (cx.source, &cx.options, &cx.isel_index);
+    let context = || PassContext { tables, sm: Some(sm), source, checks: false, remarks: None, options: options.clone(), isel_index: isel_index.clone() };
+    let results = crate::parallel::map_owned(batches, options.jobs, context, |local, _, batch| -> Option<(Vec<crate::emit::FunctionPtx>, Vec<std::time::Duration>)> {
+        let mut times = Vec::with_capacity(passes.len() + 2);
+        let started = std::time::Instant::now();
+        let first = *batch.first()?;
+        let functions = batch.iter().map(|&k| streamed.function(k, tables)).collect::<Result<Vec<_>, _>>().ok()?;
+        times.push(started.elapsed());
+        let mut alone = Module { name: streamed.module.name.clone(), globals: streamed.module.globals.clone(), functions };
+        apply_maxreg(&mut alone, &local.options);
+        for pass in &passes {
+            let started = std::time::Instant::now();
+            if pass.name == "verify" {
+                if !verify_functions(&alone.functions, &callees, &alone.globals, tables, source).is_empty() {
+                    return None;
+                }
+            } else {
+                let count = alone.functions.len();
+                (pass.run)(&mut alone, local).ok()?;
+                if alone.functions.len() != count {
+                    return None;
+                }
+            }
+            times.push(started.elapsed());
+        }
+        let started = std::time::Instant::now();
+        let parts: Vec<crate::emit::FunctionPtx> = alone.functions.into_iter().enumerate().map(|(j, f)| crate::emit::emit_function_part(&f, first + j, tables, sm, source.file, &templates)).collect();
+        times.push(started.elapsed());
+        Some((parts, times))
+    });
+    let mut totals = vec![std::time::Duration::ZERO; passes.len() + 2];
+    let mut parts = Vec::with_capacity(sizes.len());
+    for result in results {
+        let (batch, times) = result?;
+        for (total, t) in totals.iter_mut().zip(times) {
+            *total += t;
+        }
+        parts.extend(batch);
+    }
+    let started = std::time::Instant::now();
+    let ptx = crate::emit::assemble_module(&streamed.module.globals, parts, tables, sm, source.file).ok()?;
+    *totals.last_mut()? += started.elapsed();
+    let names = std::iter::once("parse").chain(passes.iter().map(|p| p.name)).chain(["emit"]);
+    Some((ptx, names.zip(totals).collect()))
+}
+
 /// Batches per thread of [`run_per_function`]: enough that a thread which drew large
 /// functions does not leave the others idle at the end, few enough that what each pass
 /// pays once per module (its tables, knobs and summary) is paid a few times, not once
@@ -577,13 +660,17 @@ const BATCHES_PER_THREAD: usize = 8;
 /// CPU time than 8 batches of 12k.
 const BATCH_INSTRUCTIONS: usize = 4096;
 
+/// A function's size for [`batches`]: its instructions and labels.
+fn instructions(f: &crate::mir::Function) -> usize {
+    f.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>() + 1
+}
+
 /// `functions` cut into runs of consecutive functions of about equal size (in
 /// instructions), at least `jobs` x [`BATCHES_PER_THREAD`] of them and none over
 /// [`BATCH_INSTRUCTIONS`] but a single function larger than that, which is a batch of
 /// its own.
-fn batches(functions: Vec<crate::mir::Function>, jobs: usize) -> Vec<Vec<crate::mir::Function>> {
-    let size = |f: &crate::mir::Function| f.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>() + 1;
-    let total: usize = functions.iter().map(size).sum();
+fn batches<T>(functions: Vec<T>, jobs: usize, size: impl Fn(&T) -> usize) -> Vec<Vec<T>> {
+    let total: usize = functions.iter().map(&size).sum();
     let share = total.div_ceil(jobs.max(1) * BATCHES_PER_THREAD).clamp(1, BATCH_INSTRUCTIONS);
     let mut out = Vec::new();
     let mut current = Vec::new();
@@ -720,10 +807,81 @@ mod tests {
         for jobs in [1, 2, 4] {
             let mut cx = PassContext::new(tables, Some(sm), source);
             cx.options.jobs = jobs;
-            assert!(batches(module.functions.clone(), jobs).len() > 2, "one batch only");
+            assert!(batches(module.functions.clone(), jobs, instructions).len() > 2, "one batch only");
             let errors = run_per_function(&mut module.clone(), &cx, &[&FIRST, &SECOND], |_, f| f).unwrap_err();
             let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
             assert_eq!(messages, ["@bad10", "@bad280"], "-j {jobs}");
         }
+    }
+
+    /// The module compiled a batch at a time as it is read, or `None` where streaming
+    /// gives up.
+    fn streamed(text: &str, jobs: usize) -> Option<String> {
+        let tables = crate::load_tables(None).unwrap();
+        let sm = crate::audit::find_sm(tables, "80").unwrap();
+        let streamed = Streamed::new(text, "m.mir", tables)?;
+        let mut cx = PassContext::new(tables, Some(sm), Source { file: "m.mir", text });
+        cx.options.jobs = jobs;
+        compile_streamed(&streamed, &cx).map(|(ptx, _)| ptx)
+    }
+
+    /// The module read whole and compiled by [`compile_module`].
+    fn whole(text: &str) -> Result<String, Vec<MirError>> {
+        let tables = crate::load_tables(None).unwrap();
+        let sm = crate::audit::find_sm(tables, "80").unwrap();
+        let mut module = crate::mir::parser::parse_module(text, "m.mir", tables).map_err(|e| vec![e])?;
+        compile_module(&mut module, &PassContext::new(tables, Some(sm), Source { file: "m.mir", text }))
+    }
+
+    /// Streaming gives the PTX of the whole-module pipeline byte for byte, on any
+    /// number of threads: on a generated module of 300 functions and on every
+    /// multi-function file of the corpus it accepts.
+    #[test]
+    fn streamed_compiles_are_whole_module_compiles() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let mut texts = vec![crate::synth::calls(300 * 24)];
+        let mut files: Vec<_> = std::fs::read_dir(corpus).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "mir")).collect();
+        files.sort();
+        texts.extend(files.iter().map(|p| std::fs::read_to_string(p).unwrap()).filter(|t| t.matches("\nkind:").count() > 1));
+        let mut streamed_files = 0;
+        for text in &texts {
+            let Some(ptx) = streamed(text, 1) else { continue };
+            streamed_files += 1;
+            assert_eq!(Ok(&ptx), whole(text).as_ref().map_err(|e| e.len()), "{}", &text[..200.min(text.len())]);
+            assert_eq!(streamed(text, 3).as_ref(), Some(&ptx), "3 threads");
+        }
+        assert!(streamed_files > 8, "only {streamed_files} of {} modules streamed", texts.len());
+    }
+
+    /// Where a batch cannot answer for the whole module, streaming gives up (and the
+    /// module is compiled whole): signatures that legalization rewrites (every caller
+    /// changes with them), a library function to link (it joins the module's end), an
+    /// error (the whole read reports the first in file order), a header that needs the
+    /// YAML parser, one function only.
+    #[test]
+    fn streaming_gives_up_where_a_batch_cannot_answer_for_the_module() {
+        let base = crate::synth::calls(3 * 24);
+        assert!(streamed(&base, 1).is_some(), "the base module streams");
+        let device = |name: &str, ty: &str, body: &str| format!("---\nname: {name}\nkind: device\nparams:\n  - {{ name: x, type: {ty} }}\nreturns: [{ty}]\nbody: |\n  bb.0:\n    %x:{ty} = ARG 0\n{body}    RET %r\n...\n");
+        // sm_80 carries an i128 whole (`.b128`), so that module still streams; an i1
+        // parameter travels as an i16.
+        let wide = format!("{base}{}", device("wide", "i128", "    %r:i128 = ADD %x, %x\n"));
+        assert_eq!(streamed(&wide, 1), whole(&wide).ok(), "an i128 parameter");
+        let flag = format!("{base}{}", device("flag", "i1", "    %r:i1 = XOR %x, %x\n"));
+        let library = format!("{base}{}", device("rem", "f32", "    %r:f32 = FREM %x, %x\n"));
+        for (what, text) in [("an i1 parameter", &flag), ("a library call", &library)] {
+            assert!(whole(text).is_ok(), "{what}: the whole module compiles");
+            assert_eq!(streamed(text, 1), None, "{what}");
+        }
+        let broken = format!("{base}{}", device("broken", "f32", "    %r:f32 = FADD %x, %nope\n"));
+        assert!(whole(&broken).is_err());
+        assert_eq!(streamed(&broken, 1), None, "an undefined value");
+        let quoted = base.replacen("name: f1\n", "name: \"f1\"\n", 1);
+        assert_ne!(quoted, base);
+        assert!(whole(&quoted).is_ok());
+        assert_eq!(streamed(&quoted, 1), None, "a quoted name");
+        let one = crate::synth::calls(24);
+        let one = &one[one.rfind("---\nname:").unwrap()..];
+        assert_eq!(streamed(one, 1), None, "one function");
     }
 }

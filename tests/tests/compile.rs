@@ -25,10 +25,11 @@ fn output_is_byte_identical_across_runs() {
 }
 
 /// `-j N`: the function-scoped passes and emission run per batch of functions on N
-/// threads (one thread too); the PTX is the one of the pipeline that runs each pass over
-/// the whole module in turn (which `--verify` keeps, to check after every pass), byte
-/// for byte, on every multi-function module of the corpus and on a generated module of
-/// 200 device functions, and run to run.
+/// threads (one thread too), and where the module's headers allow it every batch is
+/// read and compiled in turn; the PTX is the one of the pipeline that runs each pass
+/// over the whole module in turn (which `--verify` keeps, to check after every pass),
+/// byte for byte, on every multi-function module of the corpus and on a generated
+/// module of 200 device functions, and run to run.
 #[test]
 fn parallel_compiles_are_byte_identical_to_sequential_ones() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -45,7 +46,7 @@ fn parallel_compiles_are_byte_identical_to_sequential_ones() {
         }
     }
     assert!(files.len() > 10, "only {} multi-function files", files.len());
-    let mut compiled = 0;
+    let (mut compiled, mut streamed) = (0, 0);
     for (file, sm) in &files {
         // -O0 too: there the first function-scoped pass (combine) is off.
         for level in ["-O3", "-O0"] {
@@ -62,11 +63,17 @@ fn parallel_compiles_are_byte_identical_to_sequential_ones() {
                     // The parallel path really ran: the timing report says on how many threads.
                     assert!(parallel.stderr.contains("wall time on"), "{file} -j {jobs} ran sequentially:\n{}", parallel.stderr);
                     assert!(parallel.stdout == sequential.stdout, "{file} {level}: -j {jobs} differs from the whole-module pipeline");
+                    if parallel.stderr.contains("each read and compiled in turn") {
+                        streamed += 1;
+                    } else {
+                        assert!(file != &files[0].0, "the generated module was not streamed:\n{}", parallel.stderr);
+                    }
                 }
             }
         }
     }
     assert!(compiled > 20, "only {compiled} file-level pairs compiled");
+    assert!(streamed > 60, "only {streamed} streamed compiles");
 }
 
 /// `-j N` reads the documents of a file on N threads too: with several broken

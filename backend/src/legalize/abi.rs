@@ -24,7 +24,7 @@ use target_desc::tables::{SmTables, TargetTables, VtId};
 
 use super::types::{self, TypeAction};
 use super::{Cx, LResult, LegalizeError, Ops};
-use crate::mir::{FunctionKind, Inst, Module, Operand, Param, ValueId};
+use crate::mir::{Function, FunctionKind, Inst, Module, Operand, Param, ValueId};
 
 /// The carrier of a register type whose class cannot be a `.param` value (i1 -> i16).
 fn carrier(tables: &TargetTables, sm: &SmTables, ty: VtId) -> Option<VtId> {
@@ -62,6 +62,17 @@ pub fn store_bytes(tables: &TargetTables, ty: VtId) -> u32 {
 struct Signature {
     param_parts: Vec<usize>,
     changed: bool,
+}
+
+/// Whether [`legalize_boundaries`] leaves functions with these headers as they are
+/// (it rewrites nothing and reports nothing): every device function's parameters and
+/// results carried as their own types, and no kernel parameter read as bytes. Reads
+/// only the functions' signatures, so headers without bodies answer for the module.
+pub fn keeps_boundaries(functions: &[Function], tables: &TargetTables, sm: &SmTables) -> bool {
+    functions.iter().all(|f| match f.kind {
+        FunctionKind::Device => f.params.iter().map(|p| p.ty).chain(f.returns.iter().copied()).all(|ty| carried_types(tables, sm, ty).is_ok_and(|c| c == [ty])),
+        FunctionKind::Kernel => !f.params.iter().any(|p| read_as_bytes(tables, sm, p.ty)),
+    })
 }
 
 /// Rewrites every device function's signature and every kernel's byte-image

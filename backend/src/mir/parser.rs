@@ -332,13 +332,7 @@ pub fn parse_module_jobs(text: &str, file: &str, tables: &TargetTables, jobs: us
                 if index != 0 {
                     return Err(doc.error(1, 1, "the module document must be the first document of the file"));
                 }
-                let parsed: ModuleDoc = doc.convert(value, "module document")?;
-                module.name = parsed.module;
-                let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
-                for (i, g) in parsed.globals.into_iter().enumerate() {
-                    let line = lines.get(i).copied().unwrap_or(1);
-                    module.globals.push(parse_global(doc, line, g, tables, &module.globals)?);
-                }
+                read_module_document(doc, value, tables, &mut module)?;
             }
         }
     }
@@ -347,6 +341,88 @@ pub fn parse_module_jobs(text: &str, file: &str, tables: &TargetTables, jobs: us
         return Err(MirError::at(file, text, line, 1, "expected at least one function document, found none"));
     }
     Ok(module)
+}
+
+/// The module document's name and globals, into `module`.
+fn read_module_document(doc: &Document, value: serde_yaml::Value, tables: &TargetTables, module: &mut Module) -> Result<(), MirError> {
+    let parsed: ModuleDoc = doc.convert(value, "module document")?;
+    module.name = parsed.module;
+    let lines = yaml_lines::item_lines(&doc.text, &["globals"]);
+    for (i, g) in parsed.globals.into_iter().enumerate() {
+        let line = lines.get(i).copied().unwrap_or(1);
+        let global = parse_global(doc, line, g, tables, &module.globals)?;
+        module.globals.push(global);
+    }
+    Ok(())
+}
+
+/// A module read a batch of functions at a time: the driver compiles each batch while
+/// the rest of the file is still text, so a module of thousands of functions never
+/// holds all their MIR at once (issue 15: peak memory, and page faults, which were a
+/// sixth of such a compile). What the batches need of the others is known up front:
+/// the module document (its name and globals) and every function's signature.
+pub struct Streamed<'a> {
+    docs: Vec<Document<'a>>,
+    /// The module's name and globals; no functions.
+    pub module: Module,
+    /// Every function's header ([`Function`] with no blocks), in file order: what a
+    /// call is checked against.
+    pub signatures: Vec<Function>,
+    /// The document of each function and where its body starts, in file order.
+    function_docs: Vec<(usize, BodyAt)>,
+    index: NameIndex,
+}
+
+impl Streamed<'_> {
+    /// Reads the file's documents and function headers; `None` when the file is not
+    /// plain enough to stream (a header serde_yaml must read, a module document out of
+    /// place, fewer than two functions) or has an error there: [`parse_module_jobs`]
+    /// then reads it whole, with its diagnostics.
+    pub fn new<'a>(text: &'a str, file: &'a str, tables: &TargetTables) -> Option<Streamed<'a>> {
+        let docs = documents(text, file);
+        let index = NameIndex::new(tables);
+        let mut module = Module { name: None, globals: Vec::new(), functions: Vec::new() };
+        let mut signatures = Vec::with_capacity(docs.len());
+        let mut function_docs = Vec::with_capacity(docs.len());
+        let mut names = rustc_hash::FxHashSet::default();
+        for (k, doc) in docs.iter().enumerate() {
+            let header = if doc.body.is_some() { super::header::read(&doc.text) } else { None };
+            let Some(header) = header else {
+                // Only the first document may be something else: the module document.
+                if k != 0 {
+                    return None;
+                }
+                let value: serde_yaml::Value = doc.parse("document").ok()?;
+                let serde_yaml::Value::Mapping(m) = &value else { return None };
+                let is_module = m.keys().all(|key| matches!(key.as_str(), Some("module" | "globals")));
+                if !is_module || m.is_empty() {
+                    return None;
+                }
+                read_module_document(doc, value, tables, &mut module).ok()?;
+                continue;
+            };
+            let (signature, at, _) = function_header(doc, header, tables, &index).ok()?;
+            if !names.insert(signature.name.clone()) {
+                return None;
+            }
+            signatures.push(signature);
+            function_docs.push((k, at));
+        }
+        (signatures.len() > 1).then_some(Streamed { docs, module, signatures, function_docs, index })
+    }
+
+    /// How many lines function `k`'s body has (about its instructions).
+    pub fn body_lines(&self, k: usize) -> usize {
+        self.docs[self.function_docs[k].0].body.as_ref().map_or(1, |(body, _)| memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1)
+    }
+
+    /// Function `k` (in file order), read whole.
+    pub fn function(&self, k: usize, tables: &TargetTables) -> Result<Function, MirError> {
+        let (doc, at) = (&self.docs[self.function_docs[k].0], self.function_docs[k].1);
+        let mut function = self.signatures[k].clone();
+        read_body(doc, &mut function, at, None, tables, &self.index)?;
+        Ok(function)
+    }
 }
 
 fn parse_global(doc: &Document, line: usize, g: GlobalDoc, tables: &TargetTables, existing: &[Global]) -> Result<Global, MirError> {
@@ -403,10 +479,24 @@ fn parse_function(doc: &Document, value: serde_yaml::Value, tables: &TargetTable
 }
 
 /// A function from its header, read by serde_yaml or by [`super::header::read`].
-fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTables, index: &NameIndex) -> Result<Function, MirError> {
-    if let Some((body, _)) = &doc.body {
-        parsed.body = body.clone();
-    }
+fn parse_function_doc(doc: &Document, parsed: FunctionDoc, tables: &TargetTables, index: &NameIndex) -> Result<Function, MirError> {
+    let (mut function, at, serde_body) = function_header(doc, parsed, tables, index)?;
+    read_body(doc, &mut function, at, serde_body.as_deref(), tables, index)?;
+    Ok(function)
+}
+
+/// Where a function's body starts in the file: its first line and its indentation.
+#[derive(Clone, Copy, Debug)]
+struct BodyAt {
+    line: usize,
+    indent: usize,
+}
+
+/// The function of a document without its body: its signature, attributes and frame,
+/// and no blocks (what a caller needs to know of it); where the body starts; and the
+/// body's text when YAML read it (`None` when it was cut out of the document, see
+/// [`literal_body`]).
+fn function_header(doc: &Document, parsed: FunctionDoc, tables: &TargetTables, index: &NameIndex) -> Result<(Function, BodyAt, Option<String>), MirError> {
     // The header's lines, split once for all the key positions below.
     let doc_lines: Vec<&str> = syntax::lines(&doc.text).collect();
     let name_line = yaml_lines::key_line_in(&doc_lines, &["name"]).unwrap_or(1);
@@ -481,7 +571,7 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
     let key_loc = |key: &str| {
         yaml_lines::key_line_in(&doc_lines, &[key]).map(|l| Loc { line: (doc.first_line + l - 1) as u32, column: 1 })
     };
-    let mut function = Function {
+    let function = Function {
         returns_loc: key_loc("returns"),
         attributes_loc: key_loc("attributes"),
         name: parsed.name,
@@ -495,28 +585,48 @@ fn parse_function_doc(doc: &Document, mut parsed: FunctionDoc, tables: &TargetTa
         ssa: parsed.ssa,
         loc: Loc { line: (doc.first_line + name_line - 1) as u32, column: 1 },
     };
-    let line_starts: Vec<usize> = std::iter::once(0).chain(memchr::memchr_iter(b'\n', parsed.body.as_bytes()).map(|i| i + 1)).collect();
+    let serde_body = doc.body.is_none().then_some(parsed.body);
+    Ok((function, BodyAt { line: body_line, indent }, serde_body))
+}
+
+/// Reads the body of `function` (made by [`function_header`]) into it: `serde_body`, or
+/// the body cut out of `doc`.
+fn read_body(doc: &Document, function: &mut Function, at: BodyAt, serde_body: Option<&str>, tables: &TargetTables, index: &NameIndex) -> Result<(), MirError> {
+    let body: &str = match (&doc.body, serde_body) {
+        (Some((body, _)), _) => body,
+        (None, body) => body.unwrap_or(""),
+    };
     // About one value per line: reserved once rather than grown (and rehashed) by
     // doubling through a large body.
-    let lines = line_starts.len();
+    let lines = memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1;
     function.values.reserve(lines);
     BodyReader {
         tables,
         file: doc.file,
         full: doc.full,
-        body: &parsed.body,
-        line_starts,
-        body_line,
-        indent,
-        function: &mut function,
+        body,
+        line_starts: std::cell::OnceCell::new(),
+        body_line: at.line,
+        indent: at.indent,
+        function,
         names: rustc_hash::FxHashMap::with_capacity_and_hasher(lines, Default::default()),
         index,
         blocks_seen: Default::default(),
         pending: Vec::new(),
-        last_line: std::cell::Cell::new((0, false)),
+        line: Default::default(),
     }
-    .read(&parsed.body)?;
-    Ok(function)
+    .read(body)
+}
+
+/// A line of a function body: its number (from 1; 0 for none yet), where it starts and
+/// ends (its line break or the body's end), and whether it is ASCII (then a column is a
+/// byte offset).
+#[derive(Clone, Copy, Default)]
+struct BodyLine {
+    number: usize,
+    start: usize,
+    end: usize,
+    ascii: bool,
 }
 
 struct BodyReader<'a> {
@@ -524,45 +634,52 @@ struct BodyReader<'a> {
     file: &'a str,
     full: &'a str,
     body: &'a str,
-    /// Byte offset of each body line's start: positions become line and column by
-    /// binary search (pest's own `line_col` rescans the input and is quadratic).
-    line_starts: Vec<usize>,
+    /// Byte offset of each body line's start, made only when a position off the line
+    /// being read needs its line (an error about an earlier use, or the grammar's
+    /// items): positions become line and column by binary search (pest's own
+    /// `line_col` rescans the input and is quadratic).
+    line_starts: std::cell::OnceCell<Vec<usize>>,
     /// Block number -> line of its label, for duplicate detection.
     blocks_seen: rustc_hash::FxHashMap<u32, u32>,
     body_line: usize,
     indent: usize,
     function: &'a mut Function,
-    /// Each value's id and the offset of its definition.
-    names: rustc_hash::FxHashMap<&'a str, (ValueId, usize)>,
+    /// Each value's id (where it was defined first is asked of the instructions read,
+    /// for the one diagnostic that says).
+    names: rustc_hash::FxHashMap<&'a str, ValueId>,
     /// Type and generic opcode names, hashed once for the whole parse.
     index: &'a NameIndex,
     /// Uses to resolve once every definition is known: (block, inst, operand, name, offset).
     pending: Vec<(usize, usize, usize, &'a str, usize)>,
-    /// The body line [`BodyReader::loc`] found last (tokens come in order) and whether
-    /// it is ASCII (then a column is a byte offset).
-    last_line: std::cell::Cell<(usize, bool)>,
+    /// The body line being read (the scanner says which), or the one [`BodyReader::loc`]
+    /// found last: tokens come in order, so this is almost always the answer.
+    line: std::cell::Cell<BodyLine>,
 }
 
 impl<'a> BodyReader<'a> {
     /// The file position of body byte `offset`.
     fn loc(&self, offset: usize) -> Loc {
-        let starts = &self.line_starts;
-        let (last, _) = self.last_line.get();
-        let within = |line: usize| starts[line - 1] <= offset && starts.get(line).is_none_or(|&next| offset < next);
-        let line = if last >= 1 && within(last) {
-            last
-        } else if last + 1 <= starts.len() && within(last + 1) {
-            last + 1
-        } else {
-            starts.partition_point(|&start| start <= offset).max(1)
-        };
-        if line != last {
-            let end = starts.get(line).copied().unwrap_or(self.body.len()).min(self.body.len());
-            self.last_line.set((line, self.body.get(starts[line - 1]..end).is_some_and(str::is_ascii)));
+        let mut line = self.line.get();
+        if line.number == 0 || offset < line.start || offset > line.end {
+            line = match line.end.checked_add(1) {
+                Some(next) if line.number > 0 && offset > line.end && next <= self.body.len() && self.line_from(line.number + 1, next).end >= offset => self.line_from(line.number + 1, next),
+                _ => {
+                    let starts = self.line_starts.get_or_init(|| std::iter::once(0).chain(memchr::memchr_iter(b'\n', self.body.as_bytes()).map(|i| i + 1)).collect());
+                    let number = starts.partition_point(|&start| start <= offset).max(1);
+                    self.line_from(number, starts[number - 1])
+                }
+            };
+            self.line.set(line);
         }
-        let start = starts[line - 1];
-        let column = if self.last_line.get().1 { offset - start + 1 } else { self.body.get(start..offset).map_or(1, |text| text.chars().count() + 1) };
-        Loc { line: (self.body_line + line - 1) as u32, column: (column + self.indent) as u32 }
+        let column = if line.ascii { offset - line.start + 1 } else { self.body.get(line.start..offset).map_or(1, |text| text.chars().count() + 1) };
+        Loc { line: (self.body_line + line.number - 1) as u32, column: (column + self.indent) as u32 }
+    }
+
+    /// Body line `number`, which starts at `start`.
+    fn line_from(&self, number: usize, start: usize) -> BodyLine {
+        let bytes = self.body.as_bytes();
+        let end = memchr::memchr(b'\n', &bytes[start.min(bytes.len())..]).map_or(bytes.len(), |k| start + k);
+        BodyLine { number, start, end, ascii: bytes[start.min(end)..end].is_ascii() }
     }
 
     fn error(&self, loc: Loc, message: impl Into<String>) -> MirError {
@@ -587,6 +704,9 @@ impl<'a> BodyReader<'a> {
                     }
                     Some(None) => {}
                     Some(Some(item)) => {
+                        let (number, start, end) = lines.line();
+                        let ascii = body.as_bytes()[start..end].is_ascii();
+                        self.line.set(BodyLine { number, start, end, ascii });
                         let read = self.item(&item);
                         if let Item::Inst(inst) = item {
                             lines.recycle(inst);
@@ -614,7 +734,7 @@ impl<'a> BodyReader<'a> {
         }
         for (b, i, o, name, at) in std::mem::take(&mut self.pending) {
             match self.names.get(name) {
-                Some(&(id, _)) => self.function.blocks[b].insts[i].operands[o] = Operand::Value(id),
+                Some(&id) => self.function.blocks[b].insts[i].operands[o] = Operand::Value(id),
                 None => {
                     let hint = did_you_mean(name, self.names.keys().copied(), |n| format!("%{n}"));
                     return Err(self.error(self.loc(at), format!("use of undefined value %{name}{hint}")));
@@ -650,11 +770,26 @@ impl<'a> BodyReader<'a> {
     /// which was most of the parser's reallocations on modules of small functions. Each
     /// line is looked at once for the label above it.
     fn lines_before_next_label(&self, at: usize) -> usize {
-        let first = self.line_starts.partition_point(|&start| start <= at);
-        self.line_starts[first.min(self.line_starts.len())..]
-            .iter()
-            .take_while(|&&start| !self.body.get(start..).unwrap_or("").trim_start_matches([' ', '\t']).starts_with("bb."))
-            .count()
+        let bytes = self.body.as_bytes();
+        let line_end = |from: usize| memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |k| from + k);
+        let mut start = line_end(at.min(bytes.len())) + 1;
+        let mut count = 0;
+        while start <= bytes.len() {
+            let end = line_end(start);
+            if self.body[start..end].trim_start_matches([' ', '\t']).starts_with("bb.") {
+                break;
+            }
+            count += 1;
+            start = end + 1;
+        }
+        count
+    }
+
+    /// The line of `value`'s first definition: an instruction read already, or the one
+    /// at `current` (which defines it twice).
+    fn first_definition_line(&self, value: ValueId, current: Loc) -> u32 {
+        let insts = self.function.blocks.iter().flat_map(|b| &b.insts);
+        insts.filter(|i| i.defs.contains(&value)).map(|i| i.loc.line).next().unwrap_or(current.line)
     }
 
     fn instruction(&mut self, inst: &InstSyntax<'a>) -> Result<(), MirError> {
@@ -668,21 +803,21 @@ impl<'a> BodyReader<'a> {
         for def in &inst.defs {
             let name = &def.reg.text[1..];
             let vt = self.index.vt(self.tables, def.ty.text).map_err(|m| self.error(self.loc(def.ty.at), m))?;
-            if let Some(&(existing, first)) = self.names.get(name) {
+            if let Some(&existing) = self.names.get(name) {
                 if self.function.ssa {
-                    return Err(self.error(self.loc(def.reg.at), format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", self.loc(first).line)));
+                    return Err(self.error(self.loc(def.reg.at), format!("value %{name} is defined twice (first at line {}); MIR is in SSA form", self.first_definition_line(existing, loc))));
                 }
                 // After PHI elimination a register may be written again, with the same
                 // type.
                 if self.function.values[existing.0 as usize].ty != vt {
-                    return Err(self.error(self.loc(def.ty.at), format!("register %{name} was defined with another type at line {}", self.loc(first).line)));
+                    return Err(self.error(self.loc(def.ty.at), format!("register %{name} was defined with another type at line {}", self.first_definition_line(existing, loc))));
                 }
                 defs.push(existing);
                 continue;
             }
             let id = ValueId(self.function.values.len() as u32);
             self.function.values.push(ValueInfo { name: name.into(), ty: vt });
-            self.names.insert(name, (id, def.reg.at));
+            self.names.insert(name, id);
             defs.push(id);
         }
         let name = inst.opcode.text;
@@ -749,7 +884,7 @@ impl<'a> BodyReader<'a> {
                 // wait for every definition.
                 let name = &t.text[1..];
                 match self.names.get(name) {
-                    Some(&(id, _)) => Operand::Value(id),
+                    Some(&id) => Operand::Value(id),
                     None => {
                         self.pending.push((block, inst, index, name, at));
                         Operand::Value(ValueId(u32::MAX))

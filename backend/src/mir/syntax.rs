@@ -194,7 +194,7 @@ pub fn body_lines(body: &str) -> Option<BodyLines<'_>> {
     if body.contains('\r') {
         return None;
     }
-    Some(BodyLines { body, start: 0, spare: Spare::default() })
+    Some(BodyLines { body, start: 0, line: (0, 0, 0), spare: Spare::default() })
 }
 
 /// [`body_lines`]' iterator. A reader done with an instruction hands it back with
@@ -204,6 +204,9 @@ pub struct BodyLines<'a> {
     body: &'a str,
     /// Where the next line starts; past the end when every line has been read.
     start: usize,
+    /// The line read last: its number (from 1), start and end (its line break or the
+    /// body's end).
+    line: (usize, usize, usize),
     spare: Spare<'a>,
 }
 
@@ -223,6 +226,11 @@ impl<'a> BodyLines<'a> {
         operands.clear();
         self.spare = Spare { defs, flags, operands };
     }
+
+    /// The line read last: its number (from 1), start and end offsets in the body.
+    pub fn line(&self) -> (usize, usize, usize) {
+        self.line
+    }
 }
 
 impl<'a> Iterator for BodyLines<'a> {
@@ -235,6 +243,7 @@ impl<'a> Iterator for BodyLines<'a> {
         }
         let len = memchr::memchr(b'\n', &body.as_bytes()[self.start..]).unwrap_or(body.len() - self.start);
         let mut s = Scanner { b: body.as_bytes(), text: body, pos: self.start, end: self.start + len };
+        self.line = (self.line.0 + 1, self.start, self.start + len);
         self.start += len + 1;
         s.skip();
         if s.pos == s.end {

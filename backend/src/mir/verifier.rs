@@ -21,12 +21,32 @@ pub struct Source<'a> {
 }
 
 pub fn verify_module(module: &Module, tables: &TargetTables, source: Source<'_>) -> Vec<MirError> {
+    verify_functions(&module.functions, &Callees::new(&module.functions), &module.globals, tables, source)
+}
+
+/// What calls are checked against: the functions of the module (whole, or only their
+/// headers), and an index of them by name.
+pub struct Callees<'a> {
+    all: &'a [Function],
+    /// A module of many functions each calling others stays linear. The first of
+    /// two functions with one name (an error of its own) answers.
+    by_name: HashMap<&'a str, usize>,
+}
+
+impl<'a> Callees<'a> {
+    pub fn new(all: &'a [Function]) -> Callees<'a> {
+        Callees { all, by_name: all.iter().enumerate().rev().map(|(i, f)| (f.name.as_str(), i)).collect() }
+    }
+}
+
+/// [`verify_module`] for some of a module's functions: `functions`, with calls checked
+/// against `callees` (every function of the module) and symbols against `globals`. A
+/// module compiled a batch of functions at a time verifies each batch this way.
+pub fn verify_functions(functions: &[Function], callees: &Callees<'_>, globals: &[Global], tables: &TargetTables, source: Source<'_>) -> Vec<MirError> {
     let mut errors = Vec::new();
-    // Callees by name: a module of many functions each calling others stays linear.
-    let by_name: HashMap<&str, usize> = module.functions.iter().enumerate().rev().map(|(i, f)| (f.name.as_str(), i)).collect();
     let mut typed = rustc_hash::FxHashSet::default();
-    for f in &module.functions {
-        Verifier { module, by_name: &by_name, tables, source, function: f, errors: &mut errors, typed: &mut typed }.run();
+    for f in functions {
+        Verifier { globals, callees, tables, source, function: f, errors: &mut errors, typed: &mut typed }.run();
     }
     errors
 }
@@ -56,8 +76,8 @@ fn typing_key(f: &Function, inst: &Inst, opcode: target_desc::tables::OpcodeId) 
 }
 
 struct Verifier<'a> {
-    module: &'a Module,
-    by_name: &'a HashMap<&'a str, usize>,
+    globals: &'a [Global],
+    callees: &'a Callees<'a>,
     tables: &'a TargetTables,
     source: Source<'a>,
     function: &'a Function,
@@ -673,8 +693,8 @@ impl Verifier<'_> {
             }
             "GLOBAL_ADDR" => {
                 let Some(Operand::Symbol(s)) = inst.operands.first() else { return Ok(()) };
-                let Some(g) = self.module.globals.iter().find(|g| *g.name == **s) else {
-                    let hint = did_you_mean(s, self.module.globals.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
+                let Some(g) = self.globals.iter().find(|g| *g.name == **s) else {
+                    let hint = did_you_mean(s, self.globals.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
                     return Err(format!("unknown global @{s}{hint}"));
                 };
                 if let Some(r) = result {
@@ -798,8 +818,8 @@ impl Verifier<'_> {
         let Some(Operand::Symbol(callee)) = inst.operands.first() else {
             return self.error(inst.loc, Some(b), Some(i), "CALL: expected the callee `@name` as the first operand".into());
         };
-        let Some(target) = self.by_name.get(&**callee).map(|&i| &self.module.functions[i]) else {
-            let hint = did_you_mean(callee, self.module.functions.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
+        let Some(target) = self.callees.by_name.get(&**callee).map(|&i| &self.callees.all[i]) else {
+            let hint = did_you_mean(callee, self.callees.all.iter().map(|g| g.name.as_str()), |n| format!("@{n}"));
             return self.error(inst.loc, Some(b), Some(i), format!("CALL: unknown function @{callee}{hint}"));
         };
         if target.kind == FunctionKind::Kernel {
