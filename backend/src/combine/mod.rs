@@ -38,6 +38,8 @@
 //! function: each instruction is visited once and each rule looks at most one
 //! instruction up the def chain.
 
+use std::fmt::Write as _;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use target_desc::tables::{props, NodeArg, OpcodeId, PatternOperand, PatternResult, SmTables, TargetTables, TypeKind, VtId};
@@ -259,11 +261,16 @@ struct Combiner<'a> {
     sm: &'a SmTables,
     ops: &'a Ops,
     function: String,
-    /// Per value: its lanes when a constant, as an index into `lanes` ([`NOT_CONSTANT`]
+    /// Per value: its lanes when a constant, as an index into `spans` ([`NOT_CONSTANT`]
     /// for none): a word per value, where an `Option<Vec>` took three for the few
     /// constants among millions of values.
     konst: Vec<u32>,
-    lanes: Vec<Vec<u128>>,
+    /// Each constant's lanes, `(start, count)` in `lanes`: one vector for all of them,
+    /// not a heap block per constant (a module of small functions folds thousands).
+    spans: Vec<(u32, u32)>,
+    lanes: Vec<u128>,
+    /// Where [`Combiner::constant`] writes a new constant's name.
+    name_buffer: String,
     /// Per value: where it is defined (block, index), in the original layout (none for
     /// the values this pass makes).
     site: crate::mir::DefSites,
@@ -304,7 +311,9 @@ impl<'a> Combiner<'a> {
             ops,
             function: f.name.clone(),
             konst: vec![NOT_CONSTANT; n],
+            spans: Vec::new(),
             lanes: Vec::new(),
+            name_buffer: String::new(),
             site,
             repl: (0..n as u32).map(ValueId).collect(),
             uses,
@@ -376,14 +385,16 @@ impl<'a> Combiner<'a> {
     /// The lanes of `v` when it is a constant.
     fn konst(&self, v: ValueId) -> Option<&[u128]> {
         let index = *self.konst.get(v.0 as usize)?;
-        self.lanes.get(index as usize).map(Vec::as_slice)
+        let &(start, count) = self.spans.get(index as usize)?;
+        self.lanes.get(start as usize..(start + count) as usize)
     }
 
-    fn set_konst(&mut self, v: ValueId, lanes: Option<Vec<u128>>) {
+    fn set_konst(&mut self, v: ValueId, lanes: Option<&[u128]>) {
         self.konst[v.0 as usize] = match lanes {
             Some(lanes) => {
-                self.lanes.push(lanes);
-                self.lanes.len() as u32 - 1
+                self.spans.push((self.lanes.len() as u32, lanes.len() as u32));
+                self.lanes.extend_from_slice(lanes);
+                self.spans.len() as u32 - 1
             }
             None => NOT_CONSTANT,
         };
@@ -529,8 +540,13 @@ impl<'a> Combiner<'a> {
         if let Some(&v) = self.made.get(&(b, vt.0 as u16, key_literal)) {
             return Some(v);
         }
-        let base = format!("k{}", key_literal.unsigned_abs());
-        let v = self.new_value(f, vt, &base, Some(vec![value]));
+        // The name is written into a buffer kept for it: a fresh string per constant
+        // was a heap block each in a module that folds thousands.
+        let mut base = std::mem::take(&mut self.name_buffer);
+        base.clear();
+        let _ = write!(base, "k{}", key_literal.unsigned_abs());
+        let v = self.new_value(f, vt, &base, Some(&[value]));
+        self.name_buffer = base;
         let loc = f.blocks[b].insts[i].loc;
         self.inserts.push((b, i, Inst { defs: smallvec::smallvec![v], opcode: Opcode::Generic(op), flags: Default::default(), operands: vec![literal], loc }));
         self.made.insert((b, vt.0 as u16, key_literal), v);
@@ -626,7 +642,7 @@ impl<'a> Combiner<'a> {
         if op == self.ops.constant {
             if let (Some(t), [Operand::Int(x)]) = (self.tables.type_info(self.ty(f, d)), inst.operands.as_slice()) {
                 if t.kind == TypeKind::Int && t.lanes == 1 {
-                    self.set_konst(d, Some(vec![x.get() as u128 & crate::interp::int::mask(u32::from(t.bits))]));
+                    self.set_konst(d, Some(&[x.get() as u128 & crate::interp::int::mask(u32::from(t.bits))]));
                     return false;
                 }
             }
@@ -638,7 +654,7 @@ impl<'a> Combiner<'a> {
         if let Some(operands) = operands {
             if let Evaluation::Values(values) = fold::evaluate(self.tables, f, inst, &operands) {
                 let lanes = values.into_iter().next().unwrap_or_default();
-                self.set_konst(d, Some(lanes.clone()));
+                self.set_konst(d, Some(&lanes));
                 if lanes.len() > 1 && op != self.ops.bitcast {
                     return self.pack_vector_constant(f, b, i, &lanes);
                 }
@@ -693,7 +709,7 @@ impl<'a> Combiner<'a> {
                 inst.opcode = Opcode::Generic(cop);
                 inst.flags.clear();
                 inst.operands = vec![literal];
-                self.set_konst(d, Some(vec![value]));
+                self.set_konst(d, Some(&[value]));
                 self.remark(loc, || format!("{kind}: {name} is a constant"));
             }
             Rewrite::Inst(new_op, flags, operands) => {
@@ -991,8 +1007,12 @@ impl<'a> Combiner<'a> {
             // (x + c1) + c2 = x + (c1 + c2).
             if op == ops.add {
                 if let (Some(var), Some(k2)) = (var, k) {
-                    if let Some(inner) = self.def(f, var).filter(|d| self.is(d, ops.add)).cloned() {
-                        let iv: Vec<ValueId> = inner.uses().collect();
+                    let inner = self.def(f, var).filter(|d| self.is(d, ops.add)).map(|d| {
+                        let mut uses = d.uses();
+                        (uses.next(), uses.next())
+                    });
+                    if let Some((Some(u0), Some(u1))) = inner {
+                        let iv = [u0, u1];
                         let (ix, k1) = match (self.scalar(iv[0]), self.scalar(iv[1])) {
                             (_, Some(k1)) => (iv[0], k1),
                             (Some(k1), None) => (iv[1], k1),
@@ -1227,7 +1247,7 @@ impl<'a> Combiner<'a> {
 
     /// A new value of type `vt` named after `base` (made unique), with the pass's
     /// per-value facts.
-    fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<Vec<u128>>) -> ValueId {
+    fn new_value(&mut self, f: &mut Function, vt: VtId, base: &str, konst: Option<&[u128]>) -> ValueId {
         let names = self.names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         let v = f.fresh_value(names, base, vt);
         self.konst.push(NOT_CONSTANT);

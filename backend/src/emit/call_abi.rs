@@ -71,45 +71,48 @@ pub fn return_parameter(tables: &TargetTables, returns: &[VtId]) -> String {
     format!("(.param .align {align} .b8 func_retval0[{size}]) ")
 }
 
-/// Expands a hook into PTX lines (without trailing `;`).
-pub fn expand(hook: &str, mut input: HookInput<'_>) -> Result<Vec<String>, String> {
+/// Expands a hook into PTX lines (without trailing `;`), each ended by a line break, at
+/// the end of `out`: one buffer for all of a call's lines, where a string per line was
+/// most of emitting a module of many calls.
+pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<(), String> {
+    use std::fmt::Write as _;
     match hook {
         "param_abi_return" => {
             let types: Vec<VtId> = input.operands.iter().map(|v| v.ty).collect();
             let (offsets, _, _) = return_layout(input.tables, &types);
-            let mut lines = Vec::new();
             for (v, offset) in input.operands.iter().zip(offsets) {
                 let ty = param_type(input.tables, input.sm, v.ty)?;
-                lines.push(format!("st.param{ty} [func_retval0+{offset}], {}", v.register));
+                let _ = writeln!(out, "st.param{ty} [func_retval0+{offset}], {}", v.register);
             }
-            lines.push("ret".into());
-            Ok(lines)
+            out.push_str("ret\n");
+            Ok(())
         }
         "param_abi_call" => {
             let callee = input.callee.take().ok_or("a call needs a callee")?;
-            let mut lines = vec!["{".to_string()];
-            let mut params = Vec::new();
+            out.push_str("{\n");
             for (k, v) in input.operands.iter().enumerate() {
                 let ty = param_type(input.tables, input.sm, v.ty)?;
-                lines.push(format!(".param {ty} param{k}"));
-                lines.push(format!("st.param{ty} [param{k}], {}", v.register));
-                params.push(format!("param{k}"));
+                let _ = writeln!(out, ".param {ty} param{k}");
+                let _ = writeln!(out, "st.param{ty} [param{k}], {}", v.register);
             }
             let types: Vec<VtId> = input.results.iter().map(|v| v.ty).collect();
             let (offsets, align, size) = return_layout(input.tables, &types);
-            let args = params.join(", ");
             if input.results.is_empty() {
-                lines.push(format!("call.uni {callee}, ({args})"));
+                let _ = write!(out, "call.uni {callee}, (");
             } else {
-                lines.push(format!(".param .align {align} .b8 retval0[{size}]"));
-                lines.push(format!("call.uni (retval0), {callee}, ({args})"));
-                for (v, offset) in input.results.iter().zip(offsets) {
-                    let ty = param_type(input.tables, input.sm, v.ty)?;
-                    lines.push(format!("ld.param{ty} {}, [retval0+{offset}]", v.register));
-                }
+                let _ = writeln!(out, ".param .align {align} .b8 retval0[{size}]");
+                let _ = write!(out, "call.uni (retval0), {callee}, (");
             }
-            lines.push("}".into());
-            Ok(lines)
+            for k in 0..input.operands.len() {
+                let _ = write!(out, "{}param{k}", if k == 0 { "" } else { ", " });
+            }
+            out.push_str(")\n");
+            for (v, offset) in input.results.iter().zip(offsets) {
+                let ty = param_type(input.tables, input.sm, v.ty)?;
+                let _ = writeln!(out, "ld.param{ty} {}, [retval0+{offset}]", v.register);
+            }
+            out.push_str("}\n");
+            Ok(())
         }
         other => Err(format!("the description names the emission hook `{other}`, which the engine does not have (known: param_abi_call, param_abi_return)")),
     }

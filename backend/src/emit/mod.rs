@@ -495,6 +495,8 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
     // bytes) so a large function's is not grown by doubling from nothing.
     let mut body = String::with_capacity(32 * f.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>());
     let mut text = String::new();
+    // A hook's lines, written into one buffer for the whole function.
+    let mut hook_lines = String::new();
     let mut lines = BlockLines::default();
     let mut operands: Vec<&Operand> = Vec::new();
     let mut next_label = String::new();
@@ -535,20 +537,22 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
                     Ok(format!("{}t{count}", tables.register_classes[class as usize].prefix))
                 };
                 let input = call_abi::HookInput { tables, sm, callee, operands: values, results, scratch: &mut scratch };
-                for line in call_abi::expand(hook, input)? {
-                    lines.push_line(&mut body, &line);
+                hook_lines.clear();
+                call_abi::expand(hook, input, &mut hook_lines)?;
+                for line in hook_lines.lines() {
+                    lines.push_line(&mut body, line);
                 }
                 continue;
             }
             text.clear();
             // The template's pieces: made once per module for a template without flag
             // groups; a flag-group template is resolved for this instruction's flags.
-            let resolved: String;
+            let resolved: std::sync::Arc<str>;
             let resolved_pieces: Vec<Piece<'_>>;
             let pieces: &[Piece<'_>] = if p.flag_groups.is_empty() {
                 templates.of(m as usize)
             } else {
-                resolved = tables.resolve_flag_groups(p, &inst.flags, sm_index)?;
+                resolved = templates.resolved(m as usize, &inst.flags, sm_index)?;
                 resolved_pieces = template::split(&resolved, p.operands);
                 &resolved_pieces
             };

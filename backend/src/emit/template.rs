@@ -7,13 +7,18 @@
 //! pattern's operand names. A template without flag groups is the same for every
 //! instruction of its pattern, so its pieces are made once per module ([`Templates`])
 //! and shared by the functions emitted in parallel; a template with flag groups is
-//! resolved per instruction (its flags choose the text) and split each time. A
+//! resolved once per combination of flags (they choose the text) and split for each
+//! instruction. A
 //! placeholder is only classified here: what it is wrong about (a missing result, an
 //! unknown name) is reported when an instruction reaches it, as before.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::FxHashMap;
 
 use target_desc::tables::{PatternOperand, TargetTables};
+
+use crate::mir::Flags;
 
 /// One piece of a template, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,11 +100,30 @@ pub(super) fn split<'t>(template: &'t str, operands: &[(&str, PatternOperand)]) 
 pub struct Templates<'t> {
     tables: &'t TargetTables,
     pieces: Vec<OnceLock<Vec<Piece<'static>>>>,
+    /// Flag-group templates resolved for an instruction's flags, per pattern and SM: the
+    /// flag combinations seen, each with its text. A module's instructions repeat a few
+    /// combinations, and resolving one rewrites the template once per group member (a
+    /// module of thousands of small functions resolved the same `ret` thousands of
+    /// times).
+    resolved: Mutex<FxHashMap<(u32, u32), Vec<(Flags, Arc<str>)>>>,
 }
 
 impl<'t> Templates<'t> {
     pub fn new(tables: &'t TargetTables) -> Templates<'t> {
-        Templates { tables, pieces: (0..tables.patterns.len()).map(|_| OnceLock::new()).collect() }
+        Templates { tables, pieces: (0..tables.patterns.len()).map(|_| OnceLock::new()).collect(), resolved: Mutex::default() }
+    }
+
+    /// Pattern `m`'s template with its flag groups resolved for `flags` on SM
+    /// `sm_index` ([`TargetTables::resolve_flag_groups`]).
+    pub(super) fn resolved(&self, m: usize, flags: &Flags, sm_index: usize) -> Result<Arc<str>, String> {
+        let key = (m as u32, sm_index as u32);
+        let known = |cache: &FxHashMap<(u32, u32), Vec<(Flags, Arc<str>)>>| cache.get(&key).and_then(|seen| seen.iter().find(|(f, _)| f == flags).map(|(_, text)| text.clone()));
+        if let Some(text) = known(&self.resolved.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(text);
+        }
+        let text: Arc<str> = self.tables.resolve_flag_groups(&self.tables.patterns[m], flags, sm_index)?.into();
+        self.resolved.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().push((flags.clone(), text.clone()));
+        Ok(text)
     }
 
     /// The pieces of pattern `m`'s template (which has no flag groups).
