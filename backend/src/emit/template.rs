@@ -105,8 +105,11 @@ pub struct Templates<'t> {
     /// combinations, and resolving one rewrites the template once per group member (a
     /// module of thousands of small functions resolved the same `ret` thousands of
     /// times).
-    resolved: Mutex<FxHashMap<(u32, u32), Vec<(Flags, Arc<str>)>>>,
+    resolved: Mutex<Resolved>,
 }
+
+/// [`Templates::resolved`]'s texts: per (pattern, SM), each combination of flags seen.
+type Resolved = FxHashMap<(u32, u32), Vec<(Flags, Arc<str>)>>;
 
 impl<'t> Templates<'t> {
     pub fn new(tables: &'t TargetTables) -> Templates<'t> {
@@ -117,7 +120,7 @@ impl<'t> Templates<'t> {
     /// `sm_index` ([`TargetTables::resolve_flag_groups`]).
     pub(super) fn resolved(&self, m: usize, flags: &Flags, sm_index: usize) -> Result<Arc<str>, String> {
         let key = (m as u32, sm_index as u32);
-        let known = |cache: &FxHashMap<(u32, u32), Vec<(Flags, Arc<str>)>>| cache.get(&key).and_then(|seen| seen.iter().find(|(f, _)| f == flags).map(|(_, text)| text.clone()));
+        let known = |cache: &Resolved| cache.get(&key).and_then(|seen| seen.iter().find(|(f, _)| f == flags).map(|(_, text)| text.clone()));
         if let Some(text) = known(&self.resolved.lock().unwrap_or_else(|e| e.into_inner())) {
             return Ok(text);
         }
