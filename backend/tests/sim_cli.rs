@@ -12,12 +12,12 @@ fn run(args: &[&str]) -> backend::cli::Output {
     backend::cli::run(std::iter::once("ptxc").chain(args.iter().copied()))
 }
 
-fn temp(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ptxc-sim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A file of `contents` in a directory of its own, removed when the guard is dropped.
+fn temp(name: &str, contents: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, contents).unwrap();
-    path
+    (dir, path)
 }
 
 fn json(out: &backend::cli::Output) -> serde_json::Value {
@@ -30,7 +30,7 @@ fn sim_prints_what_interp_prints_for_the_same_arguments() {
     let mir = corpus("saxpy_f32.mir");
     let ptx = run(&["compile", mir.to_str().unwrap(), "--sm", "80"]);
     assert_eq!(ptx.code, 0, "{}", ptx.stderr);
-    let ptx_path = temp("saxpy.ptx", ptx.stdout.as_bytes());
+    let (_dir, ptx_path) = temp("saxpy.ptx", ptx.stdout.as_bytes());
     let args = ["--block", "8", "--arg", "random:32:f32", "--arg", "f32[1,2,3,4,5,6,7,8]", "--arg", "2.5", "--arg", "6", "--seed", "11"];
     let mut interp_args = vec!["interp", mir.to_str().unwrap(), "--entry", "saxpy"];
     interp_args.extend(args);
@@ -49,7 +49,7 @@ fn sim_prints_what_interp_prints_for_the_same_arguments() {
 
 #[test]
 fn syntax_errors_name_file_line_and_column() {
-    let path = temp("bad.ptx", b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tadd.s32 %r1 %r2;\n}\n");
+    let (_dir, path) = temp("bad.ptx", b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tadd.s32 %r1 %r2;\n}\n");
     let out = run(&["sim", path.to_str().unwrap(), "--entry", "k"]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("bad.ptx:6:14: error: expected `,` or `;` after an operand, found `%r2`"), "{}", out.stderr);
@@ -59,7 +59,7 @@ fn syntax_errors_name_file_line_and_column() {
 #[test]
 fn undefined_behaviour_names_the_line_and_thread() {
     let text = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<3>;\n\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd2, %rd1, %rd2;\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n";
-    let path = temp("oob.ptx", text.as_bytes());
+    let (_dir, path) = temp("oob.ptx", text.as_bytes());
     let out = run(&["sim", path.to_str().unwrap(), "--entry", "k", "--block", "5", "--arg", "i32[0;4]"]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("oob.ptx:12:2: error: undefined behaviour: out-of-bounds 4-byte access at offset 16"), "{}", out.stderr);
@@ -70,7 +70,7 @@ fn undefined_behaviour_names_the_line_and_thread() {
 
 #[test]
 fn unknown_kernels_and_bad_arguments_are_errors() {
-    let path = temp("empty.ptx", b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u32 n)\n{\n\tret;\n}\n");
+    let (_dir, path) = temp("empty.ptx", b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u32 n)\n{\n\tret;\n}\n");
     let out = run(&["sim", path.to_str().unwrap(), "--entry", "nope"]);
     assert!(out.code == 1 && out.stderr.contains("no kernel `nope`") && out.stderr.contains("kernels: k"), "{}", out.stderr);
     let out = run(&["sim", path.to_str().unwrap(), "--entry", "k", "--arg", "1", "--arg", "2"]);
@@ -81,7 +81,7 @@ fn unknown_kernels_and_bad_arguments_are_errors() {
 
 #[test]
 fn compile_reports_the_first_byte_that_is_not_utf8() {
-    let path = temp("latin1.mir", b"---\nname: k\nkind: kernel\nparams: []\nbody: |\n  bb.0:\n    ; caf\xe9\n    RET\n...\n");
+    let (_dir, path) = temp("latin1.mir", b"---\nname: k\nkind: kernel\nparams: []\nbody: |\n  bb.0:\n    ; caf\xe9\n    RET\n...\n");
     let out = run(&["compile", path.to_str().unwrap(), "--sm", "80"]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("latin1.mir:7:10: error: the file is not UTF-8: expected a UTF-8 character, found the byte 0xe9"), "{}", out.stderr);
