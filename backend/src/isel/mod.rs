@@ -272,8 +272,10 @@ struct Scratch {
 }
 
 /// A successful match: the machine operands and the instructions the tree absorbed.
+/// A pattern's match: how many operands it appended to the caller's list (the
+/// machine instruction's, in order), and the instructions it absorbed.
 struct Match {
-    operands: Vec<Operand>,
+    operands: usize,
     absorbed: Vec<(usize, usize)>,
 }
 
@@ -316,8 +318,11 @@ impl<'a> Matcher<'a> {
         in_class(self.tables, self.f.value(v).ty, TypeClass::Bool)
     }
 
-    /// Pattern `p` at the root instruction `(b, i)`, whose flags already fit.
-    fn match_root(&self, p: &PatternInfo, b: usize, i: usize) -> Option<Match> {
+    /// Pattern `p` at the root instruction `(b, i)`, whose flags already fit; its
+    /// operands are appended to `out` (nothing is when it does not match). One list
+    /// for a function's selections, not a vector per instruction: those were the most
+    /// allocations after the parser's on a module of small functions.
+    fn match_root(&self, p: &PatternInfo, b: usize, i: usize, out: &mut Vec<Operand>) -> Option<Match> {
         let inst = &self.f.blocks[b].insts[i];
         // Results first: patterns come one per type, so this rejects most candidates.
         if !p.any_results {
@@ -344,10 +349,10 @@ impl<'a> Matcher<'a> {
             return None;
         }
         // `values` is the last leaf: the remaining registers follow the others.
-        let mut out: Vec<Operand> = Vec::with_capacity(leaves.len() + rest.len());
+        let start = out.len();
         out.extend(leaves.drain(..).flatten());
         out.append(rest);
-        Some(Match { operands: out, absorbed: absorbed.clone() })
+        Some(Match { operands: out.len() - start, absorbed: absorbed.clone() })
     }
 
     /// A necessary condition for tree pattern `p` on a root with `operands`, cheap to
@@ -512,7 +517,10 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
     let sm_index = tables.sm_index(sm);
     // At most one selection per instruction: sized once, not grown through a large
     // function by reallocation.
-    let mut selected: Vec<(u32, u32, u16, crate::mir::Flags, Vec<Operand>)> = Vec::with_capacity(f.blocks.iter().map(|b| b.insts.len()).sum());
+    let mut selected: Vec<(u32, u32, u16, crate::mir::Flags, usize)> = Vec::with_capacity(f.blocks.iter().map(|b| b.insts.len()).sum());
+    // The selected instructions' operands, one after the other in `selected`'s order.
+    let mut chosen_operands: Vec<Operand> = Vec::new();
+    let mut trial = Vec::new();
     let mut absorbed: Vec<Vec<bool>> = f.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     {
         let matcher = Matcher::new(f, tables);
@@ -538,7 +546,7 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
                         return None;
                     }
                     let kept = tables.match_flags(p, &flags, sm_index)?;
-                    let m = matcher.match_root(p, b, i)?;
+                    let m = matcher.match_root(p, b, i, &mut chosen_operands)?;
                     Some((index, m, kept.into_iter().collect::<crate::mir::Flags>()))
                 });
                 match best {
@@ -557,7 +565,8 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
                                 return None;
                             }
                             let every_flag_placed = flags.iter().all(|fl| p.flags.contains(fl) || p.flag_groups.iter().any(|&g| tables.flag_groups[g as usize].has_flag(fl)));
-                            if !every_flag_placed || matcher.match_root(p, b, i).is_none() {
+                            trial.clear();
+                            if !every_flag_placed || matcher.match_root(p, b, i, &mut trial).is_none() {
                                 return None;
                             }
                             let (group, flag) = p.flag_groups.iter().map(|&g| &tables.flag_groups[g as usize]).find_map(|g| {
@@ -579,13 +588,17 @@ fn select_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, index
             }
         }
     }
-    for (b, i, index, kept, operands) in selected {
+    let mut chosen_operands = chosen_operands.into_iter();
+    for (b, i, index, kept, count) in selected {
         let inst = &mut f.blocks[b as usize].insts[i as usize];
         inst.opcode = Opcode::Machine(index);
         // Flags a flag group took stay on the machine instruction: emission turns them
         // into the group's text, and the MIR printout keeps them.
         inst.flags = kept;
-        inst.operands = operands;
+        // Written into the generic instruction's own vector (a new one only when the
+        // pattern's operands do not fit in it).
+        inst.operands.clear();
+        inst.operands.extend(chosen_operands.by_ref().take(count));
     }
     for (block, gone) in f.blocks.iter_mut().zip(absorbed) {
         let mut gone = gone.into_iter();
