@@ -32,12 +32,39 @@ pub struct PassContext<'a> {
     /// The selector's pattern index for `sm`, built by the first `isel` and shared by
     /// the per-function workers of `-j`.
     pub isel_index: std::sync::Arc<std::sync::OnceLock<crate::isel::Index>>,
+    /// What `verify` checks calls against when the module run is one batch of a larger
+    /// one ([`compile_streamed`]): every function's header. `None`: the module itself.
+    pub callees: Option<&'a Callees<'a>>,
 }
 
 impl<'a> PassContext<'a> {
     /// A context with checks on, no remarks, at -O3 with every knob at its default.
     pub fn new(tables: &'a TargetTables, sm: Option<&'a SmTables>, source: Source<'a>) -> PassContext<'a> {
-        PassContext { tables, sm, source, checks: true, remarks: None, options: Options::new(tables, OptLevel::O3), isel_index: Default::default() }
+        PassContext { tables, sm, source, checks: true, remarks: None, options: Options::new(tables, OptLevel::O3), isel_index: Default::default(), callees: None }
+    }
+}
+
+/// What each worker thread of a batched run makes its [`PassContext`] from: the
+/// settings of the run's context without its remark sink, which is not shared across
+/// threads (batched runs have none).
+struct WorkerSettings<'a> {
+    tables: &'a TargetTables,
+    sm: Option<&'a SmTables>,
+    source: Source<'a>,
+    checks: bool,
+    options: &'a Options,
+    isel_index: &'a std::sync::Arc<std::sync::OnceLock<crate::isel::Index>>,
+    callees: Option<&'a Callees<'a>>,
+}
+
+impl<'a> WorkerSettings<'a> {
+    fn of(cx: &'a PassContext<'a>) -> WorkerSettings<'a> {
+        WorkerSettings { tables: cx.tables, sm: cx.sm, source: cx.source, checks: cx.checks, options: &cx.options, isel_index: &cx.isel_index, callees: cx.callees }
+    }
+
+    fn context(&self) -> PassContext<'a> {
+        let WorkerSettings { tables, sm, source, checks, callees, .. } = *self;
+        PassContext { tables, sm, source, checks, remarks: None, options: self.options.clone(), isel_index: self.isel_index.clone(), callees }
     }
 }
 
@@ -101,7 +128,10 @@ impl PassInfo {
 }
 
 fn verify(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
-    let errors = verify_module(module, cx.tables, cx.source);
+    let errors = match cx.callees {
+        Some(callees) => verify_functions(&module.functions, callees, &module.globals, cx.tables, cx.source),
+        None => verify_module(module, cx.tables, cx.source),
+    };
     if errors.is_empty() {
         Ok(())
     } else {
@@ -530,11 +560,10 @@ fn run_per_function<R: Send>(module: &mut Module, cx: &PassContext<'_>, passes: 
     let batches = batches(std::mem::take(&mut module.functions), cx.options.jobs, instructions);
     let firsts: Vec<usize> = batches.iter().scan(0, |next, b| Some(std::mem::replace(next, *next + b.len()))).collect();
     let (name, globals) = (module.name.clone(), &module.globals);
-    // The remark sink is not shared across threads; `per_function` keeps remark runs
-    // to whole-module passes, so the workers have none. Each thread makes its own context.
-    let (tables, sm, source, checks, options, isel_index) = (cx.tables, cx.sm, cx.source, cx.checks, &cx.options, &cx.isel_index);
-    let context = || PassContext { tables, sm, source, checks, remarks: None, options: options.clone(), isel_index: isel_index.clone() };
-    let results = crate::parallel::map_owned(batches, options.jobs, context, |local, batch, functions| {
+    // `per_function` keeps remark runs to whole-module passes, so the workers have no
+    // remark sink. Each thread makes its own context.
+    let settings = WorkerSettings::of(cx);
+    let results = crate::parallel::map_owned(batches, cx.options.jobs, || settings.context(), |local, batch, functions| {
         let mut alone = Module { name: name.clone(), globals: globals.clone(), functions };
         let mut times = Vec::with_capacity(passes.len() + 1);
         for (k, pass) in passes.iter().enumerate() {
@@ -602,9 +631,9 @@ pub fn compile_streamed(streamed: &Streamed<'_>, cx: &PassContext<'_>) -> Option
     let sizes: Vec<usize> = (0..streamed.signatures.len()).map(|k| streamed.body_lines(k)).collect();
     let batches = batches((0..sizes.len()).collect(), cx.options.jobs, |&k| sizes[k]);
     let templates = crate::emit::Templates::new(tables);
-    let (source, options, isel_index) = (cx.source, &cx.options, &cx.isel_index);
-    let context = || PassContext { tables, sm: Some(sm), source, checks: false, remarks: None, options: options.clone(), isel_index: isel_index.clone() };
-    let results = crate::parallel::map_owned(batches, options.jobs, context, |local, _, batch| -> Option<(Vec<crate::emit::FunctionPtx>, Vec<std::time::Duration>)> {
+    let source = cx.source;
+    let settings = WorkerSettings { callees: Some(&callees), ..WorkerSettings::of(cx) };
+    let results = crate::parallel::map_owned(batches, cx.options.jobs, || settings.context(), |local, _, batch| -> Option<(Vec<crate::emit::FunctionPtx>, Vec<std::time::Duration>)> {
         let mut times = Vec::with_capacity(passes.len() + 2);
         let started = std::time::Instant::now();
         let first = *batch.first()?;
@@ -614,16 +643,12 @@ pub fn compile_streamed(streamed: &Streamed<'_>, cx: &PassContext<'_>) -> Option
         apply_maxreg(&mut alone, &local.options);
         for pass in &passes {
             let started = std::time::Instant::now();
-            if pass.name == "verify" {
-                if !verify_functions(&alone.functions, &callees, &alone.globals, tables, source).is_empty() {
-                    return None;
-                }
-            } else {
-                let count = alone.functions.len();
-                (pass.run)(&mut alone, local).ok()?;
-                if alone.functions.len() != count {
-                    return None;
-                }
+            let count = alone.functions.len();
+            (pass.run)(&mut alone, local).ok()?;
+            // A pass that adds functions (legalization linking a library function)
+            // adds them to the module's end, which a batch is not.
+            if alone.functions.len() != count {
+                return None;
             }
             times.push(started.elapsed());
         }

@@ -78,6 +78,9 @@ pub fn keeps_boundaries(functions: &[Function], tables: &TargetTables, sm: &SmTa
 /// Rewrites every device function's signature and every kernel's byte-image
 /// parameters. Errors name the function they are in.
 pub(super) fn legalize_boundaries(module: &mut Module, tables: &TargetTables, sm: &SmTables, ops: &Ops) -> Result<(), Vec<(usize, LegalizeError)>> {
+    if keeps_boundaries(&module.functions, tables, sm) {
+        return Ok(());
+    }
     let mut errors = Vec::new();
     // New signatures first: callers are rewritten against them.
     let mut signatures = std::collections::HashMap::new();
@@ -107,10 +110,6 @@ pub(super) fn legalize_boundaries(module: &mut Module, tables: &TargetTables, sm
     }
     if !errors.is_empty() {
         return Err(errors);
-    }
-    let any_kernel_bytes = module.functions.iter().any(|f| f.kind == FunctionKind::Kernel && f.params.iter().any(|p| read_as_bytes(tables, sm, p.ty)));
-    if !any_kernel_bytes && signatures.values().all(|s| !s.changed) {
-        return Ok(());
     }
     for (index, f) in module.functions.iter_mut().enumerate() {
         let mut cx = Cx::new(tables, sm, ops, f, false);

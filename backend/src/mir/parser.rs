@@ -665,8 +665,10 @@ impl<'a> BodyReader<'a> {
     fn loc(&self, offset: usize) -> Loc {
         let mut line = self.line.get();
         if line.number == 0 || offset < line.start || offset > line.end {
-            line = match line.end.checked_add(1) {
-                Some(next) if line.number > 0 && offset > line.end && next <= self.body.len() && self.line_from(line.number + 1, next).end >= offset => self.line_from(line.number + 1, next),
+            // The next line (tokens come in order), else a search of the line starts.
+            let next = (line.number > 0 && offset > line.end && line.end < self.body.len()).then(|| self.line_from(line.number + 1, line.end + 1));
+            line = match next {
+                Some(next) if offset <= next.end => next,
                 _ => {
                     let starts = self.line_starts.get_or_init(|| std::iter::once(0).chain(memchr::memchr_iter(b'\n', self.body.as_bytes()).map(|i| i + 1)).collect());
                     let number = starts.partition_point(|&start| start <= offset).max(1);
@@ -683,7 +685,12 @@ impl<'a> BodyReader<'a> {
     fn line_from(&self, number: usize, start: usize) -> BodyLine {
         let bytes = self.body.as_bytes();
         let end = memchr::memchr(b'\n', &bytes[start.min(bytes.len())..]).map_or(bytes.len(), |k| start + k);
-        BodyLine { number, start, end, ascii: bytes[start.min(end)..end].is_ascii() }
+        self.line_between(number, start.min(end), end)
+    }
+
+    /// Body line `number`, from `start` to `end` (its line break or the body's end).
+    fn line_between(&self, number: usize, start: usize, end: usize) -> BodyLine {
+        BodyLine { number, start, end, ascii: self.body.as_bytes()[start..end].is_ascii() }
     }
 
     fn error(&self, loc: Loc, message: impl Into<String>) -> MirError {
@@ -709,8 +716,7 @@ impl<'a> BodyReader<'a> {
                     Some(None) => {}
                     Some(Some(item)) => {
                         let (number, start, end) = lines.line();
-                        let ascii = body.as_bytes()[start..end].is_ascii();
-                        self.line.set(BodyLine { number, start, end, ascii });
+                        self.line.set(self.line_between(number, start, end));
                         let read = self.item(&item);
                         if let Item::Inst(inst) = item {
                             lines.recycle(inst);
