@@ -10,6 +10,10 @@
 //!    parallel copy just before its terminator, and the PHI's block copies `x = x'` in
 //!    a parallel copy after its PHIs. `{x', a1', ...}` is one congruence class (it can
 //!    share one register, because the fresh values live only across those copies).
+//!    The copies are *virtual*, as the paper proposes: they are listed per block with
+//!    the position they would have, and only those that survive coalescing are ever
+//!    placed. Most do not, and placing them all cost a second instruction list per
+//!    block, then a third (a fifth of the pass on a loop carrying 25k PHIs).
 //! 2. Coalesce: visit the copies, innermost loops first, and merge the classes of a
 //!    copy's two sides unless some member of one *interferes* with a member of the
 //!    other: one is live where the other is defined and they hold different values
@@ -137,21 +141,59 @@ fn unnamed_value(f: &mut Function, ty: target_desc::tables::VtId) -> ValueId {
     ValueId(f.values.len() as u32 - 1)
 }
 
-/// A copy that coalescing may remove: where it is and how deep in loops.
+/// A copy that coalescing may remove: its two sides, where it is (its index in the
+/// block as if step 1's copies were placed) and how deep in loops.
 struct Candidate {
     block: usize,
     index: usize,
     depth: u32,
+    dst: ValueId,
+    src: ValueId,
+    loc: Loc,
 }
 
-/// Per block, the instruction ranges of the two parallel copies step 1 inserted.
+/// One copy of a parallel copy of step 1, not placed in its block.
+#[derive(Clone)]
+struct GroupCopy {
+    dst: ValueId,
+    src: ValueId,
+    loc: Loc,
+}
+
+/// Per block, the two parallel copies of step 1 and where they go. With both placed,
+/// the block would read: its PHIs, `start`, the instructions from `phis` up to `term`,
+/// `end`, the terminators. [`Groups::body_pos`] and the others give those positions,
+/// which the interference tests compare.
 #[derive(Clone, Default)]
 struct Groups {
     phis: usize,
+    /// The index of the first terminator (at least `phis`; the block's length when it
+    /// has none).
+    term: usize,
     /// `x = x'` copies, right after the PHIs.
-    start: std::ops::Range<usize>,
+    start: Vec<GroupCopy>,
     /// `ai' = ai` copies, right before the terminator.
-    end: std::ops::Range<usize>,
+    end: Vec<GroupCopy>,
+}
+
+impl Groups {
+    /// The position of the instruction at `i`, not a PHI (PHIs all sit at 0).
+    fn body_pos(&self, i: usize) -> usize {
+        if i < self.term {
+            i + self.start.len()
+        } else {
+            i + self.start.len() + self.end.len()
+        }
+    }
+
+    /// The position of the start copies (all of them: a parallel copy happens at once).
+    fn start_pos(&self) -> usize {
+        self.phis
+    }
+
+    fn end_pos(&self) -> usize {
+        self.term + self.start.len()
+    }
 }
 
 impl OutOfSsa<'_, '_> {
@@ -181,11 +223,20 @@ impl OutOfSsa<'_, '_> {
         let depth = cfg.loop_depths();
         for (b, block) in f.blocks.iter().enumerate() {
             let g = &groups[b];
-            for (i, inst) in block.insts.iter().enumerate() {
-                let grouped = g.start.contains(&i) || g.end.contains(&i);
-                if grouped || (self.coalesce >= 2 && i >= g.phis && self.is_copy(inst)) {
-                    candidates.push(Candidate { block: b, index: i, depth: depth[b] });
+            let depth = depth[b];
+            for (k, c) in g.start.iter().enumerate() {
+                candidates.push(Candidate { block: b, index: g.start_pos() + k, depth, dst: c.dst, src: c.src, loc: c.loc });
+            }
+            if self.coalesce >= 2 {
+                for (i, inst) in block.insts.iter().enumerate().skip(g.phis) {
+                    if self.is_copy(inst) {
+                        let src = inst.uses().next().expect("a copy reads one value");
+                        candidates.push(Candidate { block: b, index: g.body_pos(i), depth, dst: inst.defs[0], src, loc: inst.loc });
+                    }
                 }
+            }
+            for (k, c) in g.end.iter().enumerate() {
+                candidates.push(Candidate { block: b, index: g.end_pos() + k, depth, dst: c.dst, src: c.src, loc: c.loc });
             }
         }
         self.stats.candidates += candidates.len();
@@ -204,13 +255,12 @@ impl OutOfSsa<'_, '_> {
             // Innermost loops first: a copy left there runs most often.
             candidates.sort_by_key(|c| (std::cmp::Reverse(c.depth), c.block, c.index));
             for c in &candidates {
-                let inst = &f.blocks[c.block].insts[c.index];
-                let (d, s) = (inst.defs[0], inst.uses().next().unwrap());
+                let (d, s) = (c.dst, c.src);
                 match classes.try_merge(d, s, &facts) {
                     Ok(()) => self.stats.coalesced += 1,
                     Err(Some((x, y))) if self.verbosity >= 1 => {
                         let message = format!("kept `%{} = COPY %{}`: %{} interferes with %{}", f.value(d).name, f.value(s).name, f.value(x).name, f.value(y).name);
-                        self.stats.remarks.push((f.name.clone(), inst.loc, message));
+                        self.stats.remarks.push((f.name.clone(), c.loc, message));
                     }
                     Err(_) => {}
                 }
@@ -221,24 +271,25 @@ impl OutOfSsa<'_, '_> {
         Ok(())
     }
 
-    /// Step 1: fresh PHI results and operands, and the two parallel copies per block.
-    /// The fresh values get their names in step 3, and only those that survive
-    /// coalescing (most do not); the list says what each would be called.
+    /// Step 1: fresh PHI results and operands, and the two parallel copies per block,
+    /// listed, not placed. The fresh values get their names in step 3, and only those
+    /// that survive coalescing (most do not); the list says what each would be called.
     fn make_conventional(&mut self, f: &mut Function) -> Result<(Vec<Groups>, Vec<Unnamed>), (Loc, target_desc::tables::VtId)> {
         let mut unnamed = Vec::new();
         let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         let n = f.blocks.len();
-        let mut start: Vec<Vec<Inst>> = vec![Vec::new(); n];
-        let mut end: Vec<Vec<Inst>> = vec![Vec::new(); n];
-        let mut phi_counts = vec![0; n];
+        let mut groups = vec![Groups::default(); n];
         // Every list below reserved at its final size: grown by doubling, they (and the
         // function's values) were copied over and over on a loop carrying thousands of
         // PHIs.
         let mut incoming = vec![0usize; n];
         let mut fresh = 0;
         for (b, block) in f.blocks.iter().enumerate() {
-            phi_counts[b] = block.insts.iter().take_while(|i| self.is_phi(i)).count();
-            for phi in &block.insts[..phi_counts[b]] {
+            let phis = block.insts.iter().take_while(|i| self.is_phi(i)).count();
+            let term = block.insts.iter().position(|i| opcode_info(i.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR))).unwrap_or(block.insts.len()).max(phis);
+            groups[b].phis = phis;
+            groups[b].term = term;
+            for phi in &block.insts[..phis] {
                 fresh += 1;
                 for pair in phi.operands.chunks(2) {
                     if let [Operand::Value(_), Operand::Block(pred)] = pair {
@@ -252,77 +303,48 @@ impl OutOfSsa<'_, '_> {
         }
         f.values.reserve(fresh);
         unnamed.reserve(fresh);
-        for b in 0..n {
-            start[b].reserve(phi_counts[b]);
-            end[b].reserve(incoming[b]);
+        for (g, &incoming) in groups.iter_mut().zip(&incoming) {
+            g.start.reserve(g.phis);
+            g.end.reserve(incoming);
         }
         for b in 0..n {
-            let count = phi_counts[b];
-            for k in 0..count {
+            for k in 0..groups[b].phis {
                 let (x, loc) = (f.blocks[b].insts[k].defs[0], f.blocks[b].insts[k].loc);
                 let ty = f.value(x).ty;
-                let copy = (self.copy_of)(ty.0).ok_or((loc, ty))?;
-                // Taken, not cloned: its slot gets the rewritten PHI below.
-                let phi = std::mem::replace(&mut f.blocks[b].insts[k], Inst { defs: Default::default(), opcode: Opcode::Machine(0), flags: Default::default(), operands: Vec::new(), loc });
+                (self.copy_of)(ty.0).ok_or((loc, ty))?;
                 self.stats.phis += 1;
                 let x_in = unnamed_value(f, ty);
                 unnamed.push(Unnamed { value: x_in, base: x, from: None });
-                let mut operands = Vec::with_capacity(phi.operands.len());
-                for pair in phi.operands.chunks(2) {
-                    if let [Operand::Value(v), Operand::Block(pred)] = pair {
-                        if let Some(&p) = index.get(pred) {
-                            let a = unnamed_value(f, ty);
-                            unnamed.push(Unnamed { value: a, base: x, from: Some(*pred) });
-                            end[p].push(Inst { defs: smallvec::smallvec![a], opcode: Opcode::Machine(copy), flags: Default::default(), operands: vec![Operand::Value(*v)], loc: phi.loc });
-                            operands.extend([Operand::Value(a), Operand::Block(*pred)]);
-                            continue;
-                        }
-                    }
-                    operands.extend(pair.iter().cloned());
+                // The PHI is rewritten in place: `x' = PHI a1', B1, ...`.
+                for j in (0..f.blocks[b].insts[k].operands.len()).step_by(2) {
+                    let (Operand::Value(v), Some(&Operand::Block(pred))) = (&f.blocks[b].insts[k].operands[j], f.blocks[b].insts[k].operands.get(j + 1)) else { continue };
+                    let Some(&p) = index.get(&pred) else { continue };
+                    let v = *v;
+                    let a = unnamed_value(f, ty);
+                    unnamed.push(Unnamed { value: a, base: x, from: Some(pred) });
+                    groups[p].end.push(GroupCopy { dst: a, src: v, loc });
+                    f.blocks[b].insts[k].operands[j] = Operand::Value(a);
                 }
-                start[b].push(Inst { defs: smallvec::smallvec![x], opcode: Opcode::Machine(copy), flags: Default::default(), operands: vec![Operand::Value(x_in)], loc: phi.loc });
-                f.blocks[b].insts[k] = Inst { defs: smallvec::smallvec![x_in], operands, ..phi };
+                groups[b].start.push(GroupCopy { dst: x, src: x_in, loc });
+                f.blocks[b].insts[k].defs[0] = x_in;
             }
-        }
-        let mut groups = vec![Groups::default(); n];
-        for (b, ((block, start), end)) in f.blocks.iter_mut().zip(start).zip(end).enumerate() {
-            let phis = phi_counts[b];
-            let terminator = block.insts.iter().position(|i| opcode_info(i.opcode, self.tables).is_some_and(|o| o.has(props::TERMINATOR))).unwrap_or(block.insts.len()).max(phis);
-            let (start_len, end_len) = (start.len(), end.len());
-            // Rebuilt at its final size: growing the list in place would double a
-            // large block's capacity (issue 15's peak memory).
-            let old = std::mem::take(&mut block.insts);
-            let mut insts = Vec::with_capacity(old.len() + start_len + end_len);
-            let mut old = old.into_iter();
-            insts.extend(old.by_ref().take(phis));
-            insts.extend(start);
-            insts.extend(old.by_ref().take(terminator - phis));
-            let end_at = insts.len();
-            insts.extend(end);
-            insts.extend(old);
-            block.insts = insts;
-            groups[b] = Groups { phis, start: phis..phis + start_len, end: end_at..end_at + end_len };
         }
         Ok((groups, unnamed))
     }
 
-    /// Step 3: one name per class, no PHIs, no `r = r` copies, parallel copies in order.
+    /// Step 3: one name per class, no PHIs, no `r = r` copies, the parallel copies that
+    /// are left placed and in order. Each block is rewritten in place.
     fn rename_and_sequentialize(&mut self, f: &mut Function, groups: &[Groups], classes: &mut Classes, original_values: usize, unnamed: &[Unnamed], names: &mut crate::mir::NameSet) {
-        let phi_results: HashSet<u32> = groups.iter().zip(&f.blocks).flat_map(|(g, b)| b.insts[g.start.clone()].iter().map(|i| i.defs[0].0)).collect();
+        let phi_results: HashSet<u32> = groups.iter().flat_map(|g| g.start.iter().map(|c| c.dst.0)).collect();
         let rename = classes.representatives(original_values, &phi_results);
         // Only a class's representative appears from here on; the swap temporaries
         // below are named after it, so it is named first.
         name_values(f, unnamed.iter().filter(|u| rename[u.value.0 as usize] == u.value), names);
-        for b in 0..f.blocks.len() {
-            let insts = std::mem::take(&mut f.blocks[b].insts);
-            let g = &groups[b];
-            let mut out = Vec::with_capacity(insts.len());
-            let mut parallel: Vec<(ValueId, ValueId, Loc)> = Vec::new();
-            for (i, mut inst) in insts.into_iter().enumerate() {
-                if i < g.phis {
-                    continue;
-                }
-                let in_group = g.start.contains(&i) || g.end.contains(&i);
+        let mut parallel: Vec<(ValueId, ValueId, Loc)> = Vec::new();
+        let (mut head, mut tail) = (Vec::new(), Vec::new());
+        for (b, g) in groups.iter().enumerate() {
+            let mut insts = std::mem::take(&mut f.blocks[b].insts);
+            for inst in &mut insts[g.phis..] {
                 for d in &mut inst.defs {
                     *d = rename[d.0 as usize];
                 }
@@ -331,28 +353,38 @@ impl OutOfSsa<'_, '_> {
                         *v = rename[v.0 as usize];
                     }
                 }
-                if in_group {
-                    let s = inst.uses().next().unwrap();
-                    if inst.defs[0] != s {
-                        parallel.push((inst.defs[0], s, inst.loc));
-                    }
-                    let last = i + 1 == g.start.end || i + 1 == g.end.end;
-                    if last {
-                        self.sequentialize(f, &mut parallel, &mut out, names);
-                    }
-                    continue;
+            }
+            for (group, out) in [(&g.start, &mut head), (&g.end, &mut tail)] {
+                parallel.extend(group.iter().map(|c| (rename[c.dst.0 as usize], rename[c.src.0 as usize], c.loc)).filter(|(d, s, _)| d != s));
+                self.sequentialize(f, &mut parallel, out, names);
+            }
+            // Drop the PHIs and the copies that became `r = r`, moving the rest down.
+            let mut kept = 0;
+            let mut term = None;
+            for i in g.phis..insts.len() {
+                if i == g.term {
+                    term = Some(kept);
                 }
-                if self.is_copy(&inst) {
-                    if inst.uses().next() == Some(inst.defs[0]) {
+                if self.is_copy(&insts[i]) {
+                    if insts[i].uses().next() == Some(insts[i].defs[0]) {
                         continue;
                     }
                     if self.coalesce >= 2 {
                         self.stats.copies_left += 1;
                     }
                 }
-                out.push(inst);
+                insts.swap(kept, i);
+                kept += 1;
             }
-            f.blocks[b].insts = out;
+            insts.truncate(kept);
+            let term = term.unwrap_or(kept);
+            if !tail.is_empty() {
+                insts.splice(term..term, tail.drain(..));
+            }
+            if !head.is_empty() {
+                insts.splice(0..0, head.drain(..));
+            }
+            f.blocks[b].insts = insts;
         }
     }
 
@@ -478,76 +510,117 @@ fn group_by_key<T: Copy + Default>(keys: usize, items: &[(u32, T)]) -> (Vec<u32>
     (at, out)
 }
 
+/// What [`walk`] reports, in the order of the block as if step 1's copies were placed:
+/// a definition or a non-PHI use (value, block, position), a PHI operand (value,
+/// predecessor block), a copy (destination, source).
+enum Event {
+    Def(u32, u32, u32),
+    Use(u32, u32, u32),
+    PhiUse(u32, u32),
+    Copy(u32, u32),
+}
+
+/// Reports every definition, use and copy of the function in conventional form, block
+/// by block, so that each value's uses come in block and position order.
+fn walk(f: &Function, groups: &[Groups], index: &HashMap<u32, usize>, copy: Option<target_desc::tables::OpcodeId>, tables: &TargetTables, mut on: impl FnMut(Event)) {
+    for (b, block) in f.blocks.iter().enumerate() {
+        let g = &groups[b];
+        let bn = b as u32;
+        for phi in &block.insts[..g.phis] {
+            on(Event::Def(phi.defs[0].0, bn, 0));
+            for pair in phi.operands.chunks(2) {
+                if let [Operand::Value(v), Operand::Block(pred)] = pair {
+                    if let Some(&p) = index.get(pred) {
+                        on(Event::PhiUse(v.0, p as u32));
+                    }
+                }
+            }
+        }
+        // The members of a parallel copy all sit at its first position.
+        let copies = |group: &[GroupCopy], pos: usize, on: &mut dyn FnMut(Event)| {
+            for c in group {
+                on(Event::Def(c.dst.0, bn, pos as u32));
+                on(Event::Use(c.src.0, bn, pos as u32));
+                on(Event::Copy(c.dst.0, c.src.0));
+            }
+        };
+        copies(&g.start, g.start_pos(), &mut on);
+        for (i, inst) in block.insts.iter().enumerate().skip(g.phis) {
+            if i == g.term {
+                copies(&g.end, g.end_pos(), &mut on);
+            }
+            let pos = g.body_pos(i) as u32;
+            for d in &inst.defs {
+                on(Event::Def(d.0, bn, pos));
+            }
+            for v in inst.uses() {
+                on(Event::Use(v.0, bn, pos));
+            }
+            let is_copy = matches!(inst.opcode, Opcode::Machine(m) if copy.is_some_and(|c| tables.patterns.get(m as usize).is_some_and(|p| p.opcode == c.0)));
+            if is_copy && inst.defs.len() == 1 {
+                if let [Operand::Value(s)] = inst.operands.as_slice() {
+                    on(Event::Copy(inst.defs[0].0, s.0));
+                }
+            }
+        }
+        if g.term == block.insts.len() {
+            copies(&g.end, g.end_pos(), &mut on);
+        }
+    }
+}
+
 impl Facts {
     fn new(f: &Function, cfg: &Cfg, groups: &[Groups], tables: &TargetTables) -> Facts {
         let nv = f.values.len();
         let nb = f.blocks.len();
-        let (mut def_block, mut def_pos) = (vec![u32::MAX; nv], vec![0u32; nv]);
-        // (value, (block, position)): uses by non-PHI instructions, in block and
-        // instruction order; and (value, block) for PHI operands, which are used at the
-        // end of their predecessor.
-        let mut uses: Vec<(u32, (u32, u32))> = Vec::new();
+        let never = DefAt { block: u32::MAX, pos: 0, pre: u32::MAX, post: 0, reachable: false };
+        let mut at = vec![never; nv];
+        // (value, block) for PHI operands, which are used at the end of their predecessor.
         let mut phi_uses: Vec<(u32, u32)> = Vec::new();
         let mut value: Vec<u32> = (0..nv as u32).collect();
-        let mut copy_source: Vec<Option<u32>> = vec![None; nv];
+        let mut copy_source: Vec<u32> = vec![u32::MAX; nv];
         let copy = tables.opcode("COPY");
         let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
-        for (b, block) in f.blocks.iter().enumerate() {
-            let g = &groups[b];
-            for (i, inst) in block.insts.iter().enumerate() {
-                // The members of a parallel copy all sit at its first position.
-                let pos = if i < g.phis {
-                    0
-                } else if g.start.contains(&i) {
-                    g.start.start
-                } else if g.end.contains(&i) {
-                    g.end.start
-                } else {
-                    i
-                } as u32;
-                for d in &inst.defs {
-                    def_block[d.0 as usize] = b as u32;
-                    def_pos[d.0 as usize] = pos;
-                }
-                if i < g.phis {
-                    for pair in inst.operands.chunks(2) {
-                        if let [Operand::Value(v), Operand::Block(pred)] = pair {
-                            if let Some(&p) = index.get(pred) {
-                                phi_uses.push((v.0, p as u32));
-                            }
-                        }
-                    }
-                    continue;
-                }
-                for v in inst.uses() {
-                    uses.push((v.0, (b as u32, pos)));
-                }
-                let is_copy = matches!(inst.opcode, Opcode::Machine(m) if copy.is_some_and(|c| tables.patterns.get(m as usize).is_some_and(|p| p.opcode == c.0)));
-                if is_copy && inst.defs.len() == 1 {
-                    if let [Operand::Value(s)] = inst.operands.as_slice() {
-                        copy_source[inst.defs[0].0 as usize] = Some(s.0);
-                    }
+        // Per value, the last use in each block where a non-PHI instruction uses it, in
+        // two walks: the first counts the blocks per value (a value's uses in one block
+        // come together), the second fills the lists. A list of every use, grouped
+        // afterwards, was three times the memory.
+        let mut use_at = vec![0u32; nv + 1];
+        let mut seen = vec![u32::MAX; nv];
+        walk(f, groups, &index, copy, tables, |event| match event {
+            Event::Def(v, b, pos) => {
+                at[v as usize].block = b;
+                at[v as usize].pos = pos;
+            }
+            Event::Use(v, b, _) => {
+                if seen[v as usize] != b {
+                    seen[v as usize] = b;
+                    use_at[v as usize + 1] += 1;
                 }
             }
-        }
-        // Per value, the last use in each block: its uses come in block order and, within
-        // a block, in position order, so the last of each run of one block is kept.
-        let (use_start, use_list) = group_by_key(nv, &uses);
-        drop(uses);
-        let mut use_at = Vec::with_capacity(nv + 1);
-        let mut last_use: Vec<(u32, u32)> = Vec::with_capacity(use_list.len());
-        use_at.push(0);
+            Event::PhiUse(v, p) => phi_uses.push((v, p)),
+            Event::Copy(d, s) => copy_source[d as usize] = s,
+        });
         for v in 0..nv {
-            let first = last_use.len();
-            for &(b, p) in &use_list[use_start[v] as usize..use_start[v + 1] as usize] {
-                match last_use[first..].last_mut() {
-                    Some(last) if last.0 == b => last.1 = last.1.max(p),
-                    _ => last_use.push((b, p)),
+            use_at[v + 1] += use_at[v];
+        }
+        let mut last_use = vec![(0u32, 0u32); use_at[nv] as usize];
+        let mut next: Vec<u32> = use_at[..nv].to_vec();
+        seen.fill(u32::MAX);
+        walk(f, groups, &index, copy, tables, |event| {
+            if let Event::Use(v, b, pos) = event {
+                let v = v as usize;
+                if seen[v] != b {
+                    seen[v] = b;
+                    last_use[next[v] as usize] = (b, pos);
+                    next[v] += 1;
+                } else {
+                    let last = &mut last_use[next[v] as usize - 1].1;
+                    *last = (*last).max(pos);
                 }
             }
-            use_at.push(last_use.len() as u32);
-        }
-        drop(use_list);
+        });
+        drop((next, seen));
         let (phi_start, phi_list) = group_by_key(nv, &phi_uses);
         drop(phi_uses);
         // A copy's source is defined before it in dominance order, so resolving values
@@ -556,18 +629,19 @@ impl Facts {
         for v in 0..nv {
             chain.clear();
             let mut at = v as u32;
-            while let Some(s) = copy_source[at as usize] {
+            while copy_source[at as usize] != u32::MAX {
                 if value[at as usize] != at || chain.len() > nv {
                     break;
                 }
                 chain.push(at);
-                at = s;
+                at = copy_source[at as usize];
             }
             let root = value[at as usize];
             for &c in &chain {
                 value[c as usize] = root;
             }
         }
+        drop(copy_source);
         // Liveness by walking up from each value's uses.
         let mut live_at = Vec::with_capacity(nv + 1);
         let mut live_out: Vec<u32> = Vec::new();
@@ -576,7 +650,7 @@ impl Facts {
         let mut work = Vec::new();
         for v in 0..nv as u32 {
             let first = live_out.len();
-            let db = def_block[v as usize];
+            let db = at[v as usize].block;
             let enter = |b: u32, work: &mut Vec<u32>, stamp_in: &mut Vec<u32>| {
                 if b != db && stamp_in[b as usize] != v {
                     stamp_in[b as usize] = v;
@@ -605,16 +679,12 @@ impl Facts {
             live_out[first..].sort_unstable();
             live_at.push(live_out.len() as u32);
         }
-        let at = def_block
-            .iter()
-            .zip(&def_pos)
-            .map(|(&block, &pos)| {
-                let b = block as usize;
-                let reachable = block != u32::MAX && cfg.reachable(b);
-                let (pre, post) = if block != u32::MAX { (cfg.preorder_number(b) as u32, cfg.postorder_number(b) as u32) } else { (u32::MAX, 0) };
-                DefAt { block, pos, pre, post, reachable }
-            })
-            .collect();
+        for d in &mut at {
+            if d.block != u32::MAX {
+                let b = d.block as usize;
+                (d.pre, d.post, d.reachable) = (cfg.preorder_number(b) as u32, cfg.postorder_number(b) as u32, cfg.reachable(b));
+            }
+        }
         Facts { at, live_at, live_out, use_at, last_use, value }
     }
 
@@ -660,21 +730,72 @@ impl Facts {
 }
 
 /// Congruence classes: every member of a class will be one register.
+///
+/// Four bytes per value besides `class`: most values stay alone in their class, and a
+/// list header per value (24 bytes) was 4 MB of fresh pages on a loop carrying 25k PHIs.
 struct Classes {
     class: Vec<u32>,
-    /// Members of each class with more than one, in dominance order of definitions,
-    /// indexed by class (empty: the class is its one value).
-    members: Vec<Vec<u32>>,
-    /// Classes holding two members whose live ranges overlap (with the same value):
-    /// the dominance-forest test is not exact for them.
-    overlapping: HashSet<u32>,
-    /// The walk of [`Classes::forest_test`], kept between merges.
+    /// Per class, the index of its member list in `lists` (`ALONE`: the class is its
+    /// one value).
+    list_of: Vec<u32>,
+    /// Members of each class with more than one, in dominance order of definitions.
+    lists: Vec<Vec<u32>>,
+    /// Lists of classes merged away, empty, reused by later merges.
+    free: Vec<u32>,
+    /// Per class: it holds two members whose live ranges overlap (with the same value),
+    /// so the dominance-forest test is not exact for it.
+    overlapping: Vec<bool>,
+    /// The walk of [`Classes::forest_test`] and the merged list of
+    /// [`Classes::try_merge`], kept between merges.
     stack: Vec<(u32, bool)>,
+    merged: Vec<u32>,
 }
+
+const ALONE: u32 = u32::MAX;
 
 impl Classes {
     fn new(f: &Function) -> Classes {
-        Classes { class: (0..f.values.len() as u32).collect(), members: vec![Vec::new(); f.values.len()], overlapping: HashSet::default(), stack: Vec::new() }
+        let n = f.values.len();
+        Classes { class: (0..n as u32).collect(), list_of: vec![ALONE; n], lists: Vec::new(), free: Vec::new(), overlapping: vec![false; n], stack: Vec::new(), merged: Vec::new() }
+    }
+
+    /// The members of class `c` (`one` holds `c`, for a class of one value). Of the
+    /// two fields, not `self`, so that `class` can change while they are read.
+    fn members<'a>(list_of: &[u32], lists: &'a [Vec<u32>], c: u32, one: &'a [u32; 1]) -> &'a [u32] {
+        match list_of[c as usize] {
+            ALONE => one,
+            l => &lists[l as usize],
+        }
+    }
+
+    fn size(&self, c: u32) -> usize {
+        match self.list_of[c as usize] {
+            ALONE => 1,
+            l => self.lists[l as usize].len(),
+        }
+    }
+
+    /// Gives class `keep` the members in `self.merged` and drops class `gone`, whose
+    /// list (if any) is kept for reuse.
+    fn replace_members(&mut self, keep: u32, gone: u32) {
+        let l = match self.list_of[keep as usize] {
+            ALONE => {
+                let l = self.free.pop().unwrap_or_else(|| {
+                    self.lists.push(Vec::new());
+                    self.lists.len() as u32 - 1
+                });
+                self.list_of[keep as usize] = l;
+                l
+            }
+            l => l,
+        };
+        std::mem::swap(&mut self.lists[l as usize], &mut self.merged);
+        self.merged.clear();
+        let g = std::mem::replace(&mut self.list_of[gone as usize], ALONE);
+        if g != ALONE {
+            self.lists[g as usize].clear();
+            self.free.push(g);
+        }
     }
 
     /// Joins two classes without an interference check (a PHI's web, which step 1 made
@@ -685,35 +806,24 @@ impl Classes {
             return;
         }
         let (keep, gone) = if self.size(ca) >= self.size(cb) { (ca, cb) } else { (cb, ca) };
-        let moved = self.take(gone);
-        for &m in &moved {
+        let mut merged = std::mem::take(&mut self.merged);
+        let (one_keep, one_gone) = ([keep], [gone]);
+        let moved = Self::members(&self.list_of, &self.lists, gone, &one_gone);
+        for &m in moved {
             self.class[m as usize] = keep;
         }
-        let mut list = self.take(keep);
-        list.extend(moved);
-        list.sort_unstable();
-        self.members[keep as usize] = list;
+        merged.extend_from_slice(Self::members(&self.list_of, &self.lists, keep, &one_keep));
+        merged.extend_from_slice(Self::members(&self.list_of, &self.lists, gone, &one_gone));
+        merged.sort_unstable();
+        self.merged = merged;
+        self.replace_members(keep, gone);
     }
 
     /// Puts every class's members in dominance order of their definitions, the order
     /// [`Classes::try_merge`] keeps.
     fn sort_members(&mut self, facts: &Facts) {
-        for list in self.members.iter_mut().filter(|l| !l.is_empty()) {
+        for list in &mut self.lists {
             list.sort_by_key(|&v| facts.order_key(v));
-        }
-    }
-
-    fn size(&self, c: u32) -> usize {
-        self.members[c as usize].len().max(1)
-    }
-
-    /// The members of class `c`, leaving its slot empty.
-    fn take(&mut self, c: u32) -> Vec<u32> {
-        let list = std::mem::take(&mut self.members[c as usize]);
-        if list.is_empty() {
-            vec![c]
-        } else {
-            list
         }
     }
 
@@ -726,33 +836,41 @@ impl Classes {
         }
         let (na, nb) = (self.size(cd), self.size(cs));
         let pairwise = na * nb <= PAIRWISE_LIMIT;
-        let forest = na + nb <= FOREST_LIMIT && !self.overlapping.contains(&cd) && !self.overlapping.contains(&cs);
+        let forest = na + nb <= FOREST_LIMIT && !self.overlapping[cd as usize] && !self.overlapping[cs as usize];
         if !pairwise && !forest {
             return Err(None);
         }
-        // The two member lists, read in place (a one-value class has none stored):
-        // most merges join small classes, and copying them out cost more than the test.
+        // The two member lists, read in place: most merges join small classes, and
+        // copying them out cost more than the test.
         let (one_d, one_s) = ([cd], [cs]);
-        let a: &[u32] = if self.members[cd as usize].is_empty() { &one_d } else { &self.members[cd as usize] };
-        let b: &[u32] = if self.members[cs as usize].is_empty() { &one_s } else { &self.members[cs as usize] };
+        let mut stack = std::mem::take(&mut self.stack);
+        let mut merged = std::mem::take(&mut self.merged);
+        let (a, b) = (Self::members(&self.list_of, &self.lists, cd, &one_d), Self::members(&self.list_of, &self.lists, cs, &one_s));
         let verdict = if a.iter().chain(b).any(|&v| !facts.reachable(v)) {
             Err(None)
         } else if pairwise {
             Self::pairwise_test(a, b, facts)
         } else {
-            Self::forest_test(a, b, facts, &mut self.stack).map(|()| false)
+            Self::forest_test(a, b, facts, &mut stack).map(|()| false)
         };
-        let same_value_overlap = verdict?;
+        self.stack = stack;
+        let same_value_overlap = match verdict {
+            Ok(overlap) => overlap,
+            Err(e) => {
+                self.merged = merged;
+                return Err(e);
+            }
+        };
         // Union by size, so a value changes class O(log n) times.
         let (keep, gone, moved) = if a.len() >= b.len() { (cd, cs, b) } else { (cs, cd, a) };
+        merge_sorted(a, b, |&v| facts.order_key(v), &mut merged);
         for &m in moved {
             self.class[m as usize] = keep;
         }
-        let merged = merge_sorted(a, b, |&v| facts.order_key(v));
-        self.members[gone as usize] = Vec::new();
-        self.members[keep as usize] = merged;
-        if same_value_overlap | self.overlapping.remove(&gone) {
-            self.overlapping.insert(keep);
+        self.merged = merged;
+        self.replace_members(keep, gone);
+        if same_value_overlap | std::mem::replace(&mut self.overlapping[gone as usize], false) {
+            self.overlapping[keep as usize] = true;
         }
         Ok(())
     }
@@ -807,7 +925,7 @@ impl Classes {
     /// from the input, else after its first value.
     fn representatives(&self, original_values: usize, phi_results: &HashSet<u32>) -> Vec<ValueId> {
         let mut rename: Vec<ValueId> = (0..self.class.len() as u32).map(ValueId).collect();
-        for members in self.members.iter().filter(|l| !l.is_empty()) {
+        for members in self.lists.iter().filter(|l| !l.is_empty()) {
             let best = members.iter().copied().min_by_key(|&m| (!phi_results.contains(&m), m as usize >= original_values, m)).expect("classes are not empty");
             for &m in members {
                 rename[m as usize] = ValueId(best);
@@ -817,9 +935,9 @@ impl Classes {
     }
 }
 
-/// The merge of two lists sorted by `key`.
-fn merge_sorted<K: Ord>(a: &[u32], b: &[u32], key: impl Fn(&u32) -> K) -> Vec<u32> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
+/// Appends to `out` the merge of two lists sorted by `key`.
+fn merge_sorted<K: Ord>(a: &[u32], b: &[u32], key: impl Fn(&u32) -> K, out: &mut Vec<u32>) {
+    out.reserve(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         if key(&a[i]) <= key(&b[j]) {
@@ -832,7 +950,6 @@ fn merge_sorted<K: Ord>(a: &[u32], b: &[u32], key: impl Fn(&u32) -> K) -> Vec<u3
     }
     out.extend_from_slice(&a[i..]);
     out.extend_from_slice(&b[j..]);
-    out
 }
 
 #[cfg(test)]
