@@ -130,7 +130,7 @@ pub fn schedule_function(
     let headroom = list.headroom;
     let mut reports = Vec::new();
     let values = f.values.len();
-    let mut scratch = Scratch { remaining: vec![0; values], read_here: vec![false; values], live_after: vec![false; values], reads: Vec::new(), unit_delta: Vec::new(), last_reads: Vec::new() };
+    let mut scratch = Scratch { remaining: vec![0; values], read_here: vec![false; values], live_after: vec![false; values], defined: vec![0; values], counted: vec![0; values], reads: Vec::new(), unit_delta: Vec::new(), last_reads: Vec::new() };
     for b in 0..f.blocks.len() {
         let range = region(&f.blocks[b], tables);
         if range.len() < 2 {
@@ -141,9 +141,9 @@ pub fn schedule_function(
         if dag.len() < 2 {
             continue;
         }
-        let live_out: rustc_hash::FxHashSet<u32> = pressure.live_out_of(f, b, &cfg.succs, tables);
-        // Values read after the region (by its terminators) count as live out of it.
-        let mut after: rustc_hash::FxHashSet<u32> = live_out.clone();
+        // Values read after the region (by its terminators) count as live out of it. A
+        // list (a value may come twice): it is only walked.
+        let mut after: Vec<u32> = pressure.live_out_of(f, b, &cfg.succs, tables).into_iter().collect();
         for inst in &f.blocks[b].insts[range.end..] {
             after.extend(inst.uses().map(|v| v.0));
         }
@@ -169,30 +169,23 @@ pub fn schedule_function(
             }
         }
         // Live at the region's start: what it or later code reads that it does not define.
+        // Marked per value with the block's stamp, not gathered in hash sets: two sets
+        // of 25k values per block were a tenth of the scheduler on a loop carrying 25k
+        // PHIs.
         let start_pressure = {
-            let defined: rustc_hash::FxHashSet<u32> = insts
-                .iter()
-                .flat_map(|i| i.defs.iter().map(|d| d.0))
-                .collect();
-            let mut live: rustc_hash::FxHashSet<u32> = after
-                .iter()
-                .copied()
-                .filter(|v| !defined.contains(v))
-                .collect();
-            live.extend(
-                insts
-                    .iter()
-                    .flat_map(|i| i.uses())
-                    .map(|v| v.0)
-                    .filter(|v| !defined.contains(v)),
-            );
-            live.iter()
-                .map(|&v| {
-                    sets.of(f, ValueId(v))
-                        .filter(|(s, _)| *s == 0)
-                        .map_or(0, |(_, w)| w)
-                })
-                .sum::<u32>()
+            let stamp = b as u32 + 1;
+            let Scratch { defined, counted, .. } = &mut scratch;
+            for d in insts.iter().flat_map(|i| &i.defs) {
+                defined[d.0 as usize] = stamp;
+            }
+            let mut sum = 0u32;
+            for v in after.iter().copied().chain(insts.iter().flat_map(|i| i.uses()).map(|v| v.0)) {
+                if defined[v as usize] != stamp && counted[v as usize] != stamp {
+                    counted[v as usize] = stamp;
+                    sum += sets.of(f, ValueId(v)).filter(|(s, _)| *s == 0).map_or(0, |(_, w)| w);
+                }
+            }
+            sum
         };
         let order = list_schedule(
             f,
@@ -283,6 +276,10 @@ struct Scratch {
     remaining: Vec<u32>,
     read_here: Vec<bool>,
     live_after: Vec<bool>,
+    /// Per value, the stamp (block number + 1) of the last block whose region defines
+    /// it, and of the last whose start pressure counted it.
+    defined: Vec<u32>,
+    counted: Vec<u32>,
     reads: Vec<u32>,
     /// Per unit of the block: its fixed pressure change (a few registers per result,
     /// so 32 bits, which keep the entry at 16 bytes) and its range of `last_reads`.
@@ -314,7 +311,7 @@ fn list_schedule(
     dag: &Dag,
     model: &SchedModel<'_>,
     sets: &PressureSets,
-    live_after: &rustc_hash::FxHashSet<u32>,
+    live_after: &[u32],
     pressure_mode: bool,
     start_pressure: u32,
     allowance: u32,
@@ -338,7 +335,7 @@ fn list_schedule(
     // Remaining reads of each value inside the region, and whether it has any; values
     // read after it never die. Dense per value id (`scratch` is the function's, reset
     // on the way out), so no hashing per step.
-    let Scratch { remaining, read_here, live_after: after_flag, reads, unit_delta, last_reads } = scratch;
+    let Scratch { remaining, read_here, live_after: after_flag, reads, unit_delta, last_reads, .. } = scratch;
     for inst in insts {
         for v in inst.uses() {
             remaining[v.0 as usize] += 1;
