@@ -311,6 +311,8 @@ impl OutOfSsa<'_, '_> {
             for k in 0..groups[b].phis {
                 let (x, loc) = (f.blocks[b].insts[k].defs[0], f.blocks[b].insts[k].loc);
                 let ty = f.value(x).ty;
+                // Only checked here, so that a missing COPY pattern is reported at the PHI;
+                // step 3 looks it up again for the copies it places.
                 (self.copy_of)(ty.0).ok_or((loc, ty))?;
                 self.stats.phis += 1;
                 let x_in = unnamed_value(f, ty);
@@ -522,7 +524,7 @@ enum Event {
 
 /// Reports every definition, use and copy of the function in conventional form, block
 /// by block, so that each value's uses come in block and position order.
-fn walk(f: &Function, groups: &[Groups], index: &HashMap<u32, usize>, copy: Option<target_desc::tables::OpcodeId>, tables: &TargetTables, mut on: impl FnMut(Event)) {
+fn walk(f: &Function, groups: &[Groups], index: &HashMap<u32, usize>, tables: &TargetTables, mut on: impl FnMut(Event)) {
     for (b, block) in f.blocks.iter().enumerate() {
         let g = &groups[b];
         let bn = b as u32;
@@ -556,8 +558,7 @@ fn walk(f: &Function, groups: &[Groups], index: &HashMap<u32, usize>, copy: Opti
             for v in inst.uses() {
                 on(Event::Use(v.0, bn, pos));
             }
-            let is_copy = matches!(inst.opcode, Opcode::Machine(m) if copy.is_some_and(|c| tables.patterns.get(m as usize).is_some_and(|p| p.opcode == c.0)));
-            if is_copy && inst.defs.len() == 1 {
+            if inst.is_copy(tables) {
                 if let [Operand::Value(s)] = inst.operands.as_slice() {
                     on(Event::Copy(inst.defs[0].0, s.0));
                 }
@@ -579,7 +580,6 @@ impl Facts {
         let mut phi_uses: Vec<(u32, u32)> = Vec::new();
         let mut value: Vec<u32> = (0..nv as u32).collect();
         let mut copy_source: Vec<u32> = vec![u32::MAX; nv];
-        let copy = tables.opcode("COPY");
         let index: HashMap<u32, usize> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect();
         // Per value, the last use in each block where a non-PHI instruction uses it, in
         // two walks: the first counts the blocks per value (a value's uses in one block
@@ -587,7 +587,7 @@ impl Facts {
         // afterwards, was three times the memory.
         let mut use_at = vec![0u32; nv + 1];
         let mut seen = vec![u32::MAX; nv];
-        walk(f, groups, &index, copy, tables, |event| match event {
+        walk(f, groups, &index, tables, |event| match event {
             Event::Def(v, b, pos) => {
                 at[v as usize].block = b;
                 at[v as usize].pos = pos;
@@ -607,7 +607,7 @@ impl Facts {
         let mut last_use = vec![(0u32, 0u32); use_at[nv] as usize];
         let mut next: Vec<u32> = use_at[..nv].to_vec();
         seen.fill(u32::MAX);
-        walk(f, groups, &index, copy, tables, |event| {
+        walk(f, groups, &index, tables, |event| {
             if let Event::Use(v, b, pos) = event {
                 let v = v as usize;
                 if seen[v] != b {
@@ -760,7 +760,8 @@ impl Classes {
     }
 
     /// The members of class `c` (`one` holds `c`, for a class of one value). Of the
-    /// two fields, not `self`, so that `class` can change while they are read.
+    /// two fields, not `self`, so that `class` and the scratch lists can change while
+    /// they are read.
     fn members<'a>(list_of: &[u32], lists: &'a [Vec<u32>], c: u32, one: &'a [u32; 1]) -> &'a [u32] {
         match list_of[c as usize] {
             ALONE => one,
@@ -806,16 +807,14 @@ impl Classes {
             return;
         }
         let (keep, gone) = if self.size(ca) >= self.size(cb) { (ca, cb) } else { (cb, ca) };
-        let mut merged = std::mem::take(&mut self.merged);
         let (one_keep, one_gone) = ([keep], [gone]);
         let moved = Self::members(&self.list_of, &self.lists, gone, &one_gone);
         for &m in moved {
             self.class[m as usize] = keep;
         }
-        merged.extend_from_slice(Self::members(&self.list_of, &self.lists, keep, &one_keep));
-        merged.extend_from_slice(Self::members(&self.list_of, &self.lists, gone, &one_gone));
-        merged.sort_unstable();
-        self.merged = merged;
+        self.merged.extend_from_slice(Self::members(&self.list_of, &self.lists, keep, &one_keep));
+        self.merged.extend_from_slice(moved);
+        self.merged.sort_unstable();
         self.replace_members(keep, gone);
     }
 
@@ -843,31 +842,21 @@ impl Classes {
         // The two member lists, read in place: most merges join small classes, and
         // copying them out cost more than the test.
         let (one_d, one_s) = ([cd], [cs]);
-        let mut stack = std::mem::take(&mut self.stack);
-        let mut merged = std::mem::take(&mut self.merged);
         let (a, b) = (Self::members(&self.list_of, &self.lists, cd, &one_d), Self::members(&self.list_of, &self.lists, cs, &one_s));
         let verdict = if a.iter().chain(b).any(|&v| !facts.reachable(v)) {
             Err(None)
         } else if pairwise {
             Self::pairwise_test(a, b, facts)
         } else {
-            Self::forest_test(a, b, facts, &mut stack).map(|()| false)
+            Self::forest_test(a, b, facts, &mut self.stack).map(|()| false)
         };
-        self.stack = stack;
-        let same_value_overlap = match verdict {
-            Ok(overlap) => overlap,
-            Err(e) => {
-                self.merged = merged;
-                return Err(e);
-            }
-        };
+        let same_value_overlap = verdict?;
         // Union by size, so a value changes class O(log n) times.
         let (keep, gone, moved) = if a.len() >= b.len() { (cd, cs, b) } else { (cs, cd, a) };
-        merge_sorted(a, b, |&v| facts.order_key(v), &mut merged);
+        merge_sorted(a, b, |&v| facts.order_key(v), &mut self.merged);
         for &m in moved {
             self.class[m as usize] = keep;
         }
-        self.merged = merged;
         self.replace_members(keep, gone);
         if same_value_overlap | std::mem::replace(&mut self.overlapping[gone as usize], false) {
             self.overlapping[keep as usize] = true;
