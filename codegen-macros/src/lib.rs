@@ -244,13 +244,13 @@ impl Emitter {
         let vt_slots = t.vt_slots;
 
         let types = t.types.iter().map(|ty| {
-            let (id, name, bits, elem, lanes, addrspace, writable, generic, mantissa) = (ty.id, ty.name, ty.bits, ty.elem, ty.lanes, ty.addrspace, ty.writable, ty.generic, ty.mantissa);
+            let (id, name, bits, elem, lanes, addrspace, writable, generic, kernel_args, mantissa) = (ty.id, ty.name, ty.bits, ty.elem, ty.lanes, ty.addrspace, ty.writable, ty.generic, ty.kernel_args, ty.mantissa);
             let kind = format_ident!("{}", format!("{:?}", ty.kind));
             let src = source(&ty.source);
             quote! {
                 ::target_desc::tables::TypeInfo {
                     id: #id, name: #name, kind: ::target_desc::tables::TypeKind::#kind, bits: #bits,
-                    elem: #elem, lanes: #lanes, addrspace: #addrspace, writable: #writable, generic: #generic, mantissa: #mantissa, source: #src,
+                    elem: #elem, lanes: #lanes, addrspace: #addrspace, writable: #writable, generic: #generic, kernel_args: #kernel_args, mantissa: #mantissa, source: #src,
                 }
             }
         });

@@ -369,6 +369,15 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
                 return Err(b.err_at(DescErrorKind::Invalid(message), file, line, "generic"));
             }
         }
+        if item.kernel_args.is_some() && (kind != TypeKind::Pointer || item.generic == Some(true)) {
+            return Err(b.err_at(DescErrorKind::Invalid("`kernel_args` applies to non-generic pointer types only".into()), file, line, "kernel_args"));
+        }
+        if item.kernel_args == Some(true) {
+            if let Some(first) = b.types.iter().find(|t| t.kernel_args) {
+                let message = format!("only one pointer type may be `kernel_args`; {} ({}) already is", first.name, first.source);
+                return Err(b.err_at(DescErrorKind::Invalid(message), file, line, "kernel_args"));
+            }
+        }
         if item.mantissa.is_some() && kind != TypeKind::Float {
             return Err(b.err_at(DescErrorKind::Invalid("`mantissa` applies to float types only".into()), file, line, "mantissa"));
         }
@@ -405,6 +414,7 @@ pub fn build(manifest: SourceFile, files: Vec<SourceFile>) -> DescResult<TargetT
             addrspace: addrspace as u16,
             writable: item.writable.unwrap_or(true),
             generic: item.generic.unwrap_or(false),
+            kernel_args: item.kernel_args.unwrap_or(false),
             mantissa: mantissa as u8,
             source: b.source(file, line),
         };

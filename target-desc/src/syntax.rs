@@ -77,6 +77,10 @@ pub struct ValueType {
     /// Pointers: `true` for the generic (flat) address space, whose pointers may
     /// address every other space (LLVM's flat address space). At most one type.
     pub generic: Option<bool>,
+    /// Pointers: `true` for the space a kernel's generic pointer arguments point into
+    /// (the host can name only that memory; CUDA's global space). At most one type,
+    /// not the generic one.
+    pub kernel_args: Option<bool>,
     /// Floats: the stored mantissa (fraction) bits, where they differ from the IEEE 754
     /// binary format of the width (bf16: 7).
     pub mantissa: Option<u32>,

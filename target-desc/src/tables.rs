@@ -116,6 +116,9 @@ pub struct TypeInfo {
     pub writable: bool,
     /// Pointers: the generic (flat) address space, which reaches every other space.
     pub generic: bool,
+    /// Pointers: the space a kernel's generic pointer arguments point into (the
+    /// combiner converts such an argument once and its accesses use this space).
+    pub kernel_args: bool,
     /// Floats: stored mantissa bits (f16 10, bf16 7, f32 23); 0 otherwise.
     pub mantissa: u8,
     pub source: SourceLoc,

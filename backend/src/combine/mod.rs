@@ -331,6 +331,7 @@ impl<'a> Combiner<'a> {
     }
 
     fn run(&mut self, f: &mut Function) {
+        self.kernel_pointers_to_global(f);
         let cfg = Cfg::new(f, self.tables);
         let mut order = cfg.dom_preorder();
         self.cfg = Some(cfg);
@@ -738,6 +739,130 @@ impl<'a> Combiner<'a> {
         let info = |v: ValueId| self.tables.type_info(self.ty(f, v));
         let (to, from) = (info(p)?, info(x)?);
         (to.generic && !from.generic && from.kind == TypeKind::Pointer).then_some(x)
+    }
+
+    /// A kernel's generic pointer arguments point to global memory (LLVM's
+    /// NVPTXLowerArgs for CUDA: kernel arguments come from the host, which can name
+    /// only global memory; shared and local memory do not exist before the kernel
+    /// starts; the description says which space, `kernel_args`). A generic (`p0`)
+    /// argument whose every use is the base of a `PTR_ADD` chain ending in memory
+    /// accesses, or a cast to `p1`, is converted once (`cvta.to.global`) and its
+    /// address arithmetic and accesses move to the global space: `st [p+256]` becomes
+    /// `st.global [p+256]`, which skips the hardware's generic-address window check.
+    /// Only when at least one access moves, every use moves (no generic copy is left
+    /// to convert back, which would cost a `cvta.global` more) and each access is
+    /// selectable in the global space on this SM. Runs before the walk, on the
+    /// original layout; the new cast is inserted at the end with the pass's others.
+    fn kernel_pointers_to_global(&mut self, f: &mut Function) {
+        if f.kind != crate::mir::FunctionKind::Kernel || !f.ssa {
+            return;
+        }
+        // The generic pointer type and the one kernel arguments point into are
+        // description facts (`generic`, `kernel_args` in value-types.yaml).
+        let pointer = |fact: fn(&target_desc::tables::TypeInfo) -> bool| self.tables.types.iter().find(|t| t.kind == TypeKind::Pointer && fact(t)).map(|t| VtId(t.id));
+        let (Some(generic), Some(global), Some(arg)) = (pointer(|t| t.generic), pointer(|t| t.kernel_args), self.tables.opcode("ARG")) else { return };
+        let Some(entry) = f.blocks.first() else { return };
+        let args: Vec<(usize, ValueId)> = entry.insts.iter().enumerate().filter(|(_, inst)| self.is(inst, arg) && inst.defs.len() == 1 && self.ty(f, inst.defs[0]) == generic).map(|(i, inst)| (i, inst.defs[0])).collect();
+        if args.is_empty() || !self.legal(self.ops.ptr_add, global) {
+            return;
+        }
+        // Every value's users, (block, index) per read, in one array (CSR).
+        let mut start = vec![0u32; f.values.len() + 1];
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            for v in inst.uses() {
+                start[v.0 as usize + 1] += 1;
+            }
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut users = vec![(0u32, 0u32); start[f.values.len()] as usize];
+        let mut next = start.clone();
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                for v in inst.uses() {
+                    users[next[v.0 as usize] as usize] = (b as u32, i as u32);
+                    next[v.0 as usize] += 1;
+                }
+            }
+        }
+        for (at, a) in args {
+            // The address tree of `a`: values (`a` first, then `PTR_ADD`s on it), the
+            // accesses through them (block, index, address slot), the casts to `p1`.
+            let mut tree = vec![a];
+            let mut accesses: Vec<(usize, usize, usize)> = Vec::new();
+            let mut casts: Vec<(ValueId, ValueId)> = Vec::new();
+            let mut k = 0;
+            let mut movable = true;
+            'walk: while k < tree.len() {
+                let v = tree[k];
+                k += 1;
+                for &(b, i) in &users[start[v.0 as usize] as usize..start[v.0 as usize + 1] as usize] {
+                    let inst = &f.blocks[b as usize].insts[i as usize];
+                    let Opcode::Generic(op) = inst.opcode else {
+                        movable = false;
+                        break 'walk;
+                    };
+                    let slots: smallvec::SmallVec<[usize; 2]> = inst.operands.iter().enumerate().filter(|(_, o)| **o == Operand::Value(v)).map(|(s, _)| s).collect();
+                    let def = (inst.defs.len() == 1).then(|| inst.defs[0]);
+                    let info = self.tables.opcode_info(op);
+                    let address = info.and_then(|info| crate::mir::address_slots(info.name).map(|s| s.0).or_else(|| crate::mir::pointer_operand_slot(info)));
+                    match def {
+                        Some(d) if op == self.ops.ptr_add && slots[..] == [0] && self.ty(f, d) == generic => tree.push(d),
+                        Some(d) if op == self.ops.addrspacecast && self.ty(f, d) == global => casts.push((d, v)),
+                        _ if address.is_some_and(|s| slots[..] == [s]) => accesses.push((b as usize, i as usize, slots[0])),
+                        _ => {
+                            movable = false;
+                            break 'walk;
+                        }
+                    }
+                }
+            }
+            if !movable || accesses.is_empty() {
+                continue;
+            }
+            // Every access must select in the global space: asked with the tree retyped.
+            for &v in &tree {
+                f.values[v.0 as usize].ty = global;
+            }
+            let selectable = accesses.iter().all(|&(b, i, _)| {
+                let inst = f.blocks[b].insts[i].clone();
+                let Opcode::Generic(op) = inst.opcode else { return false };
+                self.selectable(f, &inst, op)
+            });
+            f.values[a.0 as usize].ty = generic;
+            if !selectable {
+                for &v in &tree[1..] {
+                    f.values[v.0 as usize].ty = generic;
+                }
+                continue;
+            }
+            let name = format!("{}.global", f.value(a).name);
+            let g = self.insert(f, 0, at + 1, self.ops.addrspacecast, vec![Operand::Value(a)], global, &name);
+            let direct = &users[start[a.0 as usize] as usize..start[a.0 as usize + 1] as usize];
+            for &(b, i) in direct {
+                for o in &mut f.blocks[b as usize].insts[i as usize].operands {
+                    if *o == Operand::Value(a) {
+                        *o = Operand::Value(g);
+                    }
+                }
+            }
+            self.uses[g.0 as usize] = direct.len() as u32;
+            self.uses[a.0 as usize] -= direct.len() as u32;
+            // A cast to `p1` of a value now in `p1` is that value; the cast, left
+            // without readers, goes with the pass's dead code.
+            let cast_count = casts.len();
+            for (c, v) in casts {
+                let v = if v == a { g } else { v };
+                self.repl[c.0 as usize] = v;
+                self.uses[v.0 as usize] += self.uses[c.0 as usize].saturating_sub(1);
+                self.uses[c.0 as usize] = 0;
+            }
+            let loc = f.blocks[0].insts[at].loc;
+            self.count("address space");
+            let (count, cast_count) = (accesses.len(), cast_count);
+            self.remark(loc, || format!("address space: kernel argument %{} points to global memory: converted once, its accesses ({count}) and casts to p1 ({cast_count}) use the global space", f.value(a).name));
+        }
     }
 
     /// Address-space inference (LLVM's InferAddressSpaces, one cast deep): a load,
