@@ -61,6 +61,49 @@ pub fn key_line_in(lines: &[&str], path: &[&str]) -> Option<usize> {
     found
 }
 
+/// The top-level keys of a small document, found in one pass over its lines: for a
+/// caller that looks up many of them (the MIR parser asks eight per function header,
+/// and [`key_line_in`] scanned the header once for each). Answers as [`key_line_in`]
+/// and [`item_lines_in`] do for a one-key path.
+pub struct TopKeys<'l, 'a> {
+    lines: &'l [&'a str],
+    /// Each line at indentation 0: its index and its text after any `- `.
+    top: Vec<(usize, &'a str)>,
+}
+
+impl<'l, 'a> TopKeys<'l, 'a> {
+    pub fn new(lines: &'l [&'a str]) -> TopKeys<'l, 'a> {
+        let top = lines.iter().enumerate().filter(|(_, l)| indent(l) == Some(0)).map(|(i, l)| (i, l.strip_prefix("- ").unwrap_or(l))).collect();
+        TopKeys { lines, top }
+    }
+
+    /// The line index of `key:` and the end of its block (the next top-level line).
+    fn find(&self, key: &str) -> Option<(usize, usize)> {
+        let k = self.top.iter().position(|(_, t)| t.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with(':')))?;
+        Some((self.top[k].0, self.top.get(k + 1).map_or(self.lines.len(), |e| e.0)))
+    }
+
+    /// 1-based line of `key:` (`key_line_in(lines, &[key])`).
+    pub fn line(&self, key: &str) -> Option<usize> {
+        self.find(key).map(|(line, _)| line + 1)
+    }
+
+    /// 1-based lines of the `- ` items under `key:` (`item_lines_in(lines, &[key])`).
+    pub fn items(&self, key: &str) -> Vec<usize> {
+        match self.find(key) {
+            Some((line, end)) => items_between(self.lines, line + 1, end, 0),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// 1-based lines of the `- ` items of the block `lines[start..end]` under a key at
+/// `depth`: those at the block's indentation.
+fn items_between(lines: &[&str], start: usize, end: usize, depth: usize) -> Vec<usize> {
+    let depth = (start..end).find_map(|i| indent(lines[i])).unwrap_or(depth + 2);
+    (start..end).filter(|&i| indent(lines[i]) == Some(depth) && lines[i].trim_start().starts_with("- ")).map(|i| i + 1).collect()
+}
+
 /// 1-based lines of the `- ` items of the sequence at `path`.
 pub fn item_lines(text: &str, path: &[&str]) -> Vec<usize> {
     item_lines_in(&text.lines().collect::<Vec<_>>(), path)
@@ -70,7 +113,7 @@ pub fn item_lines(text: &str, path: &[&str]) -> Vec<usize> {
 pub fn item_lines_in(lines: &[&str], path: &[&str]) -> Vec<usize> {
     let (mut start, mut end, mut depth) = (0, lines.len(), 0);
     for key in path {
-        match find_key(&lines, start, end, depth, key) {
+        match find_key(lines, start, end, depth, key) {
             Some((line, block_end)) => {
                 start = line + 1;
                 end = block_end;
@@ -117,6 +160,25 @@ mod tests {
         assert_eq!(item_lines(TEXT, &["scheduling", "priorities"]), vec![10, 11]);
         assert_eq!(key_line(TEXT, &["scheduling"]), Some(7));
         assert!(item_lines(TEXT, &["missing"]).is_empty());
+    }
+
+    #[test]
+    fn top_keys_answer_as_the_path_lookups() {
+        let docs = [
+            TEXT,
+            "name: f\nkind: kernel\nparams:\n  - { name: a, type: i32 }\n  # a comment\n\n  - { name: b,\n      type: f32 }\nreturns: [f32]\nnames: x\nname : again\nbody: |\n",
+            "# c\n- name: g\nparams: []\nframe:\n- { name: s, size: 4 }\n- { name: t, size: 8 }\nattributes: { maxntid: [64] }\nbody: |\n",
+            "params:\nframe:\n    - { name: s }\n  - { name: t }\n",
+            "",
+        ];
+        for doc in docs {
+            let lines: Vec<&str> = doc.lines().collect();
+            let keys = TopKeys::new(&lines);
+            for key in ["name", "kind", "params", "returns", "frame", "attributes", "body", "names", "nam", "missing", "value_types", "scheduling"] {
+                assert_eq!(keys.line(key), key_line_in(&lines, &[key]), "{key} in {doc:?}");
+                assert_eq!(keys.items(key), item_lines_in(&lines, &[key]), "{key} in {doc:?}");
+            }
+        }
     }
 
     #[test]

@@ -503,16 +503,17 @@ struct BodyAt {
 fn function_header(doc: &Document, parsed: FunctionDoc, tables: &TargetTables, index: &NameIndex) -> Result<(Function, BodyAt, Option<String>), MirError> {
     // The header's lines, split once for all the key positions below.
     let doc_lines: Vec<&str> = syntax::lines(&doc.text).collect();
-    let name_line = yaml_lines::key_line_in(&doc_lines, &["name"]).unwrap_or(1);
+    let keys = yaml_lines::TopKeys::new(&doc_lines);
+    let name_line = keys.line("name").unwrap_or(1);
     let kind = match parsed.kind.as_str() {
         "kernel" => FunctionKind::Kernel,
         "device" => FunctionKind::Device,
         other => {
-            let line = yaml_lines::key_line_in(&doc_lines, &["kind"]).unwrap_or(1);
+            let line = keys.line("kind").unwrap_or(1);
             return Err(doc.error_at_value(line, "kind", other, format!("expected `kernel` or `device` for `kind`, found `{other}`")));
         }
     };
-    let param_lines = yaml_lines::item_lines_in(&doc_lines, &["params"]);
+    let param_lines = keys.items("params");
     let mut params = Vec::new();
     let mut param_names = rustc_hash::FxHashSet::default();
     for (i, p) in parsed.params.iter().enumerate() {
@@ -526,7 +527,7 @@ fn function_header(doc: &Document, parsed: FunctionDoc, tables: &TargetTables, i
         }
         params.push(Param { name: p.name.clone(), ty, noalias: p.noalias });
     }
-    let returns_line = yaml_lines::key_line_in(&doc_lines, &["returns"]).unwrap_or(1);
+    let returns_line = keys.line("returns").unwrap_or(1);
     let mut returns = Vec::new();
     for r in &parsed.returns {
         returns.push(index.vt(tables, r).map_err(|m| doc.error_at(returns_line, r, m))?);
@@ -535,7 +536,7 @@ fn function_header(doc: &Document, parsed: FunctionDoc, tables: &TargetTables, i
         None => Attributes::default(),
         Some(a) => Attributes { maxntid: a.maxntid, minnctapersm: a.minnctapersm, maxnreg: a.maxnreg },
     };
-    let frame_lines = yaml_lines::item_lines_in(&doc_lines, &["frame"]);
+    let frame_lines = keys.items("frame");
     let mut frame = Vec::new();
     for (i, o) in parsed.frame.iter().enumerate() {
         let line = frame_lines.get(i).copied().unwrap_or(1);
@@ -549,7 +550,7 @@ fn function_header(doc: &Document, parsed: FunctionDoc, tables: &TargetTables, i
         frame.push(FrameObject { name: o.name.clone(), size: o.size, align, spill: o.spill });
     }
     // Where the body's text starts in the file, and its indentation.
-    let body_key = yaml_lines::key_line_in(&doc_lines, &["body"]).unwrap_or(1);
+    let body_key = keys.line("body").unwrap_or(1);
     let key_text = doc_lines.get(body_key - 1).copied().unwrap_or("");
     let inline = key_text.split_once(':').map(|(_, rest)| rest.trim()).unwrap_or("");
     let block_scalar = inline.starts_with('|') || inline.starts_with('>');
@@ -573,7 +574,7 @@ fn function_header(doc: &Document, parsed: FunctionDoc, tables: &TargetTables, i
         (doc.first_line + body_key - 1, key_text.find(inline).unwrap_or(0))
     };
     let key_loc = |key: &str| {
-        yaml_lines::key_line_in(&doc_lines, &[key]).map(|l| Loc { line: (doc.first_line + l - 1) as u32, column: 1 })
+        keys.line(key).map(|l| Loc { line: (doc.first_line + l - 1) as u32, column: 1 })
     };
     let function = Function {
         returns_loc: key_loc("returns"),
