@@ -38,7 +38,6 @@
 //! function: each instruction is visited once and each rule looks at most one
 //! instruction up the def chain.
 
-use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -545,7 +544,8 @@ impl<'a> Combiner<'a> {
         // was a heap block each in a module that folds thousands.
         let mut base = std::mem::take(&mut self.name_buffer);
         base.clear();
-        let _ = write!(base, "k{}", key_literal.unsigned_abs());
+        base.push('k');
+        base.push_str(itoa::Buffer::new().format(key_literal.unsigned_abs()));
         let v = self.new_value(f, vt, &base, Some(&[value]));
         self.name_buffer = base;
         let loc = f.blocks[b].insts[i].loc;

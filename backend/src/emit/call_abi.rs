@@ -12,6 +12,7 @@
 //! call would only cost an instruction.
 
 use target_desc::tables::{TargetTables, VtId};
+use super::push_sized;
 
 /// A register operand of the call or return: its PTX name and type.
 pub struct Value {
@@ -82,7 +83,12 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
             let (offsets, _, _) = return_layout(input.tables, &types);
             for (v, offset) in input.operands.iter().zip(offsets) {
                 let ty = param_type(input.tables, input.sm, v.ty)?;
-                let _ = writeln!(out, "st.param{ty} [func_retval0+{offset}], {}", v.register);
+                out.push_str("st.param");
+                out.push_str(ty);
+                push_sized(out, " [func_retval0+", offset);
+                out.push_str("], ");
+                out.push_str(&v.register);
+                out.push('\n');
             }
             out.push_str("ret\n");
             Ok(())
@@ -90,10 +96,19 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
         "param_abi_call" => {
             let callee = input.callee.take().ok_or("a call needs a callee")?;
             out.push_str("{\n");
+            // Pushed piecewise: `writeln!` cost a few hundred instructions a line, a
+            // good part of emitting a module of many calls.
             for (k, v) in input.operands.iter().enumerate() {
                 let ty = param_type(input.tables, input.sm, v.ty)?;
-                let _ = writeln!(out, ".param {ty} param{k}");
-                let _ = writeln!(out, "st.param{ty} [param{k}], {}", v.register);
+                out.push_str(".param ");
+                out.push_str(ty);
+                push_sized(out, " param", k);
+                out.push_str("\nst.param");
+                out.push_str(ty);
+                push_sized(out, " [param", k);
+                out.push_str("], ");
+                out.push_str(&v.register);
+                out.push('\n');
             }
             let types: Vec<VtId> = input.results.iter().map(|v| v.ty).collect();
             let (offsets, align, size) = return_layout(input.tables, &types);
@@ -104,12 +119,17 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
                 let _ = write!(out, "call.uni (retval0), {callee}, (");
             }
             for k in 0..input.operands.len() {
-                let _ = write!(out, "{}param{k}", if k == 0 { "" } else { ", " });
+                push_sized(out, if k == 0 { "param" } else { ", param" }, k);
             }
             out.push_str(")\n");
             for (v, offset) in input.results.iter().zip(offsets) {
                 let ty = param_type(input.tables, input.sm, v.ty)?;
-                let _ = writeln!(out, "ld.param{ty} {}, [retval0+{offset}]", v.register);
+                out.push_str("ld.param");
+                out.push_str(ty);
+                out.push(' ');
+                out.push_str(&v.register);
+                push_sized(out, ", [retval0+", offset);
+                out.push_str("]\n");
             }
             out.push_str("}\n");
             Ok(())

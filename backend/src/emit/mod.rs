@@ -299,6 +299,12 @@ fn module_head(globals: &[crate::mir::Global], version: u16, tables: &TargetTabl
     out
 }
 
+/// `prefix` then `n` in decimal, without `core::fmt` (see [`function_header`]).
+pub(crate) fn push_sized(out: &mut String, prefix: &str, n: impl itoa::Integer) {
+    out.push_str(prefix);
+    out.push_str(itoa::Buffer::new().format(n));
+}
+
 /// `.visible .func (RETURN) NAME(PARAMS)` or `.visible .entry NAME(PARAMS)`.
 /// Written straight into the header (a module of thousands of small functions spent a
 /// few strings per parameter here).
@@ -307,7 +313,12 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
     let mut out = String::new();
     let directive = if f.kind == FunctionKind::Kernel { ".entry" } else { ".func" };
     let returns = call_abi::return_parameter(tables, &f.returns);
-    let _ = write!(out, ".visible {directive} {returns}{name}(");
+    out.push_str(".visible ");
+    out.push_str(directive);
+    out.push(' ');
+    out.push_str(&returns);
+    out.push_str(&name);
+    out.push('(');
     for (i, p) in f.params.iter().enumerate() {
         out.push_str(if i == 0 { "\n\t.param " } else { ",\n\t.param " });
         // A scalar without a register (i8, bf16 before sm_80) is declared by its bits and
@@ -316,11 +327,11 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
         // read in parts (legalize/abi.rs); device functions have legal signatures by now.
         let info = tables.type_info(p.ty);
         let bytes = crate::legalize::abi::store_bytes(tables, p.ty);
-        let _ = match (tables.register_type(sm, p.ty), info) {
-            (Some((c, _)), _) if c.param_carrier.is_some() => write!(out, ".u{}", 8 * bytes),
-            (Some((c, _)), _) => write!(out, "{}", c.ptx_type),
-            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => write!(out, ".u{}", t.bits),
-            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => write!(out, ".b{}", t.bits),
+        match (tables.register_type(sm, p.ty), info) {
+            (Some((c, _)), _) if c.param_carrier.is_some() => push_sized(&mut out, ".u", 8 * bytes),
+            (Some((c, _)), _) => out.push_str(c.ptx_type),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => push_sized(&mut out, ".u", usize::from(t.bits)),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => push_sized(&mut out, ".b", usize::from(t.bits)),
             (None, Some(_)) if crate::legalize::abi::read_as_bytes(tables, sm, p.ty) => {
                 let _ = write!(out, ".align {} .b8 {name}_param_{i}[{bytes}]", bytes.next_power_of_two().min(16));
                 continue;
@@ -334,7 +345,9 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
         if f.kind == FunctionKind::Kernel && global {
             let _ = write!(out, " .ptr .{} .align 1", crate::mir::AddressSpace::Global.name());
         }
-        let _ = write!(out, " {name}_param_{i}");
+        out.push(' ');
+        out.push_str(&name);
+        push_sized(&mut out, "_param_", i);
     }
     out.push_str(if f.params.is_empty() { ")" } else { "\n)" });
     Ok(out)
@@ -661,13 +674,22 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
     if !f.frame.is_empty() {
         let _ = writeln!(out, "\t.local .align {} .b8 {depot}[{}];", frame_layout.align, frame_layout.size);
     }
+    // Register declarations pushed piecewise: `writeln!` cost a few hundred
+    // instructions a line, a good part of emitting a module of small functions.
+    let declare = |out: &mut String, c: &target_desc::tables::RegisterClassInfo, scratch: &str, count: usize| {
+        out.push_str("\t.reg ");
+        out.push_str(c.ptx_type);
+        out.push(' ');
+        out.push_str(c.prefix);
+        out.push_str(scratch);
+        push_sized(out, "<", count + 1);
+        out.push_str(">;\n");
+    };
     for (class, count) in regs.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
-        let c = &tables.register_classes[class];
-        let _ = writeln!(out, "\t.reg {} {}<{}>;", c.ptx_type, c.prefix, count + 1);
+        declare(&mut out, &tables.register_classes[class], "", *count as usize);
     }
     for (class, count) in &scratch_count {
-        let c = &tables.register_classes[*class as usize];
-        let _ = writeln!(out, "\t.reg {} {}t<{}>;", c.ptx_type, c.prefix, count + 1);
+        declare(&mut out, &tables.register_classes[*class as usize], "t", *count as usize);
     }
     out.push('\n');
     body.reserve(out.len() + 3);
