@@ -72,6 +72,19 @@ pub fn return_parameter(tables: &TargetTables, returns: &[VtId]) -> String {
     format!("(.param .align {align} .b8 func_retval0[{size}]) ")
 }
 
+/// `st.param<ty> [<place><n>], <register>` and a line break (`place` ends in `+` for
+/// an offset into the return parameter, or is a parameter's name stem), written
+/// piecewise: `writeln!` cost a few hundred instructions a line, a good part of
+/// emitting a module of many calls.
+fn store_param(out: &mut String, ty: &str, place: &str, n: impl itoa::Integer, register: &str) {
+    out.push_str("st.param");
+    out.push_str(ty);
+    push_sized(out, place, n);
+    out.push_str("], ");
+    out.push_str(register);
+    out.push('\n');
+}
+
 /// Expands a hook into PTX lines (without trailing `;`), each ended by a line break, at
 /// the end of `out`: one buffer for all of a call's lines, where a string per line was
 /// most of emitting a module of many calls.
@@ -82,13 +95,7 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
             let types: Vec<VtId> = input.operands.iter().map(|v| v.ty).collect();
             let (offsets, _, _) = return_layout(input.tables, &types);
             for (v, offset) in input.operands.iter().zip(offsets) {
-                let ty = param_type(input.tables, input.sm, v.ty)?;
-                out.push_str("st.param");
-                out.push_str(ty);
-                push_sized(out, " [func_retval0+", offset);
-                out.push_str("], ");
-                out.push_str(&v.register);
-                out.push('\n');
+                store_param(out, param_type(input.tables, input.sm, v.ty)?, " [func_retval0+", offset, &v.register);
             }
             out.push_str("ret\n");
             Ok(())
@@ -96,19 +103,13 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
         "param_abi_call" => {
             let callee = input.callee.take().ok_or("a call needs a callee")?;
             out.push_str("{\n");
-            // Pushed piecewise: `writeln!` cost a few hundred instructions a line, a
-            // good part of emitting a module of many calls.
             for (k, v) in input.operands.iter().enumerate() {
                 let ty = param_type(input.tables, input.sm, v.ty)?;
                 out.push_str(".param ");
                 out.push_str(ty);
                 push_sized(out, " param", k);
-                out.push_str("\nst.param");
-                out.push_str(ty);
-                push_sized(out, " [param", k);
-                out.push_str("], ");
-                out.push_str(&v.register);
                 out.push('\n');
+                store_param(out, ty, " [param", k, &v.register);
             }
             let types: Vec<VtId> = input.results.iter().map(|v| v.ty).collect();
             let (offsets, align, size) = return_layout(input.tables, &types);
