@@ -12,7 +12,7 @@
 //! call would only cost an instruction.
 
 use target_desc::tables::{TargetTables, VtId};
-use super::push_sized;
+use super::push_number_after;
 
 /// A register operand of the call or return: its PTX name and type.
 pub struct Value {
@@ -79,7 +79,7 @@ pub fn return_parameter(tables: &TargetTables, returns: &[VtId]) -> String {
 fn store_param(out: &mut String, ty: &str, place: &str, n: impl itoa::Integer, register: &str) {
     out.push_str("st.param");
     out.push_str(ty);
-    push_sized(out, place, n);
+    push_number_after(out, place, n);
     out.push_str("], ");
     out.push_str(register);
     out.push('\n');
@@ -107,7 +107,7 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
                 let ty = param_type(input.tables, input.sm, v.ty)?;
                 out.push_str(".param ");
                 out.push_str(ty);
-                push_sized(out, " param", k);
+                push_number_after(out, " param", k);
                 out.push('\n');
                 store_param(out, ty, " [param", k, &v.register);
             }
@@ -120,7 +120,7 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
                 let _ = write!(out, "call.uni (retval0), {callee}, (");
             }
             for k in 0..input.operands.len() {
-                push_sized(out, if k == 0 { "param" } else { ", param" }, k);
+                push_number_after(out, if k == 0 { "param" } else { ", param" }, k);
             }
             out.push_str(")\n");
             for (v, offset) in input.results.iter().zip(offsets) {
@@ -129,7 +129,7 @@ pub fn expand(hook: &str, mut input: HookInput<'_>, out: &mut String) -> Result<
                 out.push_str(ty);
                 out.push(' ');
                 out.push_str(&v.register);
-                push_sized(out, ", [retval0+", offset);
+                push_number_after(out, ", [retval0+", offset);
                 out.push_str("]\n");
             }
             out.push_str("}\n");

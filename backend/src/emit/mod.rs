@@ -299,8 +299,8 @@ fn module_head(globals: &[crate::mir::Global], version: u16, tables: &TargetTabl
     out
 }
 
-/// `prefix` then `n` in decimal, without `core::fmt` (see [`function_header`]).
-pub(crate) fn push_sized(out: &mut String, prefix: &str, n: impl itoa::Integer) {
+/// `prefix`, then `n` in decimal, without `core::fmt` (see [`function_header`]).
+pub(crate) fn push_number_after(out: &mut String, prefix: &str, n: impl itoa::Integer) {
     out.push_str(prefix);
     out.push_str(itoa::Buffer::new().format(n));
 }
@@ -328,10 +328,10 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
         let info = tables.type_info(p.ty);
         let bytes = crate::legalize::abi::store_bytes(tables, p.ty);
         match (tables.register_type(sm, p.ty), info) {
-            (Some((c, _)), _) if c.param_carrier.is_some() => push_sized(&mut out, ".u", 8 * bytes),
+            (Some((c, _)), _) if c.param_carrier.is_some() => push_number_after(&mut out, ".u", 8 * bytes),
             (Some((c, _)), _) => out.push_str(c.ptx_type),
-            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => push_sized(&mut out, ".u", usize::from(t.bits)),
-            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => push_sized(&mut out, ".b", usize::from(t.bits)),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Int && matches!(t.bits, 8 | 16 | 32 | 64) => push_number_after(&mut out, ".u", usize::from(t.bits)),
+            (None, Some(t)) if t.kind == target_desc::tables::TypeKind::Float && matches!(t.bits, 16 | 32 | 64) => push_number_after(&mut out, ".b", usize::from(t.bits)),
             (None, Some(_)) if crate::legalize::abi::read_as_bytes(tables, sm, p.ty) => {
                 let _ = write!(out, ".align {} .b8 {name}_param_{i}[{bytes}]", bytes.next_power_of_two().min(16));
                 continue;
@@ -347,7 +347,7 @@ fn function_header(f: &Function, tables: &TargetTables, sm: &SmTables) -> Result
         }
         out.push(' ');
         out.push_str(&name);
-        push_sized(&mut out, "_param_", i);
+        push_number_after(&mut out, "_param_", i);
     }
     out.push_str(if f.params.is_empty() { ")" } else { "\n)" });
     Ok(out)
@@ -682,7 +682,7 @@ fn emit_function(f: &Function, index: usize, header: &str, tables: &TargetTables
         out.push(' ');
         out.push_str(c.prefix);
         out.push_str(scratch);
-        push_sized(out, "<", count + 1);
+        push_number_after(out, "<", count + 1);
         out.push_str(">;\n");
     };
     for (class, count) in regs.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
