@@ -38,8 +38,16 @@ pub fn tune() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
     }
-    // mimalloc reserved its arena (and asked for huge pages) before `main`, so its own
-    // THP option comes too late; the process-wide switch applies at fault time.
+    disable_huge_pages();
+}
+
+/// Turns transparent huge pages off for the process. mimalloc reserves its arena (and
+/// asks for huge pages) at the first allocation, which the Rust runtime makes before
+/// `main`, so mimalloc's own THP option comes too late; the process-wide switch
+/// applies at fault time. `ptxc` runs this from `.init_array` too, before that first
+/// allocation, so that the allocator's first block is not a whole 2 MiB page the
+/// kernel zeroes.
+pub extern "C" fn disable_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with integer arguments only changes this process's THP policy.
     unsafe {

@@ -6,6 +6,14 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: backend::allocator::Allocator = backend::allocator::Allocator;
 
+/// Before `main` and the runtime's first allocation: no huge page for the allocator's
+/// first block (`backend::allocator::disable_huge_pages`). A constructor runs with no
+/// runtime set up; this one makes one system call and allocates nothing.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static BEFORE_MAIN: extern "C" fn() = backend::allocator::disable_huge_pages;
+
 fn main() -> ExitCode {
     backend::allocator::tune();
     let output = backend::cli::run(std::env::args_os());
