@@ -12,10 +12,11 @@ Prints a Markdown table per shape and size: ptxc CPU ms and the share of it spen
 the kernel (system time: page faults, which grow faster than the footprint on a
 virtual machine once a compile touches gigabytes; left blank under 100 ms, where the
 kernel's tick-sampled split of CPU time means nothing), microseconds per instruction,
-that figure over the smallest size's (the linearity goal: at most 1.5), peak RSS and
-bytes per instruction (RSS: the largest of the runs); then llc's CPU and RSS and the ratios (goals: llc CPU / ptxc CPU
-at least 10 at 100k, ptxc RSS at most half of llc's). Sizes are the generators'
-nominal instruction counts. Each cell is the fastest of --repeat runs.
+that figure over the smallest size's (the linearity goal: at most 1.5), peak RSS (the
+largest of the runs) and bytes per instruction; then llc's CPU and RSS and the ratios
+(goals: llc CPU / ptxc CPU at least 10 at 100k, ptxc RSS at most half of llc's). Sizes
+are the generators' nominal instruction counts. Each CPU cell is the fastest of
+--repeat runs (--repeat-large at 1M and more).
 
 ptxc and llc run in alternation, one of each per repeat, so both see the same state of
 a shared machine (whose speed drifts by tens of percent within minutes); the "paired"

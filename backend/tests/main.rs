@@ -2,6 +2,7 @@
 //! `autotests` in Cargo.toml). Run one file's tests with
 //! `cargo test -p backend --test integration -- sim_random::`.
 
+mod binary;
 mod body_lexer;
 mod combine_differential;
 mod interp;
