@@ -54,15 +54,9 @@ sass_count() {
 printf '%-22s %-6s | %11s | %9s | %9s | %11s\n' kernel sm "PTX llc/us" "regs" "spills" "SASS"
 tot_pl=0; tot_pu=0; tot_rl=0; tot_ru=0; tot_sl=0; tot_su=0; tot_al=0; tot_au=0
 behind=()
-# Twins where llc 22's PTX is a weaker program than the IR: it lowers every atomicrmw
-# as relaxed with no scope (`atom.global.add.u32` for a seq_cst or acq_rel RMW: no
-# fence.sc, no .acquire/.release), so ptxas drops the MEMBAR/CCTL/ERRBAR ptxc's code
-# needs. LLVM fixed this after 22 (llvm/llvm-project PR #176015, "Complete support for
-# AtomicRMW in NVPTX"). Cells behind on these kernels are marked.
-declare -A llc_weaker=(
-  [atomics_ordered]="llc 22 ignores atomicrmw ordering/scope"
-  [atomics_scopes]="llc 22 ignores atomicrmw ordering/scope"
-)
+# The twins of ordered atomics (atomics_ordered, atomics_scopes) spell each ordered
+# atomicrmw as a relaxed one between fences, because llc 22 drops atomicrmw orderings (see
+# the note at the top of those .ll files); llc's PTX is then as strong as ptxc's.
 while read -r twin mir twin_sms _; do
   case "$twin" in ''|'#'*) continue ;; esac
   if [ "$#" -gt 0 ]; then
@@ -101,7 +95,6 @@ while read -r twin mir twin_sms _; do
     [ "$ru" != x ] && [ "$rl" != x ] && [ "$ru" -gt "$rl" ] && why+=" regs(+$((ru - rl)))"
     [ "$su" != x ] && [ "$sl" != x ] && [ "$su" -gt "$sl" ] && why+=" spills"
     [ "$au" != - ] && [ "$au" -gt "$al" ] && why+=" sass(+$((au - al)))"
-    [ -n "$why" ] && [ -n "${llc_weaker[$twin]:-}" ] && why+="  [${llc_weaker[$twin]}]"
     [ -n "$why" ] && behind+=("$twin $sm:$why")
   done
 done < "$dir/manifest.txt"

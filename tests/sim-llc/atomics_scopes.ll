@@ -4,6 +4,14 @@
 ; failure ordering the strongest LLVM allows, and every fence (a fence without ordering
 ; is seq_cst; relaxed fences order nothing and have no LLVM form). The i32 old values are
 ; summed into out[0] (every thread stores its own sum; the last one wins).
+; Ordered atomicrmw is spelled with fences (fence mapping of the PTX memory model): llc 22
+; lowers every atomicrmw as relaxed (`atom.global.add.u32` for a seq_cst or acq_rel RMW: no
+; fence, no .acquire/.release; fixed after 22 by llvm/llvm-project PR #176015), which is a
+; weaker program than the MIR kernel. So each ordered RMW here is a monotonic RMW between
+; fences of its scope: release = fence release before, acquire = fence acquire after,
+; acq_rel = both, seq_cst = fence seq_cst before and fence acquire after (ptxc's own
+; seq_cst lowering is fence.sc + atom.acquire). cmpxchg keeps its orderings (llc 22 lowers
+; them). llc 22 also drops the scope of a monotonic RMW (.gpu for .cta and .sys alike).
 target triple = "nvptx64-nvidia-cuda"
 
 @s_word = internal addrspace(3) global i32 undef, align 4
@@ -25,31 +33,55 @@ entry:
   %acc5 = add i32 %acc4, %r12
   %r13 = atomicrmw xchg ptr %gen, i32 1 monotonic, align 4
   %acc6 = add i32 %acc5, %r13
-  %r20 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 syncscope("device") acquire, align 4
-  %r21 = atomicrmw umin ptr %gen, i64 1 syncscope("block") acquire, align 8
-  %r22 = atomicrmw add ptr addrspace(1) %g, i32 1 syncscope("device") acquire, align 4
+  %r20 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 syncscope("device") monotonic, align 4
+  fence syncscope("device") acquire
+  %r21 = atomicrmw umin ptr %gen, i64 1 syncscope("block") monotonic, align 8
+  fence syncscope("block") acquire
+  %r22 = atomicrmw add ptr addrspace(1) %g, i32 1 syncscope("device") monotonic, align 4
+  fence syncscope("device") acquire
   %acc7 = add i32 %acc6, %r22
-  %r23 = atomicrmw max ptr addrspace(3) @s_word, i32 1 acquire, align 4
+  %r23 = atomicrmw max ptr addrspace(3) @s_word, i32 1 monotonic, align 4
+  fence acquire
   %acc8 = add i32 %acc7, %r23
-  %r30 = atomicrmw xchg ptr %gen, i32 1 syncscope("device") release, align 4
+  fence syncscope("device") release
+  %r30 = atomicrmw xchg ptr %gen, i32 1 syncscope("device") monotonic, align 4
   %acc9 = add i32 %acc8, %r30
-  %r31 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 syncscope("block") release, align 4
-  %r32 = atomicrmw umin ptr %gen, i64 1 syncscope("device") release, align 8
-  %r33 = atomicrmw add ptr addrspace(1) %g, i32 1 release, align 4
+  fence syncscope("block") release
+  %r31 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 syncscope("block") monotonic, align 4
+  fence syncscope("device") release
+  %r32 = atomicrmw umin ptr %gen, i64 1 syncscope("device") monotonic, align 8
+  fence release
+  %r33 = atomicrmw add ptr addrspace(1) %g, i32 1 monotonic, align 4
   %acc10 = add i32 %acc9, %r33
-  %r40 = atomicrmw max ptr addrspace(3) @s_word, i32 1 syncscope("device") acq_rel, align 4
+  fence syncscope("device") release
+  %r40 = atomicrmw max ptr addrspace(3) @s_word, i32 1 syncscope("device") monotonic, align 4
+  fence syncscope("device") acquire
   %acc11 = add i32 %acc10, %r40
-  %r41 = atomicrmw xchg ptr %gen, i32 1 syncscope("block") acq_rel, align 4
+  fence syncscope("block") release
+  %r41 = atomicrmw xchg ptr %gen, i32 1 syncscope("block") monotonic, align 4
+  fence syncscope("block") acquire
   %acc12 = add i32 %acc11, %r41
-  %r42 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 syncscope("device") acq_rel, align 4
-  %r43 = atomicrmw umin ptr %gen, i64 1 acq_rel, align 8
-  %r50 = atomicrmw add ptr addrspace(1) %g, i32 1 syncscope("device") seq_cst, align 4
+  fence syncscope("device") release
+  %r42 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 syncscope("device") monotonic, align 4
+  fence syncscope("device") acquire
+  fence release
+  %r43 = atomicrmw umin ptr %gen, i64 1 monotonic, align 8
+  fence acquire
+  fence syncscope("device") seq_cst
+  %r50 = atomicrmw add ptr addrspace(1) %g, i32 1 syncscope("device") monotonic, align 4
+  fence syncscope("device") acquire
   %acc13 = add i32 %acc12, %r50
-  %r51 = atomicrmw max ptr addrspace(3) @s_word, i32 1 syncscope("block") seq_cst, align 4
+  fence syncscope("block") seq_cst
+  %r51 = atomicrmw max ptr addrspace(3) @s_word, i32 1 syncscope("block") monotonic, align 4
+  fence syncscope("block") acquire
   %acc14 = add i32 %acc13, %r51
-  %r52 = atomicrmw xchg ptr %gen, i32 1 syncscope("device") seq_cst, align 4
+  fence syncscope("device") seq_cst
+  %r52 = atomicrmw xchg ptr %gen, i32 1 syncscope("device") monotonic, align 4
+  fence syncscope("device") acquire
   %acc15 = add i32 %acc14, %r52
-  %r53 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 seq_cst, align 4
+  fence seq_cst
+  %r53 = atomicrmw fadd ptr addrspace(1) %g, float 0.5 monotonic, align 4
+  fence acquire
   %c0.pair = cmpxchg ptr addrspace(1) %g, i32 %acc15, i32 1 syncscope("block") monotonic monotonic, align 4
   %c0 = extractvalue { i32, i1 } %c0.pair, 0
   %acc16 = add i32 %acc15, %c0
