@@ -26,17 +26,9 @@ knobs=()
 for k in ${KNOBS:-}; do knobs+=(--knob "$k"); done
 regs() { "$ptxas" -v -arch="$2" "$1" -o "$3.cubin" 2> "$3.log" || { echo "x"; return; }
   awk '/Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "Used") { r = $(i+1); if (r > max) max = r } } END { print max + 0 }' "$3.log"; }
-sass() { case "$2" in sm_5*|sm_6*|sm_70|sm_72) echo "-";; *) "$cuobjdump" -sass "$1.cubin" 2>/dev/null | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -vcE '\bNOP\b' || true;; esac; }
-# The largest loop of the cubin: non-NOP instructions from a backward branch's target to
-# the branch itself.
-loop_sass() { case "$2" in sm_5*|sm_6*|sm_70|sm_72) echo "-";; *) "$cuobjdump" -sass "$1.cubin" 2>/dev/null | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -vE '\bNOP\b' |
-  awk 'function hex(h,  v, i) { v = 0; h = tolower(h); for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
-       { addr[NR] = hex(substr($1, 3, 4)); line[NR] = $0 }
-       END { best = 0
-             for (i = 1; i <= NR; i++) if (match(line[i], /BRA 0x[0-9a-f]+/)) {
-               t = hex(substr(line[i], RSTART + 6, RLENGTH - 6))
-               if (t < addr[i]) { n = 0; for (j = 1; j <= i; j++) if (addr[j] >= t) n++; if (n > best) best = n } }
-             print best }';; esac; }
+. "$root/scripts/sass-count.sh"
+sass() { case "$2" in sm_5*|sm_6*|sm_70|sm_72) echo "-";; *) sass_count "$1.cubin";; esac; }
+loop_sass() { case "$2" in sm_5*|sm_6*|sm_70|sm_72) echo "-";; *) loop_sass_count "$1.cubin";; esac; }
 printf "%-16s %-6s | %-58s | %9s | %11s | %9s\n" kernel sm "pipeliner" "regs" "SASS" "loop SASS"
 printf "%-16s %-6s | %-58s | %4s %4s | %5s %5s | %4s %4s\n" "" "" "" off on off on off on
 for f in "$root"/tests/sched/*.mir; do

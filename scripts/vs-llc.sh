@@ -3,8 +3,9 @@
 # llc 22 -O3 and its MIR kernel compiled by ptxc (default -O3), for sm_60, sm_70, sm_80 and
 # sm_90, both assembled by ptxas 12.9 -v. Prints per kernel and SM: PTX instructions,
 # ptxas registers (the most any function uses) and spill bytes (stores + loads), and for
-# sm_75+ the SASS instruction count (cuobjdump -sass from CUDA 13, NOPs excluded); then
-# totals and the cells where ptxc is behind.
+# sm_75+ the SASS instruction count (cuobjdump -sass from CUDA 13, NOPs excluded) and that
+# of the largest loop (from a backward branch's target to the branch: what one iteration
+# issues; "-" for kernels without a loop); then totals and the cells where ptxc is behind.
 #
 #   scripts/vs-llc.sh                      # every twin
 #   scripts/vs-llc.sh saxpy_f32 select     # only these twins
@@ -47,12 +48,10 @@ assemble() {
        END { print max + 0, s + 0 }' "$3.log"
 }
 
-sass_count() {
-  "$cuobjdump" -sass "$1" 2>/dev/null | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -vcE '\bNOP\b' || true
-}
+. "$root/scripts/sass-count.sh"
 
-printf '%-22s %-6s | %11s | %9s | %9s | %11s\n' kernel sm "PTX llc/us" "regs" "spills" "SASS"
-tot_pl=0; tot_pu=0; tot_rl=0; tot_ru=0; tot_sl=0; tot_su=0; tot_al=0; tot_au=0
+printf '%-22s %-6s | %11s | %9s | %9s | %11s | %9s\n' kernel sm "PTX llc/us" "regs" "spills" "SASS" "loop SASS"
+tot_pl=0; tot_pu=0; tot_rl=0; tot_ru=0; tot_sl=0; tot_su=0; tot_al=0; tot_au=0; tot_ll=0; tot_lu=0
 behind=()
 # The twins of ordered atomics (atomics_ordered, atomics_scopes) spell each ordered
 # atomicrmw as a relaxed one between fences, because llc 22 drops atomicrmw orderings (see
@@ -81,12 +80,15 @@ while read -r twin mir twin_sms _; do
     pl=$(ptx_count "$theirs"); pu=$(ptx_count "$ours")
     read -r rl sl < <(assemble "$theirs" "$sm" "$work/l")
     read -r ru su < <(assemble "$ours" "$sm" "$work/u")
-    al=-; au=-
+    al=-; au=-; ll=-; lu=-
     if [ "${sm#sm_}" -ge 75 ]; then
       al=$(sass_count "$work/l.cubin"); au=$(sass_count "$work/u.cubin")
       tot_al=$((tot_al + al)); tot_au=$((tot_au + au))
+      ll=$(loop_sass_count "$work/l.cubin"); lu=$(loop_sass_count "$work/u.cubin")
+      [ "$ll" = 0 ] && [ "$lu" = 0 ] && ll=- && lu=-
+      [ "$ll" != - ] && tot_ll=$((tot_ll + ll)) && tot_lu=$((tot_lu + lu))
     fi
-    printf '%-22s %-6s | %5s %5s | %4s %4s | %4s %4s | %5s %5s\n' "$twin" "$sm" "$pl" "$pu" "$rl" "$ru" "$sl" "$su" "$al" "$au"
+    printf '%-22s %-6s | %5s %5s | %4s %4s | %4s %4s | %5s %5s | %4s %4s\n' "$twin" "$sm" "$pl" "$pu" "$rl" "$ru" "$sl" "$su" "$al" "$au" "$ll" "$lu"
     tot_pl=$((tot_pl + pl)); tot_pu=$((tot_pu + pu))
     [ "$rl" != x ] && tot_rl=$((tot_rl + rl)) && tot_sl=$((tot_sl + sl))
     [ "$ru" != x ] && tot_ru=$((tot_ru + ru)) && tot_su=$((tot_su + su))
@@ -95,10 +97,11 @@ while read -r twin mir twin_sms _; do
     [ "$ru" != x ] && [ "$rl" != x ] && [ "$ru" -gt "$rl" ] && why+=" regs(+$((ru - rl)))"
     [ "$su" != x ] && [ "$sl" != x ] && [ "$su" -gt "$sl" ] && why+=" spills"
     [ "$au" != - ] && [ "$au" -gt "$al" ] && why+=" sass(+$((au - al)))"
+    [ "$lu" != - ] && [ "$lu" -gt "$ll" ] && why+=" loop-sass(+$((lu - ll)))"
     [ -n "$why" ] && behind+=("$twin $sm:$why")
   done
 done < "$dir/manifest.txt"
-printf '%-29s | %5s %5s | %4s %4s | %4s %4s | %5s %5s\n' "total" "$tot_pl" "$tot_pu" "$tot_rl" "$tot_ru" "$tot_sl" "$tot_su" "$tot_al" "$tot_au"
+printf '%-29s | %5s %5s | %4s %4s | %4s %4s | %5s %5s | %4s %4s\n' "total" "$tot_pl" "$tot_pu" "$tot_rl" "$tot_ru" "$tot_sl" "$tot_su" "$tot_al" "$tot_au" "$tot_ll" "$tot_lu"
 echo
 echo "cells where ptxc is behind llc (${#behind[@]}):"
 for b in "${behind[@]}"; do echo "  $b"; done
