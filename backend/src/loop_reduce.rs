@@ -1,5 +1,8 @@
-//! Loop strength reduction of addresses (`loop-reduce`, the common case of LLVM's
-//! LoopStrengthReduce; off with `disable-lsr`, llc's flag of the same name).
+//! Loop strength reduction (`loop-reduce`, the common cases of LLVM's
+//! LoopStrengthReduce; off with `disable-lsr`, llc's flag of the same name): integer
+//! induction expressions become PHIs of their own (see "integer induction expressions"
+//! below: `row * n + t * 16 + tx` steps by 16), then addresses become pointers that
+//! step (below).
 //!
 //! Where it sits: `combine` -> `loop-reduce` -> `isel`, on generic SSA MIR, so the MIR
 //! interpreter checks it (`backend/tests/combine_differential.rs` runs every kernel
@@ -44,12 +47,15 @@ pub struct LsrStats {
     pub reduced: usize,
     /// Pointer PHIs made.
     pub pointers: usize,
+    /// Integer induction expressions made PHIs of their own.
+    pub expressions: usize,
     pub remarks: Vec<(String, Loc, String)>,
 }
 
 struct Ops {
     phi: OpcodeId,
     add: OpcodeId,
+    sub: OpcodeId,
     mul: OpcodeId,
     shl: OpcodeId,
     ptr_add: OpcodeId,
@@ -86,6 +92,7 @@ pub fn run(module: &mut Module, tables: &TargetTables, sm: &SmTables) -> Result<
     let ops = Ops {
         phi: op("PHI")?,
         add: op("ADD")?,
+        sub: op("SUB")?,
         mul: op("MUL")?,
         shl: op("SHL")?,
         ptr_add: op("PTR_ADD")?,
@@ -135,8 +142,22 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
     }
     let mut names: Option<crate::mir::NameSet> = None;
     let mut changed = false;
+    // Induction expressions made PHIs, for their uses outside their loops.
+    let mut after_loop: HashMap<ValueId, ValueId> = HashMap::default();
     for l in &loops {
         let Some((preheader, latch)) = entry_and_latch(l, &cfg) else { continue };
+        let names_now = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
+        if reduce_induction_expressions(f, tables, sm, ops, &site, l, &cfg, preheader, latch, names_now, stats, &mut after_loop) {
+            changed = true;
+            site.resize(f.values.len(), None);
+            for b in [l.header, preheader, latch] {
+                for (i, inst) in f.blocks[b].insts.iter().enumerate() {
+                    for d in &inst.defs {
+                        site[d.0 as usize] = Some((b, i));
+                    }
+                }
+            }
+        }
         let counters = counters(f, tables, ops, &site, l, preheader, latch);
         if counters.is_empty() {
             continue;
@@ -264,6 +285,19 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
             for (i, inst) in block.insts.iter().enumerate() {
                 for d in &inst.defs {
                     site[d.0 as usize] = Some((b, i));
+                }
+            }
+        }
+    }
+    // Uses of induction expressions after their loops read the PHI too: it holds the
+    // last iteration's value there (the header dominates every exit the value reaches).
+    if !after_loop.is_empty() {
+        for inst in f.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+            for o in &mut inst.operands {
+                if let Operand::Value(v) = o {
+                    if let Some(&p) = after_loop.get(v) {
+                        *o = Operand::Value(p);
+                    }
                 }
             }
         }
@@ -466,4 +500,422 @@ fn extend(k: i128, bits: u32, ext: Ext) -> i128 {
 /// `k` as the literal of an i64 constant (wrapped to 64 bits, sign-extended).
 fn wrap64(k: i128) -> i128 {
     i128::from(k as i64)
+}
+
+// ---- integer induction expressions ----
+//
+// An integer value computed in the loop as `a * i + b` from a counter
+// `i = PHI [start, preheader], [i + step, latch]` (step loop-invariant) by ADD, SUB,
+// MUL by an invariant and SHL by a constant, with `a` and `b` loop-invariant, becomes a
+// PHI of its own: `e = PHI [a * start + b, preheader], [e + a * step, latch]`, the start
+// computed by a copy of its expression in the preheader and the step folded where it is
+// a literal (LLVM's LoopStrengthReduce does the same on i32 indices: a tiled matrix
+// multiply's `row * n + t * 16 + tx` steps by 16, `(t * 16 + ty) * n + col` by `16 * n`).
+// Exact at any width with no proof: integer arithmetic wraps modulo 2^bits, and
+// `e(i + step) = e(i) + a * step` holds modulo 2^bits. Only expressions of two or more
+// operations are rewritten (one add per iteration replaces them); every use reads the
+// new PHI, as it holds the expression's value from the header on (uses after the loop
+// see the last iteration's value either way).
+
+/// What a value of the loop is, for the induction-expression rewrite.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Shape {
+    /// Loop-invariant; `ops` instructions of the loop compute it (0 when defined outside).
+    Invariant { ops: u32 },
+    /// `a * counter + b`; `ops` instructions of the loop compute it from the counter.
+    Affine { counter: ValueId, ops: u32 },
+    Other,
+}
+
+/// A loop-invariant term of the preheader's arithmetic, folded where it is a literal.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Term {
+    Zero,
+    Const(i128),
+    Value(ValueId),
+}
+
+/// `k` wrapped to a `bits`-wide integer, as the sign-extended literal of a CONSTANT.
+fn wrap_to(k: i128, bits: u32) -> i128 {
+    if bits >= 128 {
+        return k;
+    }
+    let shift = 128 - bits;
+    (k << shift) >> shift
+}
+
+/// The preheader code of one loop's rewrites: copies of expressions at the counter's
+/// start, and the steps, shared between the expressions of the loop.
+struct Preheader<'a> {
+    ops: &'a Ops,
+    loc: Loc,
+    insts: Vec<Inst>,
+    start_of: HashMap<ValueId, ValueId>,
+    step_of: HashMap<ValueId, Term>,
+    /// The literal of each CONSTANT made here, for folding.
+    literal: HashMap<ValueId, i128>,
+}
+
+impl Preheader<'_> {
+    fn value(&mut self, f: &mut Function, names: &mut crate::mir::NameSet, t: Term, ty: target_desc::tables::VtId, name: &str) -> ValueId {
+        match t {
+            Term::Value(v) => v,
+            Term::Zero | Term::Const(_) => {
+                let k = if let Term::Const(k) = t { k } else { 0 };
+                let c = f.fresh_value(names, name, ty);
+                self.insts.push(inst_of(self.ops.constant, vec![c], vec![Operand::int(k)], self.loc));
+                self.literal.insert(c, k);
+                c
+            }
+        }
+    }
+
+    fn emit(&mut self, f: &mut Function, names: &mut crate::mir::NameSet, op: OpcodeId, a: ValueId, b: ValueId, ty: target_desc::tables::VtId, name: &str) -> ValueId {
+        let d = f.fresh_value(names, name, ty);
+        self.insts.push(inst_of(op, vec![d], vec![Operand::Value(a), Operand::Value(b)], self.loc));
+        d
+    }
+}
+
+/// Rewrites the induction expressions of loop `l` (see above); returns whether it did.
+#[allow(clippy::too_many_arguments)]
+fn reduce_induction_expressions(
+    f: &mut Function,
+    tables: &TargetTables,
+    sm: &SmTables,
+    ops: &Ops,
+    site: &[Option<(usize, usize)>],
+    l: &Loop,
+    cfg: &Cfg,
+    preheader: usize,
+    latch: usize,
+    names: &mut crate::mir::NameSet,
+    stats: &mut LsrStats,
+    after_loop: &mut HashMap<ValueId, ValueId>,
+) -> bool {
+    let (pre_label, latch_label) = (f.blocks[preheader].number, f.blocks[latch].number);
+    // The counters: `i = PHI [start, preheader], [i + step, latch]`, step invariant.
+    let mut counter_of: HashMap<ValueId, (ValueId, Term)> = HashMap::default();
+    for inst in &f.blocks[l.header].insts {
+        if inst.opcode != Opcode::Generic(ops.phi) {
+            break;
+        }
+        let (Some(&phi), [Operand::Value(a), Operand::Block(la), Operand::Value(b), Operand::Block(lb)]) = (inst.defs.first(), inst.operands.as_slice()) else { continue };
+        let (start, next) = match (*la, *lb) {
+            (x, y) if x == pre_label && y == latch_label => (*a, *b),
+            (x, y) if x == latch_label && y == pre_label => (*b, *a),
+            _ => continue,
+        };
+        if int_bits(f, tables, phi).is_none() {
+            continue;
+        }
+        let Some(inc) = def(f, site, next).filter(|d| d.opcode == Opcode::Generic(ops.add) && d.defs.len() == 1) else { continue };
+        let step = match inc.operands.as_slice() {
+            [Operand::Value(x), Operand::Value(k)] | [Operand::Value(k), Operand::Value(x)] if *x == phi => *k,
+            _ => continue,
+        };
+        let step = match constant(f, ops, site, step) {
+            Some(k) => Term::Const(k),
+            None if invariant(site, l, step) => Term::Value(step),
+            None => continue,
+        };
+        counter_of.insert(phi, (start, step));
+    }
+    if counter_of.is_empty() {
+        return false;
+    }
+    // Shapes, in layout order (an operand defined later in the layout is `Other`).
+    let mut shape: HashMap<ValueId, Shape> = HashMap::default();
+    let shape_of = |shape: &HashMap<ValueId, Shape>, v: ValueId| -> Shape {
+        if counter_of.contains_key(&v) {
+            return Shape::Affine { counter: v, ops: 0 };
+        }
+        if invariant(site, l, v) {
+            return Shape::Invariant { ops: 0 };
+        }
+        shape.get(&v).copied().unwrap_or(Shape::Other)
+    };
+    let mut blocks: Vec<usize> = l.blocks.to_vec();
+    blocks.sort_unstable();
+    for &b in &blocks {
+        for inst in &f.blocks[b].insts {
+            let [d] = inst.defs.as_slice() else { continue };
+            let Opcode::Generic(op) = inst.opcode else { continue };
+            if counter_of.contains_key(d) {
+                continue;
+            }
+            let Some(bits) = int_bits(f, tables, *d) else { continue };
+            let same_width = |v: &ValueId| int_bits(f, tables, *v) == Some(bits);
+            let s = match inst.operands.as_slice() {
+                [Operand::Int(_)] if op == ops.constant => Shape::Invariant { ops: 0 },
+                [Operand::Value(x), Operand::Value(y)] if (op == ops.add || op == ops.sub || op == ops.mul || op == ops.shl) && same_width(x) && same_width(y) => {
+                    match (shape_of(&shape, *x), shape_of(&shape, *y)) {
+                        (Shape::Invariant { ops: a }, Shape::Invariant { ops: b }) => Shape::Invariant { ops: a + b + 1 },
+                        (Shape::Affine { counter, ops: a }, Shape::Invariant { ops: b }) => {
+                            let shift_ok = op != ops.shl || constant(f, ops, site, *y).is_some_and(|k| (0..i128::from(bits)).contains(&k));
+                            if shift_ok { Shape::Affine { counter, ops: a + b + 1 } } else { Shape::Other }
+                        }
+                        (Shape::Invariant { ops: a }, Shape::Affine { counter, ops: b }) if op != ops.shl => Shape::Affine { counter, ops: a + b + 1 },
+                        (Shape::Affine { counter: c1, ops: a }, Shape::Affine { counter: c2, ops: b }) if c1 == c2 && (op == ops.add || op == ops.sub) => Shape::Affine { counter: c1, ops: a + b + 1 },
+                        _ => Shape::Other,
+                    }
+                }
+                _ => Shape::Other,
+            };
+            if s != Shape::Other {
+                shape.insert(*d, s);
+            }
+        }
+    }
+    // Roots: affine values of two or more operations that something of the loop other
+    // than an affine operation reads (only the loop is scanned, to stay linear: a value
+    // read only after the loop is left).
+    let interior = |inst: &Inst| inst.defs.first().is_some_and(|d| matches!(shape.get(d), Some(Shape::Affine { .. })));
+    let mut root_set: HashMap<ValueId, ()> = HashMap::default();
+    for &b in &blocks {
+        for inst in &f.blocks[b].insts {
+            if interior(inst) {
+                continue;
+            }
+            for o in &inst.operands {
+                if let Operand::Value(v) = o {
+                    if let Some(Shape::Affine { ops: n, .. }) = shape.get(v) {
+                        if *n >= 2 {
+                            root_set.insert(*v, ());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Affine values read by another affine value are roots too when escaping; in
+    // layout order, for a deterministic result.
+    let mut roots: Vec<ValueId> = Vec::new();
+    for &b in &blocks {
+        for inst in &f.blocks[b].insts {
+            if let Some(d) = inst.defs.first() {
+                if root_set.contains_key(d) {
+                    roots.push(*d);
+                }
+            }
+        }
+    }
+    if roots.is_empty() {
+        return false;
+    }
+    let ty_ok = |ty| [ops.phi, ops.add, ops.sub, ops.mul, ops.shl, ops.constant].iter().all(|&op| sm.is_legal(op, ty));
+    let loc = f.blocks[l.header].insts.first().map_or(Loc::default(), |i| i.loc);
+    let mut pre = Preheader { ops, loc, insts: Vec::new(), start_of: HashMap::default(), step_of: HashMap::default(), literal: HashMap::default() };
+    let mut latch_insts = Vec::new();
+    let mut replace: HashMap<ValueId, ValueId> = HashMap::default();
+    let mut new_phis = Vec::new();
+    for &r in &roots {
+        let ty = f.value(r).ty;
+        if !ty_ok(ty) {
+            continue;
+        }
+        let bits = int_bits(f, tables, r).unwrap_or(64);
+        let Some(step) = step_term(f, ops, site, l, &counter_of, &mut pre, names, r, bits) else { continue };
+        if step == Term::Zero || step == Term::Const(0) {
+            continue;
+        }
+        let Some(start) = start_value(f, ops, site, l, &counter_of, &mut pre, names, r, bits) else { continue };
+        let stem = format!("{}.lsr", f.value(r).name);
+        let step_v = pre.value(f, names, step, ty, &format!("{stem}.step"));
+        let p = f.fresh_value(names, &stem, ty);
+        let next = f.fresh_value(names, &format!("{stem}.next"), ty);
+        latch_insts.push(inst_of(ops.add, vec![next], vec![Operand::Value(p), Operand::Value(step_v)], loc));
+        let mut phi_operands = Vec::new();
+        for &pred in &cfg.preds[l.header] {
+            let (v, label) = if pred == preheader { (start, pre_label) } else { (next, latch_label) };
+            phi_operands.push(Operand::Value(v));
+            phi_operands.push(Operand::Block(label));
+        }
+        let root_loc = def(f, site, r).map_or(loc, |d| d.loc);
+        new_phis.push(inst_of(ops.phi, vec![p], phi_operands, root_loc));
+        let step_text = match step {
+            Term::Const(k) => format!("{k}"),
+            Term::Value(v) => format!("%{}", f.value(v).name),
+            Term::Zero => "0".into(),
+        };
+        stats.remarks.push((f.name.clone(), root_loc, format!("%{} steps by {step_text} per iteration of the loop at bb.{} (was %{})", f.value(p).name, f.blocks[l.header].number, f.value(r).name)));
+        stats.expressions += 1;
+        replace.insert(r, p);
+    }
+    if replace.is_empty() {
+        return false;
+    }
+    insert_before_terminators(f, tables, preheader, std::mem::take(&mut pre.insts));
+    insert_before_terminators(f, tables, latch, latch_insts);
+    let header = l.header;
+    for (k, phi) in new_phis.into_iter().enumerate() {
+        f.blocks[header].insts.insert(k, phi);
+    }
+    // Every use in the loop reads the PHI now (the new PHIs read their start and next
+    // only); those after the loop at the end of the function, in one sweep.
+    for &b in &blocks {
+        for inst in &mut f.blocks[b].insts {
+            for o in &mut inst.operands {
+                if let Operand::Value(v) = o {
+                    if let Some(&p) = replace.get(v) {
+                        *o = Operand::Value(p);
+                    }
+                }
+            }
+        }
+    }
+    after_loop.extend(replace);
+    true
+}
+
+/// The value of `v`'s expression at the counter's start, computed in the preheader.
+#[allow(clippy::too_many_arguments)]
+fn start_value(f: &mut Function, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, counters: &HashMap<ValueId, (ValueId, Term)>, pre: &mut Preheader<'_>, names: &mut crate::mir::NameSet, v: ValueId, bits: u32) -> Option<ValueId> {
+    if let Some(&(start, _)) = counters.get(&v) {
+        return Some(start);
+    }
+    if invariant(site, l, v) {
+        return Some(v);
+    }
+    if let Some(&s) = pre.start_of.get(&v) {
+        return Some(s);
+    }
+    let d = def(f, site, v)?.clone();
+    let Opcode::Generic(op) = d.opcode else { return None };
+    let ty = f.value(v).ty;
+    let name = format!("{}.start", f.value(v).name);
+    let s = match d.operands.as_slice() {
+        [Operand::Int(k)] if op == ops.constant => {
+            let c = f.fresh_value(names, &name, ty);
+            pre.insts.push(inst_of(ops.constant, vec![c], vec![Operand::Int(*k)], pre.loc));
+            pre.literal.insert(c, k.get());
+            c
+        }
+        [Operand::Value(x), Operand::Value(y)] => {
+            let a = start_value(f, ops, site, l, counters, pre, names, *x, bits)?;
+            let b = start_value(f, ops, site, l, counters, pre, names, *y, bits)?;
+            let lit = |v: ValueId| pre.literal.get(&v).copied().or_else(|| constant(f, ops, site, v)).map(|k| wrap_to(k, bits));
+            match fold(ops, op, lit(a), lit(b), bits) {
+                Folded::Literal(k) => {
+                    let c = f.fresh_value(names, &name, ty);
+                    pre.insts.push(inst_of(ops.constant, vec![c], vec![Operand::int(k)], pre.loc));
+                    pre.literal.insert(c, k);
+                    c
+                }
+                Folded::Left => a,
+                Folded::Right => b,
+                Folded::No => pre.emit(f, names, op, a, b, ty, &name),
+            }
+        }
+        _ => return None,
+    };
+    pre.start_of.insert(v, s);
+    Some(s)
+}
+
+/// How much `v`'s expression grows per iteration (`a * step`), folded where literal;
+/// the instructions it needs go to the preheader.
+#[allow(clippy::too_many_arguments)]
+fn step_term(f: &mut Function, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, counters: &HashMap<ValueId, (ValueId, Term)>, pre: &mut Preheader<'_>, names: &mut crate::mir::NameSet, v: ValueId, bits: u32) -> Option<Term> {
+    if let Some(&(_, step)) = counters.get(&v) {
+        return Some(match step {
+            Term::Const(k) => Term::Const(wrap_to(k, bits)),
+            t => t,
+        });
+    }
+    if invariant(site, l, v) {
+        return Some(Term::Zero);
+    }
+    if let Some(&t) = pre.step_of.get(&v) {
+        return Some(t);
+    }
+    let d = def(f, site, v)?.clone();
+    let Opcode::Generic(op) = d.opcode else { return None };
+    let ty = f.value(v).ty;
+    let name = format!("{}.step", f.value(v).name);
+    let t = match d.operands.as_slice() {
+        [Operand::Int(_)] if op == ops.constant => Term::Zero,
+        [Operand::Value(x), Operand::Value(y)] => {
+            let a = step_term(f, ops, site, l, counters, pre, names, *x, bits)?;
+            let b = step_term(f, ops, site, l, counters, pre, names, *y, bits)?;
+            if op == ops.add || op == ops.sub {
+                let sub = op == ops.sub;
+                match (a, b) {
+                    (a, Term::Zero) => a,
+                    (Term::Zero, b) if !sub => b,
+                    (Term::Const(p), Term::Const(q)) => Term::Const(wrap_to(if sub { p - q } else { p + q }, bits)),
+                    (a, b) => {
+                        let av = pre.value(f, names, a, ty, &format!("{name}.a"));
+                        let bv = pre.value(f, names, b, ty, &format!("{name}.b"));
+                        Term::Value(pre.emit(f, names, op, av, bv, ty, &name))
+                    }
+                }
+            } else if op == ops.mul {
+                // One side is invariant (its step is zero); the other is scaled by it.
+                let (grow, by) = if b == Term::Zero { (a, *y) } else { (b, *x) };
+                match (grow, constant(f, ops, site, by)) {
+                    (Term::Zero, _) => Term::Zero,
+                    (Term::Const(p), Some(q)) => Term::Const(wrap_to(p.wrapping_mul(q), bits)),
+                    (Term::Const(1), None) => Term::Value(start_value(f, ops, site, l, counters, pre, names, by, bits)?),
+                    (g, _) => {
+                        let gv = pre.value(f, names, g, ty, &format!("{name}.a"));
+                        let byv = start_value(f, ops, site, l, counters, pre, names, by, bits)?;
+                        Term::Value(pre.emit(f, names, ops.mul, gv, byv, ty, &name))
+                    }
+                }
+            } else if op == ops.shl {
+                let k = constant(f, ops, site, *y)?;
+                match a {
+                    Term::Zero => Term::Zero,
+                    Term::Const(p) => Term::Const(wrap_to(p << k, bits)),
+                    Term::Value(g) => {
+                        let kv = pre.value(f, names, Term::Const(k), ty, &format!("{name}.k"));
+                        Term::Value(pre.emit(f, names, ops.shl, g, kv, ty, &name))
+                    }
+                }
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    pre.step_of.insert(v, t);
+    Some(t)
+}
+
+/// What a preheader operation on two values comes to when one or both are literals.
+enum Folded {
+    Literal(i128),
+    /// The left operand itself (`x + 0`, `x * 1`, `x << 0`).
+    Left,
+    Right,
+    No,
+}
+
+fn fold(ops: &Ops, op: OpcodeId, a: Option<i128>, b: Option<i128>, bits: u32) -> Folded {
+    if let (Some(p), Some(q)) = (a, b) {
+        let k = if op == ops.add {
+            Some(p + q)
+        } else if op == ops.sub {
+            Some(p - q)
+        } else if op == ops.mul {
+            Some(p.wrapping_mul(q))
+        } else if op == ops.shl && (0..i128::from(bits)).contains(&q) {
+            Some(p << q)
+        } else {
+            None
+        };
+        if let Some(k) = k {
+            return Folded::Literal(wrap_to(k, bits));
+        }
+    }
+    match (a, b) {
+        (_, Some(0)) if op == ops.add || op == ops.sub || op == ops.shl => Folded::Left,
+        (Some(0), _) if op == ops.add => Folded::Right,
+        (Some(0), _) | (_, Some(0)) if op == ops.mul => Folded::Literal(0),
+        (Some(0), _) if op == ops.shl => Folded::Literal(0),
+        (_, Some(1)) if op == ops.mul => Folded::Left,
+        (Some(1), _) if op == ops.mul => Folded::Right,
+        _ => Folded::No,
+    }
 }

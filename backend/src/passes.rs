@@ -170,7 +170,7 @@ fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError
 
 fn loop_reduce(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
     let stats = crate::loop_reduce::run(module, cx.tables, cx.sm("loop-reduce")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
-    let summary = format!("addresses reduced {}, pointers made {}", stats.reduced, stats.pointers);
+    let summary = format!("induction expressions made PHIs {}, addresses reduced {}, pointers made {}", stats.expressions, stats.reduced, stats.pointers);
     cx.report(stats.remarks, summary);
     Ok(())
 }

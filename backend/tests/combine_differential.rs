@@ -28,9 +28,10 @@ fn kernel_files() -> Vec<PathBuf> {
             }
         }
     }
-    // The frame kernels of the FileCheck tests, for sroa, and the min/max kernel (every
-    // signedness, width and operand order of that rule).
-    for extra in ["tests/filecheck/sroa.mir", "tests/filecheck/frame.mir", "tests/filecheck/min-max.mir"] {
+    // The frame kernels of the FileCheck tests, for sroa, the min/max kernel (every
+    // signedness, width and operand order of that rule) and loop-reduce's induction
+    // expressions.
+    for extra in ["tests/filecheck/sroa.mir", "tests/filecheck/frame.mir", "tests/filecheck/min-max.mir", "tests/filecheck/loop-reduce-expressions.mir"] {
         files.push(root.join(extra));
     }
     files.sort();
@@ -47,6 +48,8 @@ struct Outcome {
     rewrites: usize,
     /// Addresses loop-reduce rewrote.
     reduced: usize,
+    /// Integer induction expressions loop-reduce made PHIs.
+    expressions: usize,
     /// Frame cells sroa promoted.
     promoted: usize,
     failures: Vec<String>,
@@ -97,10 +100,11 @@ fn check_file(path: &Path) -> Outcome {
                 continue;
             }
         };
-        if lsr.reduced == 0 {
+        if lsr.reduced == 0 && lsr.expressions == 0 {
             continue;
         }
         outcome.reduced += lsr.reduced;
+        outcome.expressions += lsr.expressions;
         let Some(printed) = verified_text(&reduced, "loop-reduce", source, sm_name, &mut outcome) else { continue };
         compare(&legal, &reduced, "loop-reduce after combining", &printed, &file, sm_name, &mut outcome);
     }
@@ -159,20 +163,22 @@ fn combining_preserves_results_of_every_test_kernel() {
         let handles: Vec<_> = chunks.into_iter().map(|chunk| s.spawn(move || chunk.into_iter().map(|p| (p.clone(), check_file(&p))).collect::<Vec<_>>())).collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
-    let (mut compared, mut rewrites, mut rewritten_files, mut reduced, mut promoted) = (0, 0, 0, 0, 0);
+    let (mut compared, mut rewrites, mut rewritten_files, mut reduced, mut expressions, mut promoted) = (0, 0, 0, 0, 0, 0);
     let mut failures = Vec::new();
     for (_, o) in &outcomes {
         compared += o.compared;
         rewrites += o.rewrites;
         rewritten_files += usize::from(o.rewrites > 0);
         reduced += o.reduced;
+        expressions += o.expressions;
         promoted += o.promoted;
         failures.extend(o.failures.iter().cloned());
     }
-    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files, {reduced} addresses strength-reduced, {promoted} frame cells promoted", outcomes.len(), SMS.len());
+    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files, {reduced} addresses and {expressions} induction expressions strength-reduced, {promoted} frame cells promoted", outcomes.len(), SMS.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
     assert!(rewritten_files * 3 >= outcomes.len(), "the combiner rewrote only {rewritten_files} of {} files", outcomes.len());
     assert!(reduced >= 10, "loop-reduce rewrote only {reduced} addresses in the test kernels");
+    assert!(expressions >= 10, "loop-reduce made only {expressions} induction expressions PHIs in the test kernels");
     assert!(promoted >= 8, "sroa promoted only {promoted} frame cells in the test kernels");
 }
 
