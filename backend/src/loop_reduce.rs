@@ -146,8 +146,7 @@ fn reduce_function(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: 
     let mut after_loop: HashMap<ValueId, ValueId> = HashMap::default();
     for l in &loops {
         let Some((preheader, latch)) = entry_and_latch(l, &cfg) else { continue };
-        let names_now = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
-        if reduce_induction_expressions(f, tables, sm, ops, &site, l, &cfg, preheader, latch, names_now, stats, &mut after_loop) {
+        if reduce_induction_expressions(f, tables, sm, ops, &site, l, &cfg, preheader, latch, &mut names, stats, &mut after_loop) {
             changed = true;
             site.resize(f.values.len(), None);
             for b in [l.header, preheader, latch] {
@@ -589,13 +588,14 @@ fn reduce_induction_expressions(
     cfg: &Cfg,
     preheader: usize,
     latch: usize,
-    names: &mut crate::mir::NameSet,
+    names: &mut Option<crate::mir::NameSet>,
     stats: &mut LsrStats,
     after_loop: &mut HashMap<ValueId, ValueId>,
 ) -> bool {
     let (pre_label, latch_label) = (f.blocks[preheader].number, f.blocks[latch].number);
     // The counters: `i = PHI [start, preheader], [i + step, latch]`, step invariant.
     let mut counter_of: HashMap<ValueId, (ValueId, Term)> = HashMap::default();
+    let mut increments: Vec<ValueId> = Vec::new();
     for inst in &f.blocks[l.header].insts {
         if inst.opcode != Opcode::Generic(ops.phi) {
             break;
@@ -620,8 +620,20 @@ fn reduce_induction_expressions(
             None => continue,
         };
         counter_of.insert(phi, (start, step));
+        increments.push(next);
     }
     if counter_of.is_empty() {
+        return false;
+    }
+    // Most loops have nothing to do: no arithmetic on a counter but its increment. Say
+    // so before any map is built (a function of many small loops pays per loop).
+    let arithmetic = [ops.add, ops.sub, ops.mul, ops.shl];
+    let reads_counter = l.blocks.iter().flat_map(|&b| &f.blocks[b].insts).any(|inst| {
+        matches!(inst.opcode, Opcode::Generic(op) if arithmetic.contains(&op))
+            && !inst.defs.first().is_some_and(|d| increments.contains(d))
+            && inst.operands.iter().any(|o| matches!(o, Operand::Value(v) if counter_of.contains_key(v)))
+    });
+    if !reads_counter {
         return false;
     }
     // Shapes, in layout order (an operand defined later in the layout is `Other`).
@@ -703,6 +715,8 @@ fn reduce_induction_expressions(
     if roots.is_empty() {
         return false;
     }
+    // Fresh names only now: the set costs a pass over the function's values.
+    let names = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
     let ty_ok = |ty| [ops.phi, ops.add, ops.sub, ops.mul, ops.shl, ops.constant].iter().all(|&op| sm.is_legal(op, ty));
     let loc = f.blocks[l.header].insts.first().map_or(Loc::default(), |i| i.loc);
     let mut pre = Preheader { ops, loc, insts: Vec::new(), start_of: HashMap::default(), step_of: HashMap::default(), literal: HashMap::default() };
