@@ -569,6 +569,7 @@ impl Preheader<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn emit(&mut self, f: &mut Function, names: &mut crate::mir::NameSet, op: OpcodeId, a: ValueId, b: ValueId, ty: target_desc::tables::VtId, name: &str) -> ValueId {
         let d = f.fresh_value(names, name, ty);
         self.insts.push(inst_of(op, vec![d], vec![Operand::Value(a), Operand::Value(b)], self.loc));
