@@ -356,10 +356,10 @@ fn invariant(site: &[Option<(usize, usize)>], l: &Loop, v: ValueId) -> bool {
     site.get(v.0 as usize).copied().flatten().is_none_or(|(b, _)| !l.contains(b))
 }
 
-fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, preheader: usize, latch: usize) -> Vec<Counter> {
+/// The header PHIs of loop `l` that count: `i = PHI [start, preheader], [next, latch]`
+/// with `next = ADD i, step` (either operand order), as (i, start, next, step, bits).
+fn header_counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, preheader: usize, latch: usize) -> Vec<(ValueId, ValueId, ValueId, ValueId, u32)> {
     let (pre_label, latch_label) = (f.blocks[preheader].number, f.blocks[latch].number);
-    // The latch's test: stays in the loop while `a cc bound`.
-    let stay = latch_test(f, tables, ops, site, l, latch);
     let mut out = Vec::new();
     for inst in &f.blocks[l.header].insts {
         if inst.opcode != Opcode::Generic(ops.phi) {
@@ -373,11 +373,20 @@ fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usiz
         };
         let Some(bits) = int_bits(f, tables, phi) else { continue };
         let Some(inc) = def(f, site, next).filter(|d| d.opcode == Opcode::Generic(ops.add) && d.defs.len() == 1) else { continue };
-        let step_value = match inc.operands.as_slice() {
-            [Operand::Value(x), Operand::Value(k)] | [Operand::Value(k), Operand::Value(x)] if *x == phi => Some(*k),
-            _ => None,
+        let step = match inc.operands.as_slice() {
+            [Operand::Value(x), Operand::Value(k)] | [Operand::Value(k), Operand::Value(x)] if *x == phi => *k,
+            _ => continue,
         };
-        let Some(step_value) = step_value else { continue };
+        out.push((phi, start, next, step, bits));
+    }
+    out
+}
+
+fn counters(f: &Function, tables: &TargetTables, ops: &Ops, site: &[Option<(usize, usize)>], l: &Loop, preheader: usize, latch: usize) -> Vec<Counter> {
+    // The latch's test: stays in the loop while `a cc bound`.
+    let stay = latch_test(f, tables, ops, site, l, latch);
+    let mut out = Vec::new();
+    for (phi, start, next, step_value, bits) in header_counters(f, tables, ops, site, l, preheader, latch) {
         let step_k = constant(f, ops, site, step_value);
         let start_k = constant(f, ops, site, start);
         let (mut zext_ok, mut sext_ok) = (bits == 64, bits == 64);
@@ -597,24 +606,7 @@ fn reduce_induction_expressions(
     // The counters: `i = PHI [start, preheader], [i + step, latch]`, step invariant.
     let mut counter_of: HashMap<ValueId, (ValueId, Term)> = HashMap::default();
     let mut increments: Vec<ValueId> = Vec::new();
-    for inst in &f.blocks[l.header].insts {
-        if inst.opcode != Opcode::Generic(ops.phi) {
-            break;
-        }
-        let (Some(&phi), [Operand::Value(a), Operand::Block(la), Operand::Value(b), Operand::Block(lb)]) = (inst.defs.first(), inst.operands.as_slice()) else { continue };
-        let (start, next) = match (*la, *lb) {
-            (x, y) if x == pre_label && y == latch_label => (*a, *b),
-            (x, y) if x == latch_label && y == pre_label => (*b, *a),
-            _ => continue,
-        };
-        if int_bits(f, tables, phi).is_none() {
-            continue;
-        }
-        let Some(inc) = def(f, site, next).filter(|d| d.opcode == Opcode::Generic(ops.add) && d.defs.len() == 1) else { continue };
-        let step = match inc.operands.as_slice() {
-            [Operand::Value(x), Operand::Value(k)] | [Operand::Value(k), Operand::Value(x)] if *x == phi => *k,
-            _ => continue,
-        };
+    for (phi, start, next, step, _) in header_counters(f, tables, ops, site, l, preheader, latch) {
         let step = match constant(f, ops, site, step) {
             Some(k) => Term::Const(k),
             None if invariant(site, l, step) => Term::Value(step),
