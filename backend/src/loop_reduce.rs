@@ -525,6 +525,10 @@ fn wrap64(k: i128) -> i128 {
 // new PHI, as it holds the expression's value from the header on (uses after the loop
 // see the last iteration's value either way).
 
+/// The most operations an induction expression (with the invariant ones inside it) may
+/// have; more are left as they are.
+const MAX_EXPRESSION_OPS: u32 = 64;
+
 /// What a value of the loop is, for the induction-expression rewrite.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Shape {
@@ -667,6 +671,12 @@ fn reduce_induction_expressions(
                 }
                 _ => Shape::Other,
             };
+            // The preheader copies recurse over an expression's operations: a bound on
+            // their number bounds that depth (a chain of a million adds is left).
+            let s = match s {
+                Shape::Invariant { ops: n } | Shape::Affine { ops: n, .. } if n > MAX_EXPRESSION_OPS => Shape::Other,
+                s => s,
+            };
             if s != Shape::Other {
                 shape.insert(*d, s);
             }
@@ -792,23 +802,13 @@ fn start_value(f: &mut Function, ops: &Ops, site: &[Option<(usize, usize)>], l: 
     let ty = f.value(v).ty;
     let name = format!("{}.start", f.value(v).name);
     let s = match d.operands.as_slice() {
-        [Operand::Int(k)] if op == ops.constant => {
-            let c = f.fresh_value(names, &name, ty);
-            pre.insts.push(inst_of(ops.constant, vec![c], vec![Operand::Int(*k)], pre.loc));
-            pre.literal.insert(c, k.get());
-            c
-        }
+        [Operand::Int(k)] if op == ops.constant => pre.value(f, names, Term::Const(k.get()), ty, &name),
         [Operand::Value(x), Operand::Value(y)] => {
             let a = start_value(f, ops, site, l, counters, pre, names, *x, bits)?;
             let b = start_value(f, ops, site, l, counters, pre, names, *y, bits)?;
             let lit = |v: ValueId| pre.literal.get(&v).copied().or_else(|| constant(f, ops, site, v)).map(|k| wrap_to(k, bits));
             match fold(ops, op, lit(a), lit(b), bits) {
-                Folded::Literal(k) => {
-                    let c = f.fresh_value(names, &name, ty);
-                    pre.insts.push(inst_of(ops.constant, vec![c], vec![Operand::int(k)], pre.loc));
-                    pre.literal.insert(c, k);
-                    c
-                }
+                Folded::Literal(k) => pre.value(f, names, Term::Const(k), ty, &name),
                 Folded::Left => a,
                 Folded::Right => b,
                 Folded::No => pre.emit(f, names, op, a, b, ty, &name),
@@ -924,5 +924,35 @@ fn fold(ops: &Ops, op: OpcodeId, a: Option<i128>, b: Option<i128>, bits: u32) ->
         (_, Some(1)) if op == ops.mul => Folded::Left,
         (Some(1), _) if op == ops.mul => Folded::Right,
         _ => Folded::No,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A loop whose index is `i` plus a chain of `adds` increments of 1, stored through.
+    fn chain(adds: usize) -> String {
+        let mut body = String::from("  bb.0.entry:\n    %out:p1 = ARG 0\n    %n:i32 = ARG 1\n    %zero:i32 = CONSTANT 0\n    %one:i32 = CONSTANT 1\n    %has:i1 = SETCC gt, %n, %zero\n    BRCOND %has, %bb.1, %bb.2\n  bb.1.loop:\n    %i:i32 = PHI %zero, %bb.0, %inext, %bb.1\n    %x0:i32 = ADD %i, %one\n");
+        for k in 1..adds {
+            body.push_str(&format!("    %x{k}:i32 = ADD %x{}, %one\n", k - 1));
+        }
+        body.push_str(&format!("    STORE %x{}, %out\n    %inext:i32 = ADD %i, %one\n    %more:i1 = SETCC lt, %inext, %n\n    BRCOND %more, %bb.1, %bb.2\n  bb.2.exit:\n    RET\n", adds - 1));
+        format!("---\nname: chain\nkind: kernel\nparams:\n  - {{ name: out, type: p1 }}\n  - {{ name: n, type: i32 }}\nbody: |\n{body}...\n")
+    }
+
+    fn expressions(adds: usize) -> usize {
+        let tables = tables::nvptx();
+        let mut module = crate::mir::parser::parse_module(&chain(adds), "chain.mir", tables).unwrap_or_else(|e| panic!("{}", e.render()));
+        super::run(&mut module, tables, tables.find_sm("80").unwrap()).unwrap().expressions
+    }
+
+    #[test]
+    fn long_expression_chains_are_cut_without_deep_recursion() {
+        // A chain within the bound becomes one PHI. A longer one is cut at the bound: its
+        // first MAX_EXPRESSION_OPS operations become the PHI, the rest stay adds. At
+        // 200,000 adds (deep enough to overflow a test thread's stack if the preheader
+        // copy recursed over the whole chain) the result is the same.
+        for adds in [10, super::MAX_EXPRESSION_OPS as usize + 1, 200_000] {
+            assert_eq!(expressions(adds), 1, "{adds} adds");
+        }
     }
 }
