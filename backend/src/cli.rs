@@ -577,6 +577,8 @@ const REMARK_PASSES: &[&str] = &[
     "sroa",
     "legalize",
     "combine",
+    "simplify-cfg",
+    "slsr",
     "loop-reduce",
     "ldgxform",
     "nvptx-mem2reg",

@@ -43,6 +43,8 @@ pub mod random_mir;
 pub mod sched;
 pub mod selfcheck;
 pub mod sim;
+pub mod simplify_cfg;
+pub mod slsr;
 pub mod sroa;
 pub mod synth;
 

@@ -3,7 +3,7 @@
 //! back.
 //!
 //! Pipeline: verify, sroa (frame cells to values, -O1 and up), legalize (types and operations the SM cannot do, see
-//! [`crate::legalize`]), combine (generic simplification, -O1 and up), isel (instruction selection), nvptx-mem2reg (frame slots back to registers), machine-cse, machine-licm (loop-invariant code motion), machine-sink (off by default), dce (dead-code removal),
+//! [`crate::legalize`]), combine (generic simplification, -O1 and up), simplify-cfg (branch merging), slsr (straight-line strength reduction), loop-reduce (loop strength reduction), ldgxform (read-only loads), isel (instruction selection), nvptx-mem2reg (frame slots back to registers), machine-cse, machine-licm (loop-invariant code motion), machine-sink (off by default), dce (dead-code removal),
 //! machine-pipeliner (swing modulo scheduling), nvptx-remat-block (block
 //! rematerialization), phi-elim (PHI elimination),
 //! machine-scheduler (list scheduling), spill (spilling to `.local` slots under a hard register
@@ -165,6 +165,18 @@ fn combine(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError
         stats.folded, stats.simplified, stats.strength_reduced, stats.reassociated, stats.vector_chains, stats.contracted, stats.cse, stats.address_spaces
     );
     cx.report(stats.remarks, summary);
+    Ok(())
+}
+
+fn simplify_cfg(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::simplify_cfg::run(module, cx.tables, cx.sm("simplify-cfg")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    cx.report(stats.remarks, format!("branches merged {}", stats.merged));
+    Ok(())
+}
+
+fn slsr(module: &mut Module, cx: &PassContext<'_>) -> Result<(), Vec<MirError>> {
+    let stats = crate::slsr::run(module, cx.tables, cx.sm("slsr")?).map_err(|e| vec![MirError::at(cx.source.file, cx.source.text, 1, 1, e)])?;
+    cx.report(stats.remarks, format!("rewritten {}, bumps made {}", stats.rewritten, stats.bumps));
     Ok(())
 }
 
@@ -369,6 +381,22 @@ pub const PASSES: &[PassInfo] = &[
         switches: &[Switch::DisabledBy("disable-combine")],
         scope: Scope::Function,
         run: combine,
+    },
+    PassInfo {
+        name: "simplify-cfg",
+        description: "branch merging: BRCOND c1 to a block of a few speculatable instructions and BRCOND c2 with a target in common becomes one BRCOND on c1 AND c2 (or c1 OR c2)",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-simplify-cfg")],
+        scope: Scope::Function,
+        run: simplify_cfg,
+    },
+    PassInfo {
+        name: "slsr",
+        description: "straight-line strength reduction: (B + c2) * S and Y + (B + c2) * S dominated by the same expression with c1 become it plus S << k when c2 - c1 is 2^k",
+        min_opt: OptLevel::O1,
+        switches: &[Switch::DisabledBy("disable-slsr")],
+        scope: Scope::Function,
+        run: slsr,
     },
     PassInfo {
         name: "loop-reduce",

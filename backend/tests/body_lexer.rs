@@ -92,7 +92,7 @@ proptest! {
 fn scanner_reads_every_repository_body() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched", "tests/filecheck", "examples", "backend/benches/data"] {
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched", "tests/apps", "tests/filecheck", "examples", "backend/benches/data"] {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
         files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "mir")));
     }

@@ -1,11 +1,14 @@
 //! The generic-MIR optimizations checked by execution (issue: "the MIR interpreter
 //! agrees before and after the combine pass"): `sroa` on each input as written, then every kernel of `tests/corpus`,
 //! `tests/legalize`, `tests/machine`, `tests/combine` and `tests/sched` is legalized for
-//! several SMs and run by the MIR interpreter before and after `combine`, and after
-//! `combine` then `loop-reduce`, on the same random inputs; the final memory must be
+//! several SMs and run by the MIR interpreter before and after `combine`, then after each
+//! of `simplify-cfg`, `slsr` and `loop-reduce` on top of the passes before it (the
+//! pipeline's order), on the same random inputs; the final memory must be
 //! bit-identical (NaNs canonicalized). Then random kernels over every type are checked
 //! the same way against their input. The combiner must also rewrite something in most
-//! files and loop-reduce some address, so a pass turned into a no-op fails.
+//! files, simplify-cfg some branch, slsr some index and loop-reduce some address, so a pass turned into a no-op
+//! fails. (`tests/apps` holds application kernels: transpose, histogram, mandelbrot,
+//! bitonic sort.)
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +24,7 @@ const FUEL: u64 = 4_000_000;
 fn kernel_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched"] {
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched", "tests/apps"] {
         for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "mir") {
                 files.push(e.path());
@@ -29,9 +32,16 @@ fn kernel_files() -> Vec<PathBuf> {
         }
     }
     // The frame kernels of the FileCheck tests, for sroa, the min/max kernel (every
-    // signedness, width and operand order of that rule) and loop-reduce's induction
-    // expressions.
-    for extra in ["tests/filecheck/sroa.mir", "tests/filecheck/frame.mir", "tests/filecheck/min-max.mir", "tests/filecheck/loop-reduce-expressions.mir"] {
+    // signedness, width and operand order of that rule), loop-reduce's induction
+    // expressions, and the shapes simplify-cfg and slsr rewrite and leave.
+    for extra in [
+        "tests/filecheck/sroa.mir",
+        "tests/filecheck/frame.mir",
+        "tests/filecheck/min-max.mir",
+        "tests/filecheck/loop-reduce-expressions.mir",
+        "tests/filecheck/simplify-cfg.mir",
+        "tests/filecheck/slsr.mir",
+    ] {
         files.push(root.join(extra));
     }
     files.sort();
@@ -46,6 +56,10 @@ fn canonical(module: &Module, entry: &str, result: RunResult) -> Vec<Vec<u8>> {
 struct Outcome {
     compared: u64,
     rewrites: usize,
+    /// Branches simplify-cfg merged.
+    merged: usize,
+    /// Indices slsr rewrote.
+    straight_line: usize,
     /// Addresses loop-reduce rewrote.
     reduced: usize,
     /// Integer induction expressions loop-reduce made PHIs.
@@ -91,8 +105,36 @@ fn check_file(path: &Path) -> Outcome {
         outcome.rewrites += stats.total();
         let Some(printed) = verified_text(&combined, "combine", source, sm_name, &mut outcome) else { continue };
         compare(&legal, &combined, "combining", &printed, &file, sm_name, &mut outcome);
-        // Then loop strength reduction on the combined MIR, checked where it did something.
-        let mut reduced = combined.clone();
+        // Then branch merging, checked where it did something.
+        let mut merged = combined.clone();
+        match backend::simplify_cfg::run(&mut merged, tables, sm) {
+            Ok(s) if s.merged > 0 => {
+                outcome.merged += s.merged;
+                let Some(printed) = verified_text(&merged, "simplify-cfg", source, sm_name, &mut outcome) else { continue };
+                compare(&legal, &merged, "simplify-cfg after combining", &printed, &file, sm_name, &mut outcome);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                outcome.failures.push(format!("{file} on {sm_name}: {e}"));
+                continue;
+            }
+        }
+        // Then straight-line strength reduction, checked where it did something.
+        let mut straight = merged.clone();
+        match backend::slsr::run(&mut straight, tables, sm) {
+            Ok(s) if s.rewritten > 0 => {
+                outcome.straight_line += s.rewritten;
+                let Some(printed) = verified_text(&straight, "slsr", source, sm_name, &mut outcome) else { continue };
+                compare(&legal, &straight, "slsr after combining", &printed, &file, sm_name, &mut outcome);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                outcome.failures.push(format!("{file} on {sm_name}: {e}"));
+                continue;
+            }
+        }
+        // Then loop strength reduction, checked where it did something.
+        let mut reduced = straight.clone();
         let lsr = match backend::loop_reduce::run(&mut reduced, tables, sm) {
             Ok(s) => s,
             Err(e) => {
@@ -106,7 +148,7 @@ fn check_file(path: &Path) -> Outcome {
         outcome.reduced += lsr.reduced;
         outcome.expressions += lsr.expressions;
         let Some(printed) = verified_text(&reduced, "loop-reduce", source, sm_name, &mut outcome) else { continue };
-        compare(&legal, &reduced, "loop-reduce after combining", &printed, &file, sm_name, &mut outcome);
+        compare(&legal, &reduced, "loop-reduce after combining and slsr", &printed, &file, sm_name, &mut outcome);
     }
     outcome
 }
@@ -163,20 +205,24 @@ fn combining_preserves_results_of_every_test_kernel() {
         let handles: Vec<_> = chunks.into_iter().map(|chunk| s.spawn(move || chunk.into_iter().map(|p| (p.clone(), check_file(&p))).collect::<Vec<_>>())).collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
-    let (mut compared, mut rewrites, mut rewritten_files, mut reduced, mut expressions, mut promoted) = (0, 0, 0, 0, 0, 0);
+    let (mut compared, mut rewrites, mut rewritten_files, mut merged, mut straight_line, mut reduced, mut expressions, mut promoted) = (0, 0, 0, 0, 0, 0, 0, 0);
     let mut failures = Vec::new();
     for (_, o) in &outcomes {
         compared += o.compared;
         rewrites += o.rewrites;
         rewritten_files += usize::from(o.rewrites > 0);
+        merged += o.merged;
+        straight_line += o.straight_line;
         reduced += o.reduced;
         expressions += o.expressions;
         promoted += o.promoted;
         failures.extend(o.failures.iter().cloned());
     }
-    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files, {reduced} addresses and {expressions} induction expressions strength-reduced, {promoted} frame cells promoted", outcomes.len(), SMS.len());
+    println!("{} kernel files x {} SMs: {compared} runs compared, {rewrites} rewrites in {rewritten_files} files, {merged} branches merged, {straight_line} indices by slsr, {reduced} addresses and {expressions} induction expressions strength-reduced, {promoted} frame cells promoted", outcomes.len(), SMS.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
     assert!(rewritten_files * 3 >= outcomes.len(), "the combiner rewrote only {rewritten_files} of {} files", outcomes.len());
+    assert!(merged >= 10, "simplify-cfg merged only {merged} branches in the test kernels");
+    assert!(straight_line >= 10, "slsr rewrote only {straight_line} indices in the test kernels");
     assert!(reduced >= 10, "loop-reduce rewrote only {reduced} addresses in the test kernels");
     assert!(expressions >= 10, "loop-reduce made only {expressions} induction expressions PHIs in the test kernels");
     assert!(promoted >= 8, "sroa promoted only {promoted} frame cells in the test kernels");

@@ -28,7 +28,7 @@ fn root() -> PathBuf {
 
 fn kernel_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched"] {
+    for dir in ["tests/corpus", "tests/legalize", "tests/machine", "tests/combine", "tests/sched", "tests/apps"] {
         for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "mir") {
                 files.push(e.path());

@@ -1764,7 +1764,7 @@ impl Tree<'_> {
 
 /// Opcode properties that keep an instruction out of a nested node: absorbing it moves
 /// it to its user, which must not reorder an effect or a memory access.
-const NOT_NESTABLE: u16 = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_LOAD | props::MAY_STORE | props::CALL | props::CONVERGENT | props::BRANCH;
+const NOT_NESTABLE: u16 = props::TERMINATOR | props::SIDE_EFFECTS | props::MAY_LOAD | props::MAY_STORE | props::CALL | props::CONVERGENT | props::BRANCH | props::SCHED_BOUNDARY;
 
 /// The signature operand that describes operand `j` (a variadic operand repeats).
 fn sig_slot(sig: &Signature, j: usize) -> Option<&SigOperand> {

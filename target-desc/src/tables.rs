@@ -205,7 +205,10 @@ pub mod props {
     /// instruction may not run where the input program would not (hoisting it out of a
     /// branch or ahead of a loop's exit test).
     pub const UNSAFE_TO_SPECULATE: u16 = 1 << 8;
-    pub const NAMES: [(&str, u16); 9] = [
+    /// The machine schedulers move no instruction across it: ptxas does not either, so
+    /// work hoisted above it only lives longer (a block-wide barrier).
+    pub const SCHED_BOUNDARY: u16 = 1 << 9;
+    pub const NAMES: [(&str, u16); 10] = [
         ("terminator", TERMINATOR),
         ("side_effects", SIDE_EFFECTS),
         ("may_load", MAY_LOAD),
@@ -215,6 +218,7 @@ pub mod props {
         ("call", CALL),
         ("convergent", CONVERGENT),
         ("unsafe_to_speculate", UNSAFE_TO_SPECULATE),
+        ("sched_boundary", SCHED_BOUNDARY),
     ];
 }
 

@@ -1,6 +1,7 @@
 //! After legalization every kernel compiles for every SM of the description (sm_50 to
-//! sm_120a), whatever SMs it was written for: the corpus (`tests/corpus/`) and one kernel
-//! per legalization case (`tests/legalize/`), compiled with the verifier and the
+//! sm_120a), whatever SMs it was written for: the corpus (`tests/corpus/`), the
+//! application kernels (`tests/apps/`) and one kernel per legalization case
+//! (`tests/legalize/`), compiled with the verifier and the
 //! legalizer's own checks after every pass, and assembled by ptxas for that SM.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ const REJECTED_ON: &[(&str, &[&str], &str)] = &[
 fn kernels() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["corpus", "legalize"] {
+    for dir in ["corpus", "apps", "legalize"] {
         for e in std::fs::read_dir(root.join(dir)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "mir") {

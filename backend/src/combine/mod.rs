@@ -362,24 +362,7 @@ impl<'a> Combiner<'a> {
         }
         // New instructions go before the instruction that asked for them, in the
         // order they were made (a constant before the FMA reading it).
-        let inserts = std::mem::take(&mut self.inserts);
-        let mut by_block: HashMap<usize, Vec<(usize, Inst)>> = HashMap::default();
-        for (b, i, inst) in inserts {
-            by_block.entry(b).or_default().push((i, inst));
-        }
-        for (b, mut list) in by_block {
-            list.sort_by_key(|(i, _)| *i); // stable: creation order within an index
-            let old = std::mem::take(&mut f.blocks[b].insts);
-            let mut merged = Vec::with_capacity(old.len() + list.len());
-            let mut pending = list.into_iter().peekable();
-            for (i, inst) in old.into_iter().enumerate() {
-                while let Some((_, x)) = pending.next_if(|(at, _)| *at == i) {
-                    merged.push(x);
-                }
-                merged.push(inst);
-            }
-            f.blocks[b].insts = merged;
-        }
+        crate::mir::insert_before_each(f, std::mem::take(&mut self.inserts));
     }
 
     /// The lanes of `v` when it is a constant.

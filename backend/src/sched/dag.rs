@@ -14,10 +14,14 @@
 //! - order: calls, barriers, fences, atomics, volatile accesses and warp-synchronous
 //!   instructions ([`Ordering::Barrier`]) stay ordered with every memory access and
 //!   with each other;
-//! - calls: nothing crosses a call, as LLVM's MachineScheduler makes calls region
-//!   boundaries. A value computed before a call but read after it would be live across
-//!   the call, where ptxas's calling convention keeps it in a callee-saved register
-//!   (device_calls: one register and three SASS instructions more than llc on sm_80).
+//! - calls and block barriers: nothing crosses a call, as LLVM's MachineScheduler makes
+//!   calls region boundaries. A value computed before a call but read after it would be
+//!   live across the call, where ptxas's calling convention keeps it in a callee-saved
+//!   register (device_calls: one register and three SASS instructions more than llc on
+//!   sm_80). Nothing crosses an instruction the description marks `sched_boundary`
+//!   (`bar.sync`) either: ptxas leaves work on its side of a barrier, so arithmetic
+//!   hoisted above one only holds registers across the wait (transpose_tiled_f32: two
+//!   more than llc on sm_80 and sm_90).
 //!
 //! Memory edges look back at most [`MEMORY_WINDOW`] accesses; when more are pending the
 //! next access is ordered after all of them (a *flush*), so the graph has O(n) edges
@@ -437,19 +441,20 @@ impl Dag {
         // Memory: accesses since the last barrier or flush (unit, is store, address).
         let mut pending: Vec<(u32, bool, Option<Access>)> = Vec::new();
         let mut last_barrier: Option<u32> = None;
-        // Calls bound the schedule: units since the last call, and the last call.
-        let mut since_call: Vec<u32> = Vec::new();
-        let mut last_call: Option<u32> = None;
+        // Calls and barriers bound the schedule: units since the last one, and the last one.
+        let mut since_boundary: Vec<u32> = Vec::new();
+        let mut last_boundary: Option<u32> = None;
         for (u, range) in units.iter().enumerate() {
             let u = u as u32;
-            let is_call = insts[range.clone()].iter().any(|i| opcode_info(i.opcode, tables).is_some_and(|o| o.props & target_desc::tables::props::CALL != 0));
-            if is_call {
-                edges.extend(since_call.drain(..).map(|p| (p, u, 0, EdgeKind::Order)));
-                last_call = Some(u);
+            let bounds = target_desc::tables::props::CALL | target_desc::tables::props::SCHED_BOUNDARY;
+            let is_boundary = insts[range.clone()].iter().any(|i| super::model::properties(i, tables).is_some_and(|p| p & bounds != 0));
+            if is_boundary {
+                edges.extend(since_boundary.drain(..).map(|p| (p, u, 0, EdgeKind::Order)));
+                last_boundary = Some(u);
             } else {
-                since_call.push(u);
+                since_boundary.push(u);
             }
-            if let Some(c) = last_call.filter(|&c| c != u) {
+            if let Some(c) = last_boundary.filter(|&c| c != u) {
                 edges.push((c, u, 0, EdgeKind::Order));
             }
             for inst in &insts[range.clone()] {

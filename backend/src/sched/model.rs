@@ -149,6 +149,17 @@ pub enum Ordering {
     Barrier,
 }
 
+/// The description's properties of `inst`, with those of the intrinsic an `INTRINSIC`
+/// calls; `None` when the opcode or intrinsic is unknown.
+pub fn properties(inst: &Inst, tables: &TargetTables) -> Option<u16> {
+    let info = opcode_info(inst.opcode, tables)?;
+    if info.name != "INTRINSIC" {
+        return Some(info.props);
+    }
+    let Some(Operand::Symbol(name)) = inst.operands.first() else { return None };
+    tables.intrinsics.iter().find(|i| i.name == &**name).map(|i| info.props | i.props)
+}
+
 /// The ordering class of `inst`.
 pub fn ordering(inst: &Inst, tables: &TargetTables) -> Ordering {
     let Some(info) = opcode_info(inst.opcode, tables) else {
