@@ -105,34 +105,12 @@ fn check_file(path: &Path) -> Outcome {
         outcome.rewrites += stats.total();
         let Some(printed) = verified_text(&combined, "combine", source, sm_name, &mut outcome) else { continue };
         compare(&legal, &combined, "combining", &printed, &file, sm_name, &mut outcome);
-        // Then branch merging, checked where it did something.
-        let mut merged = combined.clone();
-        match backend::simplify_cfg::run(&mut merged, tables, sm) {
-            Ok(s) if s.merged > 0 => {
-                outcome.merged += s.merged;
-                let Some(printed) = verified_text(&merged, "simplify-cfg", source, sm_name, &mut outcome) else { continue };
-                compare(&legal, &merged, "simplify-cfg after combining", &printed, &file, sm_name, &mut outcome);
-            }
-            Ok(_) => {}
-            Err(e) => {
-                outcome.failures.push(format!("{file} on {sm_name}: {e}"));
-                continue;
-            }
-        }
-        // Then straight-line strength reduction, checked where it did something.
-        let mut straight = merged.clone();
-        match backend::slsr::run(&mut straight, tables, sm) {
-            Ok(s) if s.rewritten > 0 => {
-                outcome.straight_line += s.rewritten;
-                let Some(printed) = verified_text(&straight, "slsr", source, sm_name, &mut outcome) else { continue };
-                compare(&legal, &straight, "slsr after combining", &printed, &file, sm_name, &mut outcome);
-            }
-            Ok(_) => {}
-            Err(e) => {
-                outcome.failures.push(format!("{file} on {sm_name}: {e}"));
-                continue;
-            }
-        }
+        // Then branch merging and straight-line strength reduction, each checked where
+        // it did something.
+        let Some((merged, n)) = checked_pass(&legal, &combined, "simplify-cfg", |m| backend::simplify_cfg::run(m, tables, sm).map(|s| s.merged), source, sm_name, &mut outcome) else { continue };
+        outcome.merged += n;
+        let Some((straight, n)) = checked_pass(&legal, &merged, "slsr", |m| backend::slsr::run(m, tables, sm).map(|s| s.rewritten), source, sm_name, &mut outcome) else { continue };
+        outcome.straight_line += n;
         // Then loop strength reduction, checked where it did something.
         let mut reduced = straight.clone();
         let lsr = match backend::loop_reduce::run(&mut reduced, tables, sm) {
@@ -151,6 +129,26 @@ fn check_file(path: &Path) -> Outcome {
         compare(&legal, &reduced, "loop-reduce after combining and slsr", &printed, &file, sm_name, &mut outcome);
     }
     outcome
+}
+
+/// Runs a pass (`run` returns how many rewrites it made) on a copy of `before`; where it
+/// made any, the result must verify, print as MIR that parses back and agree with
+/// `legal` in the interpreter. `None` once a failure is recorded.
+fn checked_pass(legal: &Module, before: &Module, pass: &str, run: impl FnOnce(&mut Module) -> Result<usize, String>, source: Source<'_>, sm_name: &str, outcome: &mut Outcome) -> Option<(Module, usize)> {
+    let file = source.file;
+    let mut after = before.clone();
+    match run(&mut after) {
+        Ok(0) => Some((after, 0)),
+        Ok(n) => {
+            let printed = verified_text(&after, pass, source, sm_name, outcome)?;
+            compare(legal, &after, &format!("{pass} after the passes before it"), &printed, file, sm_name, outcome);
+            Some((after, n))
+        }
+        Err(e) => {
+            outcome.failures.push(format!("{file} on {sm_name}: {e}"));
+            None
+        }
+    }
 }
 
 /// The printed MIR of `module` after pass `pass`, when it verifies and parses back;
