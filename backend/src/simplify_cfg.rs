@@ -26,10 +26,9 @@
 //! Linear: each merge deletes a block, and a merged block is tried again at once (a
 //! chain of three tests becomes one); each try looks at one block and two PHI lists.
 
-use rustc_hash::FxHashMap as HashMap;
 use target_desc::tables::{props, OpcodeId, SmTables, TargetTables, VtId};
 
-use crate::mir::{Function, Inst, Loc, Module, Opcode, Operand, ValueId};
+use crate::mir::{BlockIndex, Function, Inst, Loc, Module, Opcode, Operand, ValueId};
 
 /// How many instructions besides its branch the second block may have: they run on
 /// every path through the first block once merged. LLVM's threshold is one bonus
@@ -72,30 +71,6 @@ fn brcond(inst: Option<&Inst>, ops: &Ops) -> Option<(ValueId, u32, u32)> {
     }
 }
 
-/// Block numbers to layout positions: the number itself when blocks are numbered by
-/// position (what the front end and most passes leave), else a map.
-struct BlockIndex {
-    positional: bool,
-    len: usize,
-    map: HashMap<u32, usize>,
-}
-
-impl BlockIndex {
-    fn new(f: &Function) -> BlockIndex {
-        let positional = f.blocks.iter().enumerate().all(|(i, b)| b.number as usize == i);
-        let map = if positional { HashMap::default() } else { f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect() };
-        BlockIndex { positional, len: f.blocks.len(), map }
-    }
-
-    fn get(&self, number: u32) -> Option<usize> {
-        if self.positional {
-            ((number as usize) < self.len).then_some(number as usize)
-        } else {
-            self.map.get(&number).copied()
-        }
-    }
-}
-
 fn merge_branches(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: &Ops, stats: &mut SimplifyCfgStats) {
     let index = BlockIndex::new(f);
     // Edges into each block, by block index (a block's terminator may name one target
@@ -131,23 +106,9 @@ fn merge_branches(f: &mut Function, tables: &TargetTables, sm: &SmTables, ops: &
         k += 1;
         !deleted[k - 1]
     });
-    // Blocks numbered by position stay so (later passes index them directly; the PTX
-    // labels stay dense), as branch-folder leaves them.
+    // Blocks numbered by position stay so, as branch-folder leaves them.
     if index.positional {
-        let mut renumber = vec![u32::MAX; index.len];
-        for (i, block) in f.blocks.iter_mut().enumerate() {
-            renumber[block.number as usize] = i as u32;
-            block.number = i as u32;
-        }
-        for inst in f.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
-            for o in &mut inst.operands {
-                if let Operand::Block(n) = o {
-                    if let Some(&m) = renumber.get(*n as usize).filter(|m| **m != u32::MAX) {
-                        *n = m;
-                    }
-                }
-            }
-        }
+        crate::mir::renumber_blocks_by_position(f);
     }
 }
 
@@ -200,7 +161,7 @@ fn try_merge(
         }
         // Merge: B's body runs in A, then the combined branch.
         let mut moved: Vec<Inst> = std::mem::take(&mut f.blocks[b].insts);
-        let b_branch = moved.pop().expect("B ends in its branch");
+        moved.pop(); // B's branch: the combined one replaces it
         let names = names.get_or_insert_with(|| crate::mir::NameSet::of(f));
         let base = format!("{}.{}", f.value(c1).name, if and_shape { "and" } else { "or" });
         let both = f.fresh_value(names, &base, vt);
@@ -209,7 +170,6 @@ fn try_merge(
         moved.push(Inst { defs: vec![both].into(), opcode: Opcode::Generic(combine_op), flags: Default::default(), operands: vec![Operand::Value(c1), Operand::Value(c2)], loc });
         let targets = if and_shape { (y, x) } else { (x, y) };
         moved.push(Inst { defs: Default::default(), opcode: a_branch.opcode, flags: a_branch.flags.clone(), operands: vec![Operand::Value(both), Operand::Block(targets.0), Operand::Block(targets.1)], loc: a_branch.loc });
-        drop(b_branch);
         f.blocks[a].insts.extend(moved);
         // X loses the edge from B; Y's edge from B now comes from A.
         preds[xi] -= 1;

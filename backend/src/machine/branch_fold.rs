@@ -318,14 +318,7 @@ fn fold(f: &mut Function, tables: &TargetTables, remarks: bool, stats: &mut Bran
         !removed[k - 1]
     });
     // Dense numbers again: block i is bb.i.
-    let renumber: rustc_hash::FxHashMap<u32, u32> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i as u32)).collect();
-    for (i, block) in f.blocks.iter_mut().enumerate() {
-        block.number = i as u32;
-        let first = block.insts.len() - terminators(&block.insts, tables).len();
-        for inst in &mut block.insts[first..] {
-            set_targets(inst, |t| renumber.get(&t).copied().unwrap_or(t));
-        }
-    }
+    crate::mir::renumber_blocks_by_position(f);
 }
 
 fn set_targets(inst: &mut Inst, mut to: impl FnMut(u32) -> u32) {

@@ -42,9 +42,8 @@ impl Cfg {
         let n = f.blocks.len();
         // Blocks are numbered by position after the front end and most passes; a map
         // only when they are not (building one cost every function it in every pass).
-        let positional = f.blocks.iter().enumerate().all(|(i, b)| b.number as usize == i);
-        let index: rustc_hash::FxHashMap<u32, usize> = if positional { Default::default() } else { f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect() };
-        let index_of = |number: u32| if positional { ((number as usize) < n).then_some(number as usize) } else { index.get(&number).copied() };
+        let index = crate::mir::BlockIndex::new(f);
+        let index_of = |number: u32| index.get(number);
         let mut succs = vec![Vec::new(); n];
         for (b, block) in f.blocks.iter().enumerate() {
             for inst in terminators(&block.insts, tables) {

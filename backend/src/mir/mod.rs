@@ -205,6 +205,51 @@ impl Function {
     }
 }
 
+/// Block numbers to layout positions: the number itself when blocks are numbered by
+/// position (what the front end and most passes leave), else a map built once. For
+/// passes that look blocks up by number many times ([`Function::block_index`] scans
+/// when the numbering is not positional).
+pub struct BlockIndex {
+    pub positional: bool,
+    len: usize,
+    map: rustc_hash::FxHashMap<u32, usize>,
+}
+
+impl BlockIndex {
+    pub fn new(f: &Function) -> BlockIndex {
+        let positional = f.blocks.iter().enumerate().all(|(i, b)| b.number as usize == i);
+        let map = if positional { Default::default() } else { f.blocks.iter().enumerate().map(|(i, b)| (b.number, i)).collect() };
+        BlockIndex { positional, len: f.blocks.len(), map }
+    }
+
+    pub fn get(&self, number: u32) -> Option<usize> {
+        if self.positional {
+            ((number as usize) < self.len).then_some(number as usize)
+        } else {
+            self.map.get(&number).copied()
+        }
+    }
+}
+
+/// Numbers the blocks of `f` by position (block i becomes bb.i) and rewrites every block
+/// operand (branch targets, PHI predecessors) to match, after a pass removed blocks:
+/// later passes then index blocks directly and the PTX labels stay dense.
+pub fn renumber_blocks_by_position(f: &mut Function) {
+    let renumber: rustc_hash::FxHashMap<u32, u32> = f.blocks.iter().enumerate().map(|(i, b)| (b.number, i as u32)).collect();
+    for (i, block) in f.blocks.iter_mut().enumerate() {
+        block.number = i as u32;
+        for inst in &mut block.insts {
+            for o in &mut inst.operands {
+                if let Operand::Block(n) = o {
+                    if let Some(&m) = renumber.get(n) {
+                        *n = m;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Inserts each `(block, index, instruction)` before the instruction at `index` of its
 /// block (`index` = the block's length appends), those for one place in the order given:
 /// how passes that make instructions while walking a function (combine, slsr) add them

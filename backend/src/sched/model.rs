@@ -162,19 +162,9 @@ pub fn properties(inst: &Inst, tables: &TargetTables) -> Option<u16> {
 
 /// The ordering class of `inst`.
 pub fn ordering(inst: &Inst, tables: &TargetTables) -> Ordering {
-    let Some(info) = opcode_info(inst.opcode, tables) else {
+    let Some(p) = properties(inst, tables) else {
         return Ordering::Barrier;
     };
-    let mut p = info.props;
-    if info.name == "INTRINSIC" {
-        let Some(Operand::Symbol(name)) = inst.operands.first() else {
-            return Ordering::Barrier;
-        };
-        match tables.intrinsics.iter().find(|i| i.name == &**name) {
-            Some(intrinsic) => p |= intrinsic.props,
-            None => return Ordering::Barrier,
-        }
-    }
     let pattern_flag = |flag: &str| matches!(inst.opcode, Opcode::Machine(m) if tables.patterns.get(m as usize).is_some_and(|p| p.flags.contains(&flag)));
     let volatile = inst.has_flag("volatile") || pattern_flag("volatile");
     if p & (props::SIDE_EFFECTS | props::CALL | props::CONVERGENT | props::TERMINATOR) != 0
